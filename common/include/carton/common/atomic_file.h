@@ -1,0 +1,77 @@
+// AtomicFile: all-or-nothing file output.
+//
+// Bytes go to a temporary file in the destination's directory (so the final
+// rename stays on one filesystem); Commit() flushes and renames it over the
+// destination. If Commit() is not reached or fails, the destructor removes the
+// temporary file, so readers never see a partial output. The new file gets
+// mode 0666 minus the process umask, like any file created by open(2).
+//
+// Writes are buffered (large writes bypass the buffer). Move-only; not
+// thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "carton/common/bytes.h"
+#include "carton/common/status.h"
+#include "carton/common/unique_fd.h"
+
+namespace carton {
+
+struct AtomicFileOptions {
+  // fsync the data and the directory before reporting success (survives a
+  // power loss, costs time). A process kill is safe either way.
+  bool durable = false;
+  std::size_t buffer_size = 1 << 20;
+};
+
+class AtomicFile {
+ public:
+  // Creates the temporary file next to `path`. Errors: kIoError (with path).
+  static Result<AtomicFile> Create(const std::string& path,
+                                   const AtomicFileOptions& options = {});
+
+  AtomicFile(AtomicFile&&) noexcept;
+  AtomicFile& operator=(AtomicFile&&) noexcept;
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  ~AtomicFile();  // removes the temporary file unless committed
+
+  Status Write(ByteView data);
+  // Bytes written so far.
+  std::uint64_t size() const { return written_; }
+  // Flushes, closes and renames into place. After an error the temporary
+  // file is removed and the destination is untouched.
+  Status Commit();
+  // Removes the temporary file; the destination is untouched.
+  void Abort();
+
+  const std::string& path() const { return path_; }
+  const std::string& temp_path() const { return temp_path_; }
+
+ private:
+  AtomicFile() = default;
+  Status Flush();
+  Status WriteAll(const std::byte* p, std::size_t n);
+
+  std::string path_;
+  std::string temp_path_;
+  UniqueFd fd_;
+  AtomicFileOptions options_;
+  std::vector<std::byte> buffer_;
+  std::size_t buffered_ = 0;
+  std::uint64_t written_ = 0;
+  bool done_ = false;
+};
+
+// Writes `data` to `path` atomically.
+Status WriteFileAtomically(const std::string& path, ByteView data,
+                           const AtomicFileOptions& options = {});
+
+// Reads a whole file. Errors: kNotFound, kIoError.
+Result<std::vector<std::byte>> ReadFile(const std::string& path);
+
+}  // namespace carton

@@ -1,0 +1,48 @@
+// MappedFile: a read-only memory mapping of a whole file.
+//
+// Move-only; the mapping lives as long as the MappedFile. Views returned by
+// bytes() borrow from it. A zero-length file gives an empty view (no mapping
+// is made). The file is mapped MAP_PRIVATE/PROT_READ: if another process
+// truncates it while mapped, touching the missing pages raises SIGBUS; that
+// is the usual mmap contract and why writers in carton replace files by
+// rename instead of rewriting them in place.
+//
+// Thread-safety: const methods may be called concurrently.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "carton/common/bytes.h"
+#include "carton/common/status.h"
+
+namespace carton {
+
+class MappedFile {
+ public:
+  // Maps `path`. Errors: kNotFound if it does not exist, kInvalidArgument if
+  // it is not a regular file, kIoError otherwise.
+  static Result<MappedFile> Open(const std::string& path);
+
+  MappedFile() = default;
+  MappedFile(MappedFile&& o) noexcept;
+  MappedFile& operator=(MappedFile&& o) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+
+  ByteView bytes() const { return {data_, size_}; }
+  std::uint64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+  // Hints the kernel that the whole file will be read sequentially soon.
+  void AdviseSequential() const;
+
+ private:
+  void Unmap();
+  const std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::string path_;
+};
+
+}  // namespace carton

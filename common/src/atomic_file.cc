@@ -1,0 +1,195 @@
+#include "carton/common/atomic_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <utility>
+
+namespace carton {
+namespace {
+
+std::string DirName(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::string RandomSuffix() {
+  static thread_local std::mt19937_64 rng(std::random_device{}() ^
+                                          static_cast<std::uint64_t>(::getpid()));
+  static const char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  std::string s(8, 'x');
+  for (auto& c : s) c = kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
+  return s;
+}
+
+std::string Errno() { return std::strerror(errno); }
+
+}  // namespace
+
+Result<AtomicFile> AtomicFile::Create(const std::string& path,
+                                      const AtomicFileOptions& options) {
+  if (path.empty()) return InvalidArgument("empty output path");
+  AtomicFile f;
+  f.path_ = path;
+  f.options_ = options;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    // A dot-prefixed name keeps the temporary out of casual listings.
+    std::string dir = DirName(path);
+    std::string base = path.substr(path.rfind('/') == std::string::npos
+                                       ? 0
+                                       : path.rfind('/') + 1);
+    std::string temp = dir + "/." + base + ".tmp-" + RandomSuffix();
+    // Mode 0666 lets the kernel apply the umask, as for any new file.
+    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      f.fd_.Reset(fd);
+      f.temp_path_ = std::move(temp);
+      f.buffer_.resize(options.buffer_size);
+      return f;
+    }
+    if (errno != EEXIST) {
+      return IoError(path + ": cannot create temporary file: " + Errno());
+    }
+  }
+  return IoError(path + ": cannot create a unique temporary file");
+}
+
+AtomicFile::AtomicFile(AtomicFile&& o) noexcept
+    : path_(std::move(o.path_)),
+      temp_path_(std::move(o.temp_path_)),
+      fd_(std::move(o.fd_)),
+      options_(o.options_),
+      buffer_(std::move(o.buffer_)),
+      buffered_(std::exchange(o.buffered_, 0)),
+      written_(std::exchange(o.written_, 0)),
+      done_(std::exchange(o.done_, true)) {}
+
+AtomicFile& AtomicFile::operator=(AtomicFile&& o) noexcept {
+  if (this != &o) {
+    Abort();
+    path_ = std::move(o.path_);
+    temp_path_ = std::move(o.temp_path_);
+    fd_ = std::move(o.fd_);
+    options_ = o.options_;
+    buffer_ = std::move(o.buffer_);
+    buffered_ = std::exchange(o.buffered_, 0);
+    written_ = std::exchange(o.written_, 0);
+    done_ = std::exchange(o.done_, true);
+  }
+  return *this;
+}
+
+AtomicFile::~AtomicFile() { Abort(); }
+
+void AtomicFile::Abort() {
+  if (done_) return;
+  done_ = true;
+  fd_.Reset();
+  if (!temp_path_.empty()) ::unlink(temp_path_.c_str());
+}
+
+Status AtomicFile::WriteAll(const std::byte* p, std::size_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(fd_.get(), p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return IoError(path_ + ": write failed: " + Errno());
+    }
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return Status::Ok();
+}
+
+Status AtomicFile::Flush() {
+  if (buffered_ == 0) return Status::Ok();
+  Status s = WriteAll(buffer_.data(), buffered_);
+  buffered_ = 0;
+  return s;
+}
+
+Status AtomicFile::Write(ByteView data) {
+  if (done_) return Internal(path_ + ": write after commit or abort");
+  written_ += data.size();
+  if (buffered_ + data.size() <= buffer_.size()) {
+    if (!data.empty()) std::memcpy(buffer_.data() + buffered_, data.data(), data.size());
+    buffered_ += data.size();
+    return Status::Ok();
+  }
+  Status s = Flush();
+  if (s.ok()) {
+    if (data.size() >= buffer_.size()) {
+      s = WriteAll(data.data(), data.size());
+    } else {
+      std::memcpy(buffer_.data(), data.data(), data.size());
+      buffered_ = data.size();
+    }
+  }
+  if (!s.ok()) Abort();
+  return s;
+}
+
+Status AtomicFile::Commit() {
+  if (done_) return Internal(path_ + ": commit after commit or abort");
+  Status s = Flush();
+  if (s.ok() && options_.durable && ::fsync(fd_.get()) != 0) {
+    s = IoError(path_ + ": fsync failed: " + Errno());
+  }
+  if (s.ok()) {
+    int fd = fd_.Release();
+    if (::close(fd) != 0) s = IoError(path_ + ": close failed: " + Errno());
+  }
+  if (s.ok() && ::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+    s = IoError(path_ + ": cannot rename temporary file into place: " + Errno());
+  }
+  if (!s.ok()) {
+    Abort();
+    return s;
+  }
+  done_ = true;
+  if (options_.durable) {
+    UniqueFd dir(::open(DirName(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir.valid()) ::fsync(dir.get());
+  }
+  return Status::Ok();
+}
+
+Status WriteFileAtomically(const std::string& path, ByteView data,
+                           const AtomicFileOptions& options) {
+  CARTON_ASSIGN_OR_RETURN(AtomicFile f, AtomicFile::Create(path, options));
+  CARTON_RETURN_IF_ERROR(f.Write(data));
+  return f.Commit();
+}
+
+Result<std::vector<std::byte>> ReadFile(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
+    std::string msg = path + ": cannot open: " + Errno();
+    if (errno == ENOENT) return NotFound(std::move(msg));
+    return IoError(std::move(msg));
+  }
+  std::vector<std::byte> out;
+  struct stat st;
+  if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode)) {
+    out.reserve(static_cast<std::size_t>(st.st_size));
+  }
+  std::byte buf[1 << 16];
+  for (;;) {
+    ssize_t r = ::read(fd.get(), buf, sizeof(buf));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return IoError(path + ": read failed: " + Errno());
+    }
+    if (r == 0) break;
+    out.insert(out.end(), buf, buf + r);
+  }
+  return out;
+}
+
+}  // namespace carton

@@ -1,0 +1,109 @@
+#include "carton/safetensors/file.h"
+
+#include <algorithm>
+#include <optional>
+#include <variant>
+
+#include "carton/common/mapped_file.h"
+#include "header_parser.h"
+
+namespace carton::safetensors {
+
+struct File::Impl {
+  std::string source;
+  // Exactly one owner of the bytes, or none when borrowing the caller's.
+  std::optional<MappedFile> mapping;
+  std::vector<std::byte> owned;
+  ByteView bytes;
+
+  internal::ParsedHeader header;
+  std::vector<TensorView> views;        // offset order
+  std::vector<std::uint32_t> by_name;   // indices into views, sorted by name
+};
+
+Result<File> File::Build(std::unique_ptr<Impl> impl, const ReaderOptions& options) {
+  auto parsed = internal::ParseHeader(impl->bytes, options);
+  if (!parsed.ok()) return parsed.status().WithContext(impl->source);
+  impl->header = std::move(parsed).value();
+  const auto& h = impl->header;
+  const std::uint64_t data_start = 8 + h.header_size;
+  impl->views.reserve(h.tensors.size());
+  for (const auto& t : h.tensors) {
+    TensorView v;
+    v.name = t.name;
+    v.dtype = t.dtype;
+    v.shape = std::span<const std::uint64_t>(h.dims.data() + t.shape_begin, t.rank);
+    v.data = impl->bytes.subspan(data_start + t.begin, t.end - t.begin);
+    v.data_offset = t.begin;
+    impl->views.push_back(v);
+  }
+  impl->by_name.resize(impl->views.size());
+  for (std::uint32_t i = 0; i < impl->by_name.size(); ++i) impl->by_name[i] = i;
+  std::sort(impl->by_name.begin(), impl->by_name.end(), [&](auto a, auto b) {
+    return impl->views[a].name < impl->views[b].name;
+  });
+  return File(std::move(impl));
+}
+
+File::File(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+File::File(File&&) noexcept = default;
+File& File::operator=(File&&) noexcept = default;
+File::~File() = default;
+
+Result<File> File::Open(const std::string& path, const ReaderOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->source = path;
+  CARTON_ASSIGN_OR_RETURN(MappedFile m, MappedFile::Open(path));
+  impl->mapping.emplace(std::move(m));
+  impl->bytes = impl->mapping->bytes();
+  return Build(std::move(impl), options);
+}
+
+Result<File> File::FromBuffer(ByteView bytes, const ReaderOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->source = "<buffer>";
+  impl->bytes = bytes;
+  return Build(std::move(impl), options);
+}
+
+Result<File> File::FromOwnedBuffer(std::vector<std::byte> bytes, const ReaderOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->source = "<buffer>";
+  impl->owned = std::move(bytes);
+  impl->bytes = impl->owned;
+  return Build(std::move(impl), options);
+}
+
+std::span<const TensorView> File::tensors() const { return impl_->views; }
+
+std::vector<std::string_view> File::Names() const {
+  std::vector<std::string_view> names;
+  names.reserve(impl_->by_name.size());
+  for (auto i : impl_->by_name) names.push_back(impl_->views[i].name);
+  return names;
+}
+
+const TensorView* File::Find(std::string_view name) const {
+  auto it = std::lower_bound(impl_->by_name.begin(), impl_->by_name.end(), name,
+                             [&](std::uint32_t i, std::string_view n) {
+                               return impl_->views[i].name < n;
+                             });
+  if (it == impl_->by_name.end() || impl_->views[*it].name != name) return nullptr;
+  return &impl_->views[*it];
+}
+
+Result<TensorView> File::Get(std::string_view name) const {
+  const TensorView* v = Find(name);
+  if (v == nullptr) {
+    return NotFound(impl_->source + ": no tensor named \"" + std::string(name) + "\"");
+  }
+  return *v;
+}
+
+const Metadata& File::metadata() const { return impl_->header.metadata; }
+bool File::has_metadata() const { return impl_->header.has_metadata; }
+std::uint64_t File::header_size() const { return impl_->header.header_size; }
+ByteView File::bytes() const { return impl_->bytes; }
+const std::string& File::source() const { return impl_->source; }
+
+}  // namespace carton::safetensors

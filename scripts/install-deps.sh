@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of carton from Debian 12 packages.
+# Run as root on a fresh machine. Nothing is downloaded at build time.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libzip-dev zipcmp zipmerge ziptool
+  libzstd-dev zstd
+  libtomlplusplus-dev
+  nlohmann-json3-dev
+  libssl-dev openssl
+  libcurl4-openssl-dev
+  libcli11-dev
+  catch2
+  python3 zip unzip libarchive-tools
+)
+
+if [ "${1:-}" = "--test" ]; then
+  # Peers used by the test suite: servers and other zip tools.
+  packages+=(nginx-light brotli curl)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

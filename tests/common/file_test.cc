@@ -1,0 +1,78 @@
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "carton/common/atomic_file.h"
+#include "carton/common/mapped_file.h"
+#include "testing.h"
+
+using namespace carton;
+namespace fs = std::filesystem;
+
+TEST_CASE("common: MappedFile maps a file and handles zero length", "[common]") {
+  testing::TempDir dir;
+  testing::WriteBytes(dir.file("a"), AsBytes("hello"));
+  testing::WriteBytes(dir.file("empty"), {});
+  auto m = MappedFile::Open(dir.file("a"));
+  REQUIRE(m.ok());
+  CHECK(AsChars(m->bytes()) == "hello");
+  MappedFile moved = std::move(m).value();
+  CHECK(moved.size() == 5);
+  auto e = MappedFile::Open(dir.file("empty"));
+  REQUIRE(e.ok());
+  CHECK(e->bytes().empty());
+}
+
+TEST_CASE("common: MappedFile reports missing files and directories", "[common]") {
+  testing::TempDir dir;
+  auto m = MappedFile::Open(dir.file("nope"));
+  REQUIRE_FALSE(m.ok());
+  CHECK(m.status().code() == StatusCode::kNotFound);
+  CHECK(m.status().message().find("nope") != std::string::npos);
+  auto d = MappedFile::Open(dir.path().string());
+  REQUIRE_FALSE(d.ok());
+  CHECK(d.status().code() == StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("common: AtomicFile renames into place only on commit", "[common]") {
+  testing::TempDir dir;
+  std::string path = dir.file("out.bin");
+  {
+    auto f = AtomicFile::Create(path);
+    REQUIRE(f.ok());
+    REQUIRE(f->Write(AsBytes("partial")).ok());
+    CHECK_FALSE(fs::exists(path));
+    // Destroyed without Commit: nothing is left behind.
+  }
+  CHECK_FALSE(fs::exists(path));
+  CHECK(fs::is_empty(dir.path()));
+
+  auto f = AtomicFile::Create(path);
+  REQUIRE(f.ok());
+  std::string big(3 << 20, 'x');  // larger than the buffer
+  REQUIRE(f->Write(AsBytes("head")).ok());
+  REQUIRE(f->Write(AsBytes(big)).ok());
+  REQUIRE(f->Commit().ok());
+  CHECK(fs::file_size(path) == 4 + big.size());
+  CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 1);
+}
+
+TEST_CASE("common: AtomicFile respects the umask", "[common]") {
+  testing::TempDir dir;
+  mode_t old = ::umask(027);
+  Status s = WriteFileAtomically(dir.file("m"), AsBytes("x"));
+  ::umask(old);
+  REQUIRE(s.ok());
+  struct stat st;
+  REQUIRE(::stat(dir.file("m").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0640);
+}
+
+TEST_CASE("common: AtomicFile fails cleanly in a missing directory", "[common]") {
+  testing::TempDir dir;
+  auto f = AtomicFile::Create(dir.file("no/such/dir/out"));
+  REQUIRE_FALSE(f.ok());
+  CHECK(f.status().code() == StatusCode::kIoError);
+  CHECK(f.status().message().find("no/such/dir/out") != std::string::npos);
+}

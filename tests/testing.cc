@@ -1,0 +1,72 @@
+#include "testing.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+namespace carton::testing {
+
+TempDir::TempDir() {
+  const char* base = std::getenv("CARTON_TEST_TMP");
+  std::filesystem::path root = base ? base : std::filesystem::temp_directory_path();
+  std::filesystem::create_directories(root);
+  std::random_device rd;
+  for (;;) {
+    auto p = root / ("t" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+    if (std::filesystem::create_directory(p)) {
+      path_ = p;
+      return;
+    }
+  }
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::vector<std::byte> RawSafetensors(std::string_view header, std::size_t data_size,
+                                      std::byte fill) {
+  std::vector<std::byte> out(8 + header.size() + data_size, fill);
+  StoreLE64(out.data(), header.size());
+  std::memcpy(out.data() + 8, header.data(), header.size());
+  return out;
+}
+
+void WriteBytes(const std::string& path, ByteView bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!f) throw std::runtime_error("cannot write " + path);
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+CommandResult Run(const std::string& command) {
+  TempDir tmp;
+  std::string out = tmp.file("stdout"), err = tmp.file("stderr");
+  std::string full = "(" + command + ") >" + out + " 2>" + err + " </dev/null";
+  int rc = std::system(full.c_str());
+  CommandResult r;
+  r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+  r.out = ReadText(out);
+  r.err = ReadText(err);
+  return r;
+}
+
+std::string CartonBin() {
+  const char* bin = std::getenv("CARTON_BIN");
+  if (!bin) throw std::runtime_error("CARTON_BIN is not set");
+  return bin;
+}
+
+}  // namespace carton::testing

@@ -1,0 +1,53 @@
+// Helpers shared by the tests: scratch directories and small byte builders.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "carton/common/bytes.h"
+#include "carton/common/status.h"
+
+namespace carton::testing {
+
+// A fresh empty directory for one test, removed when the object dies.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::string file(std::string_view name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::vector<std::byte> Bytes(std::string_view s) {
+  auto v = AsBytes(s);
+  return {v.begin(), v.end()};
+}
+
+// A safetensors file from a raw header string and data bytes.
+std::vector<std::byte> RawSafetensors(std::string_view header, std::size_t data_size,
+                                      std::byte fill = std::byte{0});
+
+void WriteBytes(const std::string& path, ByteView bytes);
+std::string ReadText(const std::string& path);
+
+// Runs a shell command; returns its exit code and fills stdout/stderr.
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+CommandResult Run(const std::string& command);
+
+// The built `carton` binary (from $CARTON_BIN).
+std::string CartonBin();
+
+}  // namespace carton::testing
