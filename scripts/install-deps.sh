@@ -9,6 +9,7 @@ packages=(
   libzstd-dev zstd
   libtomlplusplus-dev
   nlohmann-json3-dev
+  libsimdjson-dev
   libssl-dev openssl
   libcurl4-openssl-dev
   libcli11-dev

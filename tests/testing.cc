@@ -13,7 +13,7 @@ namespace carton::testing {
 
 TempDir::TempDir() {
   const char* base = std::getenv("CARTON_TEST_TMP");
-  std::filesystem::path root = base ? base : std::filesystem::temp_directory_path();
+  std::filesystem::path root = base ? base : CARTON_DEFAULT_TEST_TMP;
   std::filesystem::create_directories(root);
   std::random_device rd;
   for (;;) {
@@ -65,8 +65,7 @@ CommandResult Run(const std::string& command) {
 
 std::string CartonBin() {
   const char* bin = std::getenv("CARTON_BIN");
-  if (!bin) throw std::runtime_error("CARTON_BIN is not set");
-  return bin;
+  return bin ? bin : CARTON_DEFAULT_BIN;
 }
 
 }  // namespace carton::testing

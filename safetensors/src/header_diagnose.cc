@@ -54,13 +54,17 @@ class Diagnoser : public nlohmann::json_sax<nlohmann::json> {
     if (!path_.empty()) path_.back() = k;
     return true;
   }
-  bool parse_error(std::size_t position, const std::string& last_token,
+  bool parse_error(std::size_t position, const std::string& /*last_token*/,
                    const nlohmann::detail::exception& ex) override {
+    // nlohmann's text: "[json.exception.parse_error.101] parse error at
+    // line 1, column 5: syntax error while parsing ... - unexpected ...".
     std::string what = ex.what();
-    bool trailing = what.find("expected end of input") != std::string::npos;
+    if (auto p = what.find("] "); what.rfind("[json.exception", 0) == 0 && p != std::string::npos) {
+      what.erase(0, p + 2);
+    }
+    bool trailing = what.find("; expected end of input") != std::string::npos;
     result = Fail(trailing ? ErrorKind::kTrailingBytes : ErrorKind::kInvalidJson,
-                  "header JSON invalid at byte " + std::to_string(position) + " near '" +
-                      last_token.substr(0, 40) + "': " + what);
+                  "header JSON invalid at byte " + std::to_string(position) + ": " + what);
     return false;
   }
 

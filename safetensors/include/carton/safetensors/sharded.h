@@ -1,0 +1,101 @@
+// ShardedFile: one set of tensors spread over several safetensors files.
+//
+// A sharded checkpoint is an index, `model.safetensors.index.json`:
+//
+//   {"metadata": {"total_size": 123, ...any JSON...},
+//    "weight_map": {"tensor name": "model-00001-of-00002.safetensors", ...}}
+//
+// plus the shards it names, which live beside it. ShardedFile::Open reads the
+// index, opens and validates every shard with File::Open, and checks that
+// the index and the shards agree exactly (rules in the comment on Open).
+// Input is untrusted: both the index and the shards.
+//
+// Ownership: a ShardedFile owns its shards' mappings; every TensorView and
+// string_view it hands out borrows from it and stays valid while it lives,
+// including after it is moved. Move-only.
+// Thread-safety: immutable after Open; const methods may be called
+// concurrently.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "carton/common/status.h"
+#include "carton/safetensors/file.h"
+#include "carton/safetensors/tensor.h"
+
+namespace carton::safetensors {
+
+// Largest index file accepted, checked before parsing. Real indexes are a
+// few hundred kilobytes.
+inline constexpr std::uint64_t kMaxIndexFileSize = 100'000'000;
+
+class ShardedFile {
+ public:
+  // Reads the index at `index_json_path` and opens each distinct shard it
+  // names, relative to the index's directory. `options` applies to every
+  // shard; its max_json_depth also bounds the index's nesting.
+  //
+  // Errors (kCorrupt unless noted; messages start with the index path):
+  //   - the index is not JSON, is nested too deeply, or repeats a key in
+  //     any object (message names the key and its byte offset);
+  //   - the index is not an object, "weight_map" is missing or is not an
+  //     object of strings, or "metadata" is present and not an object;
+  //   - a shard name is empty, absolute, contains a backslash, a NUL, or an
+  //     empty, "." or ".." path component;
+  //   - a tensor mapped to a shard is not in that shard;
+  //   - a tensor appears in two shards;
+  //   - a tensor in a shard is absent from weight_map;
+  //   - kNotFound/kIoError for a missing or unreadable index or shard, and
+  //     any error of File::Open for a shard (with the shard's path).
+  // Other top-level keys of the index are ignored. An empty weight_map gives
+  // an empty set with no shards.
+  static Result<ShardedFile> Open(const std::string& index_json_path,
+                                  const ReaderOptions& options = {});
+
+  ShardedFile(ShardedFile&&) noexcept;
+  ShardedFile& operator=(ShardedFile&&) noexcept;
+  ShardedFile(const ShardedFile&) = delete;
+  ShardedFile& operator=(const ShardedFile&) = delete;
+  ~ShardedFile();
+
+  // Number of tensors over all shards.
+  std::size_t size() const;
+  // Tensor names over all shards, sorted by their bytes.
+  std::vector<std::string_view> Names() const;
+  // nullptr if there is no tensor `name`.
+  const TensorView* Find(std::string_view name) const;
+  // The tensor `name`, or kNotFound naming it and the index.
+  Result<TensorView> Get(std::string_view name) const;
+
+  // Paths of the distinct shards (index directory + weight_map value),
+  // sorted. Empty only for an empty weight_map.
+  std::span<const std::string> shards() const;
+  // The shard holding `name`, as an index into shards(); nullopt if there is
+  // no tensor `name`.
+  std::optional<std::size_t> ShardOf(std::string_view name) const;
+  // The opened shard shards()[i]. REQUIRES: i < shards().size().
+  const File& shard(std::size_t i) const;
+
+  // The index's "metadata" object as compact JSON text ("{}" when absent).
+  const std::string& metadata_json() const;
+  // metadata.total_size when it is a non-negative integer; nullopt
+  // otherwise. Not checked against the shards (producers disagree on what
+  // it counts).
+  std::optional<std::uint64_t> total_size() const;
+  // The path given to Open.
+  const std::string& index_path() const;
+
+ private:
+  struct Impl;
+  explicit ShardedFile(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace carton::safetensors
