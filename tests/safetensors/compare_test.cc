@@ -17,12 +17,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 Tensor Make(Dtype dtype, std::vector<std::uint64_t> shape,
             std::vector<std::byte> data) {
-  Tensor t;
-  t.name = "w";
-  t.dtype = dtype;
-  t.shape = std::move(shape);
-  t.data = std::move(data);
-  return t;
+  return Tensor{std::string("w"), dtype, std::move(shape), std::move(data)};
 }
 
 std::vector<std::byte> Raw(std::initializer_list<unsigned> bytes) {
