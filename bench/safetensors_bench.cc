@@ -201,13 +201,16 @@ int main(int argc, char** argv) {
 
   // (b) Open and validate.
   Shell("cat " + ShellQuote(large) + " > /dev/null");
+  std::uint64_t large_header = 0;
   double t_open = Median(201, [&] {
     auto f = st::File::Open(large);
     Check(f.status(), "open large file");
+    large_header = f->header_size();
     g_sink = g_sink + f->size();
   });
-  std::printf("(b) open + validate\n");
-  PrintRow("File::Open (1000 tensors)", 201, t_open, large_size,
+  std::printf("(b) open + validate, %d tensors, header %llu bytes (throughput: of the header)\n",
+              kLargeTensors, static_cast<unsigned long long>(large_header));
+  PrintRow("File::Open", 201, t_open, large_header,
            "target < 0.5 ms " + Verdict(t_open < 0.5e-3));
 
   // (c) Reading every byte.
@@ -248,11 +251,10 @@ int main(int argc, char** argv) {
     g_sink = g_sink + f->size();
   });
   double json_mb_s = static_cast<double>(header_bytes) / t_small / 1e6;
-  std::printf("(d) open + validate, %d tensors, header %llu bytes\n", kSmallTensors,
-              static_cast<unsigned long long>(header_bytes));
+  std::printf("(d) open + validate, %d tensors, header %llu bytes (throughput: of the header)\n",
+              kSmallTensors, static_cast<unsigned long long>(header_bytes));
   PrintRow("File::Open", 21, t_small, header_bytes,
-           "JSON " + std::to_string(static_cast<long long>(json_mb_s)) +
-               " MB/s, target >= 200 MB/s " + Verdict(json_mb_s >= 200));
+           "target >= 0.20 GB/s " + Verdict(json_mb_s >= 200));
 
   std::filesystem::remove(large, ec);
   std::filesystem::remove(small, ec);

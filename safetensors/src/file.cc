@@ -17,8 +17,7 @@ struct File::Impl {
   ByteView bytes;
 
   internal::ParsedHeader header;
-  std::vector<TensorView> views;        // offset order
-  std::vector<std::uint32_t> by_name;   // indices into views, sorted by name
+  std::vector<TensorView> views;  // offset order; header.by_name indexes it
 };
 
 Result<File> File::Build(std::unique_ptr<Impl> impl, const ReaderOptions& options) {
@@ -30,18 +29,13 @@ Result<File> File::Build(std::unique_ptr<Impl> impl, const ReaderOptions& option
   impl->views.reserve(h.tensors.size());
   for (const auto& t : h.tensors) {
     TensorView v;
-    v.name = t.name;
+    v.name = h.name(t);
     v.dtype = t.dtype;
     v.shape = std::span<const std::uint64_t>(h.dims.data() + t.shape_begin, t.rank);
     v.data = impl->bytes.subspan(data_start + t.begin, t.end - t.begin);
     v.data_offset = t.begin;
     impl->views.push_back(v);
   }
-  impl->by_name.resize(impl->views.size());
-  for (std::uint32_t i = 0; i < impl->by_name.size(); ++i) impl->by_name[i] = i;
-  std::sort(impl->by_name.begin(), impl->by_name.end(), [&](auto a, auto b) {
-    return impl->views[a].name < impl->views[b].name;
-  });
   return File(std::move(impl));
 }
 
@@ -78,17 +72,17 @@ std::span<const TensorView> File::tensors() const { return impl_->views; }
 
 std::vector<std::string_view> File::Names() const {
   std::vector<std::string_view> names;
-  names.reserve(impl_->by_name.size());
-  for (auto i : impl_->by_name) names.push_back(impl_->views[i].name);
+  names.reserve(impl_->header.by_name.size());
+  for (auto i : impl_->header.by_name) names.push_back(impl_->views[i].name);
   return names;
 }
 
 const TensorView* File::Find(std::string_view name) const {
-  auto it = std::lower_bound(impl_->by_name.begin(), impl_->by_name.end(), name,
+  auto it = std::lower_bound(impl_->header.by_name.begin(), impl_->header.by_name.end(), name,
                              [&](std::uint32_t i, std::string_view n) {
                                return impl_->views[i].name < n;
                              });
-  if (it == impl_->by_name.end() || impl_->views[*it].name != name) return nullptr;
+  if (it == impl_->header.by_name.end() || impl_->views[*it].name != name) return nullptr;
   return &impl_->views[*it];
 }
 

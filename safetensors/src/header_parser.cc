@@ -79,7 +79,7 @@ bool AsCount(element e, bool allow_u64, std::uint64_t* out) {
 
 std::string ElementText(element e) { return simdjson::minify(e); }
 
-Status ParseShape(element e, const std::string& tname, std::vector<std::uint64_t>* dims) {
+Status ParseShape(element e, std::string_view tname, std::vector<std::uint64_t>* dims) {
   if (e.type() != element_type::ARRAY) {
     return Fail(ErrorKind::kInvalidShape,
                 "tensor " + Quote(tname) + ": shape must be an array, got " + ElementText(e));
@@ -98,7 +98,7 @@ Status ParseShape(element e, const std::string& tname, std::vector<std::uint64_t
   return Status::Ok();
 }
 
-Status ParseOffsets(element e, const std::string& tname, std::uint64_t* begin,
+Status ParseOffsets(element e, std::string_view tname, std::uint64_t* begin,
                     std::uint64_t* end) {
   std::string msg = "tensor " + Quote(tname) + ": data_offsets must be two non-negative integers";
   if (e.type() != element_type::ARRAY) {
@@ -146,12 +146,16 @@ Status ParseMetadata(element e, ParsedHeader* out) {
 }
 
 Status ParseTensor(std::string_view name, element e, ParsedHeader* out) {
-  std::string tname(name);
+  std::string_view tname = name;
   if (e.type() != element_type::OBJECT) {
     return Fail(ErrorKind::kNotAnObject,
                 "tensor " + Quote(tname) + ": entry must be an object, got " + ElementText(e));
   }
-  ParsedTensor t{tname, Dtype::kU8, static_cast<std::uint32_t>(out->dims.size()), 0, 0, 0};
+  if (name.size() > UINT32_MAX) {
+    return Fail(ErrorKind::kInvalidShape, "tensor name longer than 4 GiB");
+  }
+  ParsedTensor t{out->names.size(), static_cast<std::uint32_t>(name.size()), Dtype::kU8,
+                 static_cast<std::uint32_t>(out->dims.size()), 0, 0, 0};
   bool seen_dtype = false, seen_shape = false, seen_offsets = false;
   std::vector<std::string_view> other_keys;
   auto dup = [&](std::string_view key) {
@@ -220,7 +224,8 @@ Status ParseTensor(std::string_view name, element e, ParsedHeader* out) {
                     std::to_string(t.end) + "] but " + std::string(DtypeName(t.dtype)) + " " +
                     ShapeToString(shape) + " needs " + std::to_string(bits / 8) + " bytes");
   }
-  out->tensors.push_back(std::move(t));
+  out->names.append(name);
+  out->tensors.push_back(t);
   return Status::Ok();
 }
 
@@ -310,6 +315,7 @@ Result<ParsedHeader> ParseHeader(ByteView file, const ReaderOptions& options) {
   out.header_size = n;
   auto object = ObjectOf(root);
   out.tensors.reserve(object.size());
+  out.names.reserve(body.size());
   for (auto kv : object) {
     if (kv.key == "__metadata__") {
       if (out.has_metadata) return Fail(ErrorKind::kDuplicateKey, "duplicate key \"__metadata__\"");
@@ -319,31 +325,38 @@ Result<ParsedHeader> ParseHeader(ByteView file, const ReaderOptions& options) {
     }
   }
 
-  // Duplicate tensor names.
-  std::vector<std::uint32_t> by_name(out.tensors.size());
-  std::iota(by_name.begin(), by_name.end(), 0);
-  std::sort(by_name.begin(), by_name.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return out.tensors[a].name < out.tensors[b].name;
-  });
-  for (std::size_t i = 1; i < by_name.size(); ++i) {
-    if (out.tensors[by_name[i]].name == out.tensors[by_name[i - 1]].name) {
-      return Fail(ErrorKind::kDuplicateKey,
-                  "duplicate tensor name " + Quote(out.tensors[by_name[i]].name));
+  // Offsets, taken in offset order, must tile [0, data size) exactly. A
+  // stable order keeps empty tensors in header order. Files from the
+  // reference writer are already in offset order, so check before sorting.
+  auto by_offset = [](const ParsedTensor& a, const ParsedTensor& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  };
+  if (!std::is_sorted(out.tensors.begin(), out.tensors.end(), by_offset)) {
+    std::stable_sort(out.tensors.begin(), out.tensors.end(), by_offset);
+  }
+
+  // Duplicate tensor names, found on the name order that lookups use.
+  out.by_name.resize(out.tensors.size());
+  std::iota(out.by_name.begin(), out.by_name.end(), 0);
+  auto name_less = [&](std::uint32_t a, std::uint32_t b) {
+    return out.name(out.tensors[a]) < out.name(out.tensors[b]);
+  };
+  if (!std::is_sorted(out.by_name.begin(), out.by_name.end(), name_less)) {
+    std::sort(out.by_name.begin(), out.by_name.end(), name_less);
+  }
+  for (std::size_t i = 1; i < out.by_name.size(); ++i) {
+    std::string_view name = out.name(out.tensors[out.by_name[i]]);
+    if (name == out.name(out.tensors[out.by_name[i - 1]])) {
+      return Fail(ErrorKind::kDuplicateKey, "duplicate tensor name " + Quote(name));
     }
   }
 
-  // Offsets, taken in offset order, must tile [0, data size) exactly. The
-  // sort is stable so that empty tensors keep header order.
-  std::stable_sort(out.tensors.begin(), out.tensors.end(),
-                   [](const ParsedTensor& a, const ParsedTensor& b) {
-                     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-                   });
   std::uint64_t expected = 0;
   for (const auto& t : out.tensors) {
     if (t.begin != expected) {
       bool gap = t.begin > expected;
       return Fail(gap ? ErrorKind::kDataGap : ErrorKind::kDataOverlap,
-                  "tensor " + Quote(t.name) + ": data_offsets [" + std::to_string(t.begin) +
+                  "tensor " + Quote(out.name(t)) + ": data_offsets [" + std::to_string(t.begin) +
                       ", " + std::to_string(t.end) + "] " +
                       (gap ? "leave a hole: the previous tensor ends at "
                            : "overlap the previous tensor, which ends at ") +

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "carton/common/bytes.h"
@@ -12,7 +13,8 @@
 namespace carton::safetensors::internal {
 
 struct ParsedTensor {
-  std::string name;
+  std::uint64_t name_offset;  // into ParsedHeader::names
+  std::uint32_t name_size;
   Dtype dtype;
   std::uint32_t shape_begin;  // index into ParsedHeader::dims
   std::uint32_t rank;
@@ -22,8 +24,14 @@ struct ParsedTensor {
 
 struct ParsedHeader {
   std::uint64_t header_size = 0;
+  std::string names;                  // every tensor name, back to back
   std::vector<ParsedTensor> tensors;  // sorted by data offsets
+  std::vector<std::uint32_t> by_name; // indices into tensors, sorted by name
   std::vector<std::uint64_t> dims;
+
+  std::string_view name(const ParsedTensor& t) const {
+    return std::string_view(names).substr(t.name_offset, t.name_size);
+  }
   Metadata metadata;
   bool has_metadata = false;
 };

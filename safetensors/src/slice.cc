@@ -8,9 +8,7 @@
 namespace carton::safetensors {
 namespace {
 
-std::string Label(const TensorView& t) {
-  return "tensor \"" + std::string(t.name) + "\"";
-}
+std::string Label(const TensorView& t) { return "tensor \"" + std::string(t.name) + "\""; }
 
 std::string Pos(std::size_t pos) { return "position " + std::to_string(pos); }
 
@@ -76,12 +74,11 @@ class SliceParser {
     }
     if (AtEnd() || !IsDigit(Peek())) {
       if (pos_ == begin) return std::optional<std::int64_t>();
-      return InvalidArgument("expected a digit after '" + std::string(1, text_[begin]) +
-                             "' at " + Pos(pos_));
+      return InvalidArgument("expected a digit after '" + std::string(1, text_[begin]) + "' at " +
+                             Pos(pos_));
     }
     const std::uint64_t limit =
-        static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) +
-        (negative ? 1 : 0);
+        static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + (negative ? 1 : 0);
     std::uint64_t magnitude = 0;
     while (!AtEnd() && IsDigit(Peek())) {
       if (!CheckedMul(magnitude, 10, &magnitude) ||
@@ -179,13 +176,15 @@ Status CheckView(const TensorView& t) {
   return Status::Ok();
 }
 
-// Copies runs of `kRun` bytes (0: plan-dependent `run`) from `src` at the
-// offsets an odometer over `loops` visits, in C order.
+// One outer dimension of the copy that reads more than one index.
 struct Loop {
   std::uint64_t count;
   std::uint64_t delta;  // byte step; negative steps wrap modulo 2^64
 };
 
+// Copies one run of `run` bytes (a constant when kRun is not 0, so the
+// common element sizes get an inlined copy) from `src + offset` for each
+// step of an odometer over `loops`, in C order.
 template <std::size_t kRun>
 void Gather(const std::byte* src, std::uint64_t offset, std::uint64_t run,
             std::span<const Loop> loops, std::byte* out) {
@@ -245,11 +244,16 @@ void CopySelection(const TensorView& t, const SlicePlan& plan, std::byte* out) {
   }
   const std::byte* src = t.data.data();
   switch (run) {
-    case 1: return Gather<1>(src, offset, run, loops, out);
-    case 2: return Gather<2>(src, offset, run, loops, out);
-    case 4: return Gather<4>(src, offset, run, loops, out);
-    case 8: return Gather<8>(src, offset, run, loops, out);
-    default: return Gather<0>(src, offset, run, loops, out);
+    case 1:
+      return Gather<1>(src, offset, run, loops, out);
+    case 2:
+      return Gather<2>(src, offset, run, loops, out);
+    case 4:
+      return Gather<4>(src, offset, run, loops, out);
+    case 8:
+      return Gather<8>(src, offset, run, loops, out);
+    default:
+      return Gather<0>(src, offset, run, loops, out);
   }
 }
 
@@ -280,9 +284,8 @@ Result<SlicePlan> PlanSlice(const TensorView& t, std::span<const SliceIndex> ind
   CARTON_RETURN_IF_ERROR(CheckView(t));
   const std::size_t rank = t.shape.size();
   if (indices.size() > rank) {
-    return InvalidArgument(Label(t) + ": " + std::to_string(indices.size()) +
-                           " indices for " + std::to_string(rank) + " dimensions " +
-                           ShapeToString(t.shape));
+    return InvalidArgument(Label(t) + ": " + std::to_string(indices.size()) + " indices for " +
+                           std::to_string(rank) + " dimensions " + ShapeToString(t.shape));
   }
   SlicePlan plan;
   plan.dims.reserve(rank);
@@ -321,9 +324,9 @@ Result<SlicePlan> PlanSlice(const TensorView& t, std::span<const SliceIndex> ind
   std::optional<std::uint64_t> bytes = numel ? ByteSize(t.dtype, *numel) : std::nullopt;
   if (DtypeBits(t.dtype) % 8 != 0) {
     if (numel && *numel != 0 && !plan.whole) {
-      return Unsupported(Label(t) + ": sub-byte dtype cannot be sliced: " +
-                         std::string(DtypeName(t.dtype)) + " " + ShapeToString(t.shape) +
-                         " with [" + SliceToString(indices) +
+      return Unsupported(Label(t) +
+                         ": sub-byte dtype cannot be sliced: " + std::string(DtypeName(t.dtype)) +
+                         " " + ShapeToString(t.shape) + " with [" + SliceToString(indices) +
                          "]; only the whole tensor can be read");
     }
     // Whole, or empty: a sub-byte count of elements need not fill bytes.

@@ -45,8 +45,7 @@ using Shape = std::vector<std::uint64_t>;
 using Ints = std::vector<std::int32_t>;
 
 // Parses `text`, slices `src` and checks the result against numpy's.
-void CheckSlice(const Tensor& src, std::string_view text, const Shape& shape,
-                const Ints& values) {
+void CheckSlice(const Tensor& src, std::string_view text, const Shape& shape, const Ints& values) {
   INFO("slice [" << text << "] of " << ShapeToString(src.shape));
   auto indices = ParseSlice(text);
   REQUIRE(indices.ok());
@@ -139,7 +138,8 @@ TEST_CASE("safetensors slice: zero-size source dimensions", "[safetensors][slice
   CHECK(Contains(s, "tensor \"a\": dimension 1 of size 0: index 0 is out of range"));
 }
 
-TEST_CASE("safetensors slice: 0-rank tensor with no indices is the scalar", "[safetensors][slice]") {
+TEST_CASE("safetensors slice: 0-rank tensor with no indices is the scalar",
+          "[safetensors][slice]") {
   Tensor s = Iota({});
   StoreLE32(s.data.data(), 42);
   CheckSlice(s, "", {}, {42});
@@ -157,7 +157,8 @@ TEST_CASE("safetensors slice: extreme 64-bit values clamp like numpy", "[safeten
   CHECK(out->shape == Shape{1, 1});
   CHECK(Values(*out) == Ints{8});
 
-  out = ReadSlice(a.view(), std::vector{SliceIndex::Range(kMin, kMin), SliceIndex::Range(kMax, kMin, -1)});
+  out = ReadSlice(a.view(),
+                  std::vector{SliceIndex::Range(kMin, kMin), SliceIndex::Range(kMax, kMin, -1)});
   REQUIRE(out.ok());
   CHECK(out->shape == Shape{0, 4});
 
@@ -188,7 +189,8 @@ TEST_CASE("safetensors slice: ReadSliceInto fills an exact buffer", "[safetensor
   CHECK(Contains(s, "slice [::-2, 1] of I32 [3, 4] needs 8"));
 }
 
-TEST_CASE("safetensors slice: errors name the tensor, dimension and values", "[safetensors][slice]") {
+TEST_CASE("safetensors slice: errors name the tensor, dimension and values",
+          "[safetensors][slice]") {
   const Tensor a = Iota({3, 4});
 
   Status s = SliceError(a, std::vector{SliceIndex::All(), SliceIndex::Range(0, 2, 0)});
@@ -256,8 +258,8 @@ TEST_CASE("safetensors slice: parses numpy index text", "[safetensors][slice]") 
   using I = SliceIndex;
   auto p = ParseSlice("1:3, :, ::-1, 0, -2:");
   REQUIRE(p.ok());
-  CHECK(*p == std::vector{I::Range(1, 3), I::All(), I::Range({}, {}, -1), I::At(0),
-                          I::Range(-2, {})});
+  CHECK(*p ==
+        std::vector{I::Range(1, 3), I::All(), I::Range({}, {}, -1), I::At(0), I::Range(-2, {})});
   CHECK(SliceToString(*p) == "1:3, :, ::-1, 0, -2:");
 
   CHECK(ParseSlice("")->empty());
@@ -341,7 +343,8 @@ std::vector<std::int64_t> ModelIndices(const SliceIndex& index, std::int64_t len
 
 }  // namespace
 
-TEST_CASE("safetensors slice: random slices of a 3-D tensor match a model", "[safetensors][slice]") {
+TEST_CASE("safetensors slice: random slices of a 3-D tensor match a model",
+          "[safetensors][slice]") {
   const Tensor t = Iota({3, 4, 5});
   std::mt19937 rng(12345);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };

@@ -43,8 +43,9 @@ class ShardedFile {
   // shard; its max_json_depth also bounds the index's nesting.
   //
   // Errors (kCorrupt unless noted; messages start with the index path):
-  //   - the index is not JSON, is nested too deeply, or repeats a key in
-  //     any object (message names the key and its byte offset);
+  //   - the index is not JSON (message gives the byte offset, line and
+  //     column), is nested too deeply, or repeats a key in any object
+  //     (message names the key and the object holding it);
   //   - the index is not an object, "weight_map" is missing or is not an
   //     object of strings, or "metadata" is present and not an object;
   //   - a shard name is empty, absolute, contains a backslash, a NUL, or an

@@ -44,9 +44,7 @@ struct SliceIndex {
   std::optional<std::int64_t> stop;
   std::optional<std::int64_t> step;
 
-  static SliceIndex At(std::int64_t index) {
-    return {Kind::kInteger, index, {}, {}, {}};
-  }
+  static SliceIndex At(std::int64_t index) { return {Kind::kInteger, index, {}, {}, {}}; }
   static SliceIndex Range(std::optional<std::int64_t> start = {},
                           std::optional<std::int64_t> stop = {},
                           std::optional<std::int64_t> step = {}) {
@@ -99,18 +97,16 @@ struct SlicePlan {
 //                     the dimension, the value and the dimension size).
 //   kUnsupported      a sub-byte dtype with a slice that selects some but
 //                     not all of its elements.
-Result<SlicePlan> PlanSlice(const TensorView& tensor,
-                            std::span<const SliceIndex> indices);
+Result<SlicePlan> PlanSlice(const TensorView& tensor, std::span<const SliceIndex> indices);
 
 // Copies the selected elements, in C order, into `out`. Errors: those of
 // PlanSlice, and kInvalidArgument when out.size() differs from the plan's
 // byte_size. REQUIRES: `out` does not overlap tensor.data.
-Status ReadSliceInto(const TensorView& tensor,
-                     std::span<const SliceIndex> indices, MutableByteView out);
+Status ReadSliceInto(const TensorView& tensor, std::span<const SliceIndex> indices,
+                     MutableByteView out);
 
 // The selected elements as an owned tensor with the source's name and dtype.
 // Errors: those of PlanSlice.
-Result<Tensor> ReadSlice(const TensorView& tensor,
-                         std::span<const SliceIndex> indices);
+Result<Tensor> ReadSlice(const TensorView& tensor, std::span<const SliceIndex> indices);
 
 }  // namespace carton::safetensors
