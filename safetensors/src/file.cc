@@ -100,4 +100,14 @@ std::uint64_t File::header_size() const { return impl_->header.header_size; }
 ByteView File::bytes() const { return impl_->bytes; }
 const std::string& File::source() const { return impl_->source; }
 
+Status File::Populate() const {
+  if (!impl_->mapping) return Status::Ok();
+  return impl_->mapping->Populate(data_start(), impl_->bytes.size() - data_start());
+}
+
+Status File::Populate(const TensorView& tensor) const {
+  if (!impl_->mapping) return Status::Ok();
+  return impl_->mapping->Populate(data_start() + tensor.data_offset, tensor.data.size());
+}
+
 }  // namespace carton::safetensors

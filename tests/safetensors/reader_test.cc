@@ -316,3 +316,17 @@ TEST_CASE("safetensors: Open maps a file and names it in errors", "[safetensors]
   testing::WriteBytes(dir.file("empty"), {});
   CHECK(KindOf(File::Open(dir.file("empty")).status()) == ErrorKind::kFileTooSmall);
 }
+
+TEST_CASE("safetensors: Populate maps a file's tensors ahead of reading", "[safetensors][reader]") {
+  testing::TempDir dir;
+  std::string path = dir.file("p.safetensors");
+  testing::WriteBytes(path, RawSafetensors(kValid, 11, std::byte{7}));
+  auto f = File::Open(path);
+  REQUIRE(f.ok());
+  CHECK(f->Populate().ok());
+  CHECK(f->Populate(*f->Find("b")).ok());
+  CHECK(f->Find("b")->data[2] == std::byte{7});
+  // Buffers have nothing to populate.
+  auto b = File::FromOwnedBuffer(RawSafetensors(kValid, 11));
+  CHECK(b->Populate().ok());
+}

@@ -38,6 +38,12 @@ class MappedFile {
   // Hints the kernel that the whole file will be read sequentially soon.
   void AdviseSequential() const;
 
+  // Maps the pages of [offset, offset + length) into the process now, in one
+  // call, instead of one page fault at a time while reading (worth it when
+  // every byte will be read). Reads the file into the page cache if needed.
+  // Out-of-range parts are ignored. Errors: kIoError.
+  Status Populate(std::uint64_t offset, std::uint64_t length) const;
+
  private:
   void Unmap();
   const std::byte* data_ = nullptr;

@@ -77,6 +77,12 @@ class File {
   std::uint64_t data_start() const { return 8 + header_size(); }
   // The whole file (header and data), borrowed from this File.
   ByteView bytes() const;
+  // For a File from Open: maps the pages of `tensor` (or of every tensor)
+  // now, in one call, rather than a page fault at a time as they are read.
+  // Worth calling before reading most of the bytes. No-op for buffers.
+  Status Populate() const;
+  Status Populate(const TensorView& tensor) const;
+
   // The path given to Open, or "<buffer>".
   const std::string& source() const;
 
