@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
 # The main job on a bundled example: installs dependencies, builds carton,
-# writes an example model's weights as safetensors, inspects and verifies it.
+# then packs the example model directory (examples/mlp), verifies the
+# .carton and prints its info. Also writes and checks a safetensors file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-bash scripts/build.sh >/dev/null
+bash scripts/build.sh -DCARTON_BUILD_TESTS=OFF -DCARTON_BUILD_BENCH=OFF >/dev/null
+carton=build/tools/carton
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-echo "== write an example model's weights"
+
+echo "== safetensors: write example weights, inspect and verify them"
 build/examples/write_example_safetensors "$out/example.safetensors"
-echo "== carton safetensors inspect"
-build/tools/carton safetensors inspect "$out/example.safetensors"
-echo "== carton safetensors verify"
-build/tools/carton safetensors verify "$out/example.safetensors"
+$carton safetensors inspect "$out/example.safetensors"
+$carton safetensors verify "$out/example.safetensors"
+
+echo
+echo "== carton: fill in the example model (examples/mlp), pack, verify, info"
+cp -r examples/mlp "$out/mlp"
+build/examples/make_example_model "$out/mlp"
+$carton pack "$out/mlp" -o "$out/mlp.carton"
+$carton verify "$out/mlp.carton"
+$carton info "$out/mlp.carton"

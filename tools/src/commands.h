@@ -3,6 +3,7 @@
 // output to stdout, errors to stderr.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,5 +21,44 @@ struct SafetensorsVerifyArgs {
   bool quiet = false;
 };
 int SafetensorsVerify(const SafetensorsVerifyArgs& args);
+
+}  // namespace carton::cli
+
+namespace carton::cli {
+
+struct PackArgs {
+  std::string dir;
+  std::string output;
+  std::string compression = "auto";
+  int level = 0;
+  std::uint32_t align = 64;
+  int threads = 0;
+  // Used when DIR has no carton.toml.
+  std::string runner;
+  std::string framework_version;
+  std::uint64_t compat_version = 1;
+  std::string name;
+  std::string description;
+  std::string license;
+};
+int Pack(const PackArgs& args);
+
+struct VerifyArgs {
+  std::string carton;
+  bool json = false;
+  unsigned threads = 0;
+};
+int Verify(const VerifyArgs& args);
+
+struct InfoArgs {
+  std::string carton;
+  bool json = false;
+};
+int Info(const InfoArgs& args);
+
+int Unpack(const std::string& carton, const std::string& dir);
+int Hash(const std::string& carton);
+int TensorsImport(const std::string& safetensors_file, const std::string& dir);
+int TensorsExport(const std::string& dir, const std::string& safetensors_file);
 
 }  // namespace carton::cli

@@ -29,6 +29,65 @@ int main(int argc, char** argv) {
   st_verify->add_flag("-q,--quiet", verify.quiet, "Print only errors");
   st_verify->callback([&] { rc = SafetensorsVerify(verify); });
 
+  PackArgs pack;
+  auto* p = app.add_subcommand("pack", "Pack a model directory into a .carton");
+  p->add_option("DIR", pack.dir, "Directory with carton.toml, model/, tensor_data/, misc/")
+      ->required();
+  p->add_option("-o,--output", pack.output, "The .carton to write")->required();
+  p->add_option("--compression", pack.compression,
+                "stored, deflate, zstd, or auto (zstd where it pays; large files stored)")
+      ->capture_default_str();
+  p->add_option("--level", pack.level, "Compression level (0: the method's default)");
+  p->add_option("--align", pack.align, "Alignment of stored entries' data (64; 4096 for pages)")
+      ->capture_default_str();
+  p->add_option("--threads", pack.threads, "zstd worker threads (0: compress on one thread)");
+  p->add_option("--runner", pack.runner, "Without carton.toml: the runner name");
+  p->add_option("--framework-version", pack.framework_version,
+                "Without carton.toml: the required framework version (semver requirement)");
+  p->add_option("--compat-version", pack.compat_version,
+                "Without carton.toml: the runner compat version")
+      ->capture_default_str();
+  p->add_option("--name", pack.name, "Without carton.toml: the model name");
+  p->add_option("--description", pack.description, "Without carton.toml: a short description");
+  p->add_option("--license", pack.license, "Without carton.toml: the license");
+  p->callback([&] { rc = Pack(pack); });
+
+  VerifyArgs verify_carton;
+  auto* v = app.add_subcommand("verify", "Check a .carton: structure, metadata, every hash");
+  v->add_option("MODEL", verify_carton.carton, "A .carton file")->required();
+  v->add_flag("--json", verify_carton.json, "Print a JSON report");
+  v->add_option("-j,--threads", verify_carton.threads, "Hashing threads (0: one per core)");
+  v->callback([&] { rc = Verify(verify_carton); });
+
+  InfoArgs info;
+  auto* i = app.add_subcommand("info", "Show a .carton's metadata without unpacking it");
+  i->add_option("MODEL", info.carton, "A .carton file")->required();
+  i->add_flag("--json", info.json, "Print JSON");
+  i->callback([&] { rc = Info(info); });
+
+  std::string unpack_carton, unpack_dir;
+  auto* u = app.add_subcommand("unpack", "Extract a .carton into a new directory, checking hashes");
+  u->add_option("MODEL", unpack_carton, "A .carton file")->required();
+  u->add_option("DIR", unpack_dir, "A directory that does not exist or is empty")->required();
+  u->callback([&] { rc = Unpack(unpack_carton, unpack_dir); });
+
+  std::string hash_carton;
+  auto* h = app.add_subcommand("hash", "Print a .carton's manifest hash");
+  h->add_option("MODEL", hash_carton, "A .carton file")->required();
+  h->callback([&] { rc = Hash(hash_carton); });
+
+  auto* t = app.add_subcommand("tensors", "Convert between safetensors and tensor_data folders");
+  t->require_subcommand(1);
+  std::string t_file, t_dir;
+  auto* ti = t->add_subcommand("import", "Write a tensor_data folder from a safetensors file");
+  ti->add_option("FILE", t_file, "A .safetensors file")->required();
+  ti->add_option("DIR", t_dir, "The tensor_data folder to write")->required();
+  ti->callback([&] { rc = TensorsImport(t_file, t_dir); });
+  auto* te = t->add_subcommand("export", "Write a safetensors file from a tensor_data folder");
+  te->add_option("DIR", t_dir, "A tensor_data folder")->required();
+  te->add_option("FILE", t_file, "The .safetensors file to write")->required();
+  te->callback([&] { rc = TensorsExport(t_dir, t_file); });
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,65 @@
+// Packing a model directory into a .carton file.
+//
+// Pack() walks DIR (carton.toml, model/, optional tensor_data/ and misc/),
+// validates carton.toml and tensor_data/index.toml, hashes every file once
+// (in the same pass that compresses it), writes MANIFEST, and writes the zip
+// atomically: on any error nothing is left at the destination. Entries come
+// in a fixed order (sorted by path, MANIFEST last) with fixed timestamps, so
+// the same directory always gives a byte-identical .carton.
+//
+// Thread-safety: Pack() may run concurrently on different outputs.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "carton/carton/config.h"
+#include "carton/carton/zip.h"
+#include "carton/common/status.h"
+#include "carton/manifest/sha256.h"
+
+namespace carton {
+
+enum class PackCompression : std::uint8_t {
+  kStored,
+  kDeflate,
+  kZstd,
+  // zstd where it pays; stored for files that do not shrink and for large
+  // files (>= PackOptions::auto_store_size), so they stay mappable.
+  kAuto,
+};
+
+struct PackOptions {
+  PackCompression compression = PackCompression::kAuto;
+  int level = 0;  // 0: the method's default (deflate 6, zstd 3)
+  std::uint32_t alignment = 64;
+  std::uint64_t auto_store_size = std::uint64_t{16} << 20;
+  // zstd worker threads (see ZipWriterOptions::zstd_workers).
+  int zstd_workers = 0;
+  // Used when DIR has no carton.toml: written into the packed carton. At
+  // least runner_name and required_framework_version must be set then.
+  std::optional<CartonConfig> config_if_missing;
+};
+
+struct PackedFile {
+  std::string path;
+  std::uint64_t size = 0;
+  std::uint64_t compressed_size = 0;
+  Compression method = Compression::kStored;
+  manifest::Digest sha256{};
+};
+
+struct PackReport {
+  std::vector<PackedFile> files;  // in archive order, MANIFEST excluded
+  manifest::Digest manifest_hash{};
+};
+
+// Errors: kInvalidArgument (no carton.toml and no config given, a bad flag),
+// kCorrupt (invalid carton.toml or index.toml, a symlink pointing outside
+// DIR, a socket/device/FIFO — each naming the path), kIoError.
+Result<PackReport> Pack(const std::string& dir, const std::string& out_path,
+                        const PackOptions& options = {});
+
+}  // namespace carton

@@ -1,0 +1,46 @@
+// Verifying a .carton: every rule of the format, every hash.
+//
+// "The answer is no" is a value: Verify() returns a report listing every
+// problem it found (not just the first); a non-OK Status means verification
+// could not run at all (missing file, I/O error). Input is untrusted.
+//
+// Checks: the zip structure and entry names (no absolute paths, "..",
+// backslashes, duplicates, symlinks); carton.toml; MANIFEST well-formed and
+// listing every entry except MANIFEST and LINKS, and nothing else; each
+// file's SHA-256 (hashed on all cores); tensor_data/index.toml and each
+// referenced tensor present with the right size; every @tensor_data/ and
+// @misc/ reference resolvable; self_test and example tensor names matching
+// the declared inputs and outputs.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "carton/common/status.h"
+#include "carton/manifest/sha256.h"
+
+namespace carton {
+
+struct VerifyProblem {
+  std::string where;    // the entry or file at fault ("" for the archive)
+  std::string message;  // the rule broken and the values
+};
+
+struct VerifyReport {
+  std::vector<VerifyProblem> problems;
+  std::optional<manifest::Digest> manifest_hash;  // when MANIFEST was readable
+  std::uint64_t files_hashed = 0;
+  std::uint64_t bytes_hashed = 0;
+  bool ok() const { return problems.empty(); }
+};
+
+struct VerifyOptions {
+  unsigned threads = 0;  // hashing threads; 0 = one per core
+};
+
+// Errors: kNotFound, kIoError. A corrupt archive is a report, not an error.
+Result<VerifyReport> Verify(const std::string& carton_path, const VerifyOptions& options = {});
+
+}  // namespace carton

@@ -1,0 +1,212 @@
+// The zip container of a .carton file: ZipWriter writes one, ZipReader reads
+// one.
+//
+// The subset of the zip format (PKWARE APPNOTE 6.3) used here:
+//   - compression methods stored (0), deflate (8) and zstd (93);
+//   - zip64 for entries, offsets and entry counts past the 32-bit limits;
+//   - no encryption, no multi-disk archives, no data descriptors on output.
+//
+// ZipWriter output is deterministic: entries keep insertion order, every entry
+// gets the DOS time 1980-01-01 00:00 and fixed Unix attributes (0644 for
+// files, 0755 for directories), so the same calls give byte-identical
+// archives. The data of every stored entry starts at a multiple of
+// ZipWriterOptions::alignment (padding goes into a local-header extra field
+// with id 0xD935, which other zip tools ignore), so a reader can map
+// tensors in place.
+//
+// ZipReader treats the archive as untrusted. Open() parses the central
+// directory and every local header and rejects, as kCorrupt naming the entry:
+// names that are empty, absolute, contain a backslash, a NUL byte, or an
+// empty, "." or ".." component; duplicate names; entries whose data runs
+// outside the archive or overlaps another entry; local headers that disagree
+// with the central directory. Entries that are encrypted or use another
+// compression method are listed but give kUnsupported when read. Every read
+// checks the decoded size and the CRC-32.
+//
+// Ownership: ZipWriter owns its temporary output file; ZipReader owns a
+// mapping of the archive (Open) or borrows the caller's buffer (OpenBuffer).
+// Views returned by ZipReader::MappedData borrow from that mapping or buffer.
+//
+// Thread-safety: ZipWriter is not thread-safe. ZipReader's const methods may
+// be called concurrently.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "carton/common/bytes.h"
+#include "carton/common/status.h"
+#include "carton/manifest/sha256.h"
+
+namespace carton {
+
+enum class Compression : std::uint8_t { kStored, kDeflate, kZstd };
+
+// "stored", "deflate", "zstd".
+std::string_view CompressionName(Compression c);
+// The method number in zip headers: 0, 8, 93.
+std::uint16_t ZipMethodNumber(Compression c);
+// The Compression of a zip method number; nullopt for any other method.
+std::optional<Compression> CompressionFromZipMethod(std::uint16_t method);
+
+// Largest alignment ZipWriterOptions accepts.
+inline constexpr std::uint32_t kZipMaxAlignment = 32768;
+// zstd levels above this need more than ~100 MiB of memory to compress.
+inline constexpr int kZipMaxZstdLevel = 19;
+
+struct ZipWriterOptions {
+  // The data of every stored entry starts at a multiple of this. A power of
+  // two in [1, kZipMaxAlignment]; 4096 gives page-aligned entries.
+  std::uint32_t alignment = 64;
+  // zstd worker threads; 0 compresses on the calling thread. The output is
+  // the same for every value >= 1 but differs from the output for 0. Each
+  // worker adds its own compression context to the memory used.
+  int zstd_workers = 0;
+  // fsync the archive and its directory before Finish() reports success.
+  bool durable = false;
+};
+
+// Per-entry extras for ZipWriter::AddFile/AddBytes.
+struct ZipAddOptions {
+  // Computes the SHA-256 of the uncompressed bytes while they are read.
+  bool sha256 = false;
+  // If set, called with every chunk of the uncompressed bytes, in order, in
+  // the same pass that compresses them.
+  std::function<void(ByteView)> observer;
+};
+
+// What ZipWriter::AddFile/AddBytes wrote.
+struct ZipAddResult {
+  std::uint64_t size = 0;             // uncompressed bytes
+  std::uint64_t compressed_size = 0;  // bytes in the archive
+  std::uint32_t crc32 = 0;
+  std::uint64_t data_offset = 0;      // where the entry's bytes start
+  std::optional<manifest::Digest> sha256;  // when ZipAddOptions::sha256
+};
+
+class ZipWriter {
+ public:
+  // Starts an archive at `path`; bytes go to a temporary file in the same
+  // directory until Finish() renames it into place.
+  // Errors: kInvalidArgument (bad options), kIoError.
+  static Result<ZipWriter> Create(const std::string& path,
+                                  const ZipWriterOptions& options = {});
+
+  ZipWriter(ZipWriter&&) noexcept;
+  ZipWriter& operator=(ZipWriter&&) noexcept;
+  ZipWriter(const ZipWriter&) = delete;
+  ZipWriter& operator=(const ZipWriter&) = delete;
+  // Removes the temporary file unless Finish() succeeded.
+  ~ZipWriter();
+
+  // Appends the file at `source_path` as entry `name`, streaming it (memory
+  // stays bounded whatever the file size). `level`: 0 picks the method's
+  // default (deflate 6, zstd 3); deflate takes 1..9, zstd
+  // ZSTD_minCLevel()..kZipMaxZstdLevel; stored ignores it.
+  // Errors: kInvalidArgument (bad name or level, duplicate name),
+  // kNotFound (no such source file), kIoError (including a source file that
+  // changes size while it is read). An error after bytes were written leaves
+  // the writer failed: later calls and Finish() return that error.
+  Result<ZipAddResult> AddFile(std::string_view name,
+                               const std::string& source_path,
+                               Compression method, int level = 0,
+                               const ZipAddOptions& add = {});
+
+  // As AddFile, from memory.
+  Result<ZipAddResult> AddBytes(std::string_view name, ByteView data,
+                                Compression method, int level = 0,
+                                const ZipAddOptions& add = {});
+
+  // Adds a directory entry; a missing trailing '/' is added.
+  Status AddDirectory(std::string_view name);
+
+  // Writes the central directory and renames the archive into place. After
+  // an error nothing is left at the destination or the temporary path.
+  Status Finish();
+
+  std::size_t entry_count() const;
+
+ private:
+  struct Impl;
+  explicit ZipWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// One entry of the central directory.
+struct ZipEntry {
+  std::string name;
+  std::uint64_t index = 0;       // position in the central directory
+  std::uint16_t method = 0;      // zip method number; see CompressionFromZipMethod
+  std::uint64_t compressed_size = 0;
+  std::uint64_t size = 0;        // uncompressed
+  std::uint32_t crc32 = 0;
+  bool is_dir = false;           // name ends with '/'
+  bool is_symlink = false;       // Unix mode S_IFLNK in the external attributes
+  bool encrypted = false;
+};
+
+struct ZipReaderOptions {
+  // Read() refuses (kUnsupported) entries larger than this, so a small
+  // hostile archive cannot make it allocate gigabytes. ReadTo() streams and
+  // is not limited; every decoder stops at the entry's declared size.
+  std::uint64_t max_read_size = std::uint64_t{4} << 30;
+};
+
+class ZipReader {
+ public:
+  using Sink = std::function<Status(ByteView)>;
+
+  // Maps and validates the archive at `path` (untrusted).
+  // Errors: kNotFound, kIoError, kCorrupt (with the entry name when one is
+  // at fault), kUnsupported (multi-disk archives).
+  static Result<ZipReader> Open(const std::string& path,
+                                const ZipReaderOptions& options = {});
+  // As Open, over bytes the caller keeps alive and unchanged for as long as
+  // the reader and every view it hands out.
+  static Result<ZipReader> OpenBuffer(ByteView archive,
+                                      const ZipReaderOptions& options = {});
+
+  ZipReader(ZipReader&&) noexcept;
+  ZipReader& operator=(ZipReader&&) noexcept;
+  ZipReader(const ZipReader&) = delete;
+  ZipReader& operator=(const ZipReader&) = delete;
+  ~ZipReader();
+
+  // In central-directory order.
+  const std::vector<ZipEntry>& entries() const;
+  // nullptr if there is no entry `name`.
+  const ZipEntry* Find(std::string_view name) const;
+
+  // Decodes entry `name`, checking its size and CRC-32.
+  // Errors: kNotFound, kUnsupported (encrypted, unknown method, larger than
+  // max_read_size, zstd window too large), kCorrupt (bad data, size or CRC).
+  Result<std::vector<std::byte>> Read(std::string_view name) const;
+  // As Read, handing the decoded bytes to `sink` in chunks. The CRC is only
+  // known at the end: the sink may have seen bytes of an entry that then
+  // fails. A sink error stops decoding and is returned as is.
+  Status ReadTo(std::string_view name, const Sink& sink) const;
+
+  // Offset in the archive of the bytes of stored entry `name`, from its
+  // local header. Errors: kNotFound, kInvalidArgument (not stored, or
+  // encrypted).
+  Result<std::uint64_t> DataOffset(std::string_view name) const;
+  // The bytes of stored entry `name`, borrowed from the reader's mapping (or
+  // the OpenBuffer buffer). The CRC is not checked (that would touch every
+  // page); callers verify with a hash or Read(). Errors: as DataOffset.
+  Result<ByteView> MappedData(std::string_view name) const;
+
+  // The whole archive, borrowed as MappedData.
+  ByteView archive() const;
+
+ private:
+  struct Impl;
+  explicit ZipReader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace carton

@@ -1,0 +1,83 @@
+#include "pack_walk.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include "carton/manifest/manifest.h"
+
+namespace carton::internal {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool Inside(const fs::path& root, const fs::path& p) {
+  auto r = root.begin(), q = p.begin();
+  for (; r != root.end(); ++r, ++q) {
+    if (q == p.end() || *r != *q) return false;
+  }
+  return true;
+}
+
+std::string TypeName(fs::file_type t) {
+  switch (t) {
+    case fs::file_type::socket: return "a socket";
+    case fs::file_type::fifo: return "a FIFO";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::character: return "a character device";
+    default: return "not a regular file";
+  }
+}
+
+}  // namespace
+
+Result<std::vector<SourceFile>> WalkModelDir(const std::string& dir) {
+  std::error_code ec;
+  fs::path root = fs::canonical(dir, ec);
+  if (ec) return NotFound(dir + ": " + ec.message());
+  if (!fs::is_directory(root, ec)) return InvalidArgument(dir + ": not a directory");
+
+  std::vector<SourceFile> files;
+  fs::recursive_directory_iterator it(root, fs::directory_options::none, ec), end;
+  if (ec) return IoError(dir + ": " + ec.message());
+  for (; it != end; it.increment(ec)) {
+    if (ec) return IoError(dir + ": " + ec.message());
+    const fs::path& p = it->path();
+    std::string rel = p.lexically_relative(root).generic_string();
+    std::string shown = dir + "/" + rel;
+    fs::file_status st = it->symlink_status(ec);
+    if (ec) return IoError(shown + ": " + ec.message());
+    fs::path source = p;
+    if (fs::is_symlink(st)) {
+      fs::path target = fs::weakly_canonical(p, ec);
+      if (ec || !Inside(root, target)) {
+        return InvalidArgument(shown + ": symlink points outside " + dir);
+      }
+      fs::file_status ts = fs::status(target, ec);
+      if (ec) return InvalidArgument(shown + ": dangling symlink");
+      if (fs::is_directory(ts)) {
+        return InvalidArgument(shown + ": symlinks to directories are not supported");
+      }
+      st = ts;
+      source = target;
+    }
+    if (fs::is_directory(st)) continue;
+    if (!fs::is_regular_file(st)) {
+      return InvalidArgument(shown + ": " + TypeName(st.type()) + "; only files can be packed");
+    }
+    if (rel == "MANIFEST") continue;
+    if (rel == "LINKS") {
+      return InvalidArgument(shown + ": LINKS cannot be packed; it is written by carton shrink");
+    }
+    Status valid = manifest::ValidateEntryPath(rel);
+    if (!valid.ok()) return InvalidArgument(dir + ": " + valid.message());
+    std::uint64_t size = fs::file_size(source, ec);
+    if (ec) return IoError(shown + ": " + ec.message());
+    files.push_back({rel, source.string(), size});
+  }
+  std::sort(files.begin(), files.end(),
+            [](const SourceFile& a, const SourceFile& b) { return a.path < b.path; });
+  return files;
+}
+
+}  // namespace carton::internal

@@ -1,0 +1,190 @@
+#include "tensor_data_toml.h"
+
+#include <cstdint>
+#include <string>
+
+#include "tensor_data_internal.h"
+
+namespace carton::tensor_data_internal {
+
+bool IsValidUtf8(std::string_view s) {
+  std::size_t i = 0;
+  const std::size_t n = s.size();
+  while (i < n) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t len;
+    std::uint32_t cp;
+    if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (n - i < len) return false;
+    for (std::size_t k = 1; k < len; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    static constexpr std::uint32_t kMinForLength[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMinForLength[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+void AppendTomlString(std::string* out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  out->push_back('"');
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"': out->append("\\\""); break;
+      case '\\': out->append("\\\\"); break;
+      case '\b': out->append("\\b"); break;
+      case '\t': out->append("\\t"); break;
+      case '\n': out->append("\\n"); break;
+      case '\f': out->append("\\f"); break;
+      case '\r': out->append("\\r"); break;
+      default:
+        // TOML forbids raw control characters and DEL in basic strings.
+        if (c < 0x20 || c == 0x7F) {
+          out->append("\\u00");
+          out->push_back(kHex[c >> 4]);
+          out->push_back(kHex[c & 0xF]);
+        } else {
+          out->push_back(ch);
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+std::string At(std::string_view source, const toml::source_region& where,
+               std::string_view message) {
+  std::string out(source);
+  out += ':';
+  out += std::to_string(where.begin.line);
+  out += ':';
+  out += std::to_string(where.begin.column);
+  out += ": ";
+  out += message;
+  return out;
+}
+
+namespace {
+
+// Returns the index of the last character of the string that opens at
+// text[i], counting the lines it spans. Follows TOML's string grammar for
+// valid input; on invalid input toml++ stops at the same place or earlier.
+std::size_t SkipString(std::string_view text, std::size_t i, std::size_t* line,
+                       std::size_t* line_start) {
+  const char q = text[i];
+  const bool basic = q == '"';
+  const std::string_view triple = basic ? "\"\"\"" : "'''";
+  const std::size_t n = text.size();
+  if (text.substr(i, 3) == triple) {
+    for (std::size_t j = i + 3; j < n;) {
+      const char c = text[j];
+      if (basic && c == '\\') {
+        if (j + 1 < n && text[j + 1] == '\n') {
+          ++*line;
+          *line_start = j + 2;
+        }
+        j += 2;
+        continue;
+      }
+      if (c == '\n') {
+        ++*line;
+        *line_start = j + 1;
+      }
+      if (text.substr(j, 3) == triple) {
+        // Up to two more quotes belong to the content.
+        std::size_t run = 3;
+        while (run < 5 && j + run < n && text[j + run] == q) ++run;
+        return j + run - 1;
+      }
+      ++j;
+    }
+    return n - 1;
+  }
+  for (std::size_t j = i + 1; j < n;) {
+    const char c = text[j];
+    if (c == '\n') return j - 1;  // unterminated; the caller sees the newline
+    if (basic && c == '\\') {
+      j += 2;
+      continue;
+    }
+    if (c == q) return j;
+    ++j;
+  }
+  return n - 1;
+}
+
+}  // namespace
+
+Status CheckKeyDepth(std::string_view text, std::string_view source) {
+  std::size_t dots = 0;
+  std::size_t line = 1;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    switch (text[i]) {
+      case '\n':
+        ++line;
+        line_start = i + 1;
+        dots = 0;
+        break;
+      case '#': {
+        const std::size_t end = text.find('\n', i);
+        if (end == std::string_view::npos) return Status::Ok();
+        i = end - 1;
+        break;
+      }
+      case '"':
+      case '\'':
+        i = SkipString(text, i, &line, &line_start);
+        break;
+      case '=':
+      case ',':
+      case '[':
+      case ']':
+      case '{':
+      case '}':
+        dots = 0;
+        break;
+      case '.':
+        if (++dots >= kMaxDottedKeyParts) {
+          return Corrupt(std::string(source) + ":" + std::to_string(line) + ":" +
+                         std::to_string(i - line_start + 1) + ": dotted key has more than " +
+                         std::to_string(kMaxDottedKeyParts) + " parts");
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return Status::Ok();
+}
+
+Result<toml::table> ParseToml(std::string_view text, std::string_view source) {
+  CARTON_RETURN_IF_ERROR(CheckKeyDepth(text, source));
+  try {
+    return toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    return Corrupt(At(source, e.source(), e.description()));
+  }
+}
+
+}  // namespace carton::tensor_data_internal

@@ -1,0 +1,104 @@
+#include <filesystem>
+#include <random>
+#include <system_error>
+
+#include "carton/carton/info.h"
+#include "carton/carton/zip.h"
+#include "carton/common/atomic_file.h"
+#include "carton/manifest/manifest.h"
+#include "carton/manifest/sha256.h"
+#include "archive.h"
+
+namespace carton {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Removes a directory tree unless released.
+class TempTree {
+ public:
+  explicit TempTree(fs::path p) : path_(std::move(p)) {}
+  ~TempTree() {
+    if (!path_.empty()) {
+      std::error_code ec;
+      fs::remove_all(path_, ec);
+    }
+  }
+  void Release() { path_.clear(); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+Status ExtractOne(const ZipReader& zip, const std::string& name, const fs::path& root,
+                  const manifest::Manifest* m) {
+  fs::path out = root / fs::path(name);
+  std::error_code ec;
+  fs::create_directories(out.parent_path(), ec);
+  if (ec) return IoError(out.parent_path().string() + ": " + ec.message());
+  CARTON_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::Create(out.string()));
+  manifest::Sha256 h;
+  CARTON_RETURN_IF_ERROR(zip.ReadTo(name, [&](ByteView chunk) {
+    h.Update(chunk);
+    return file.Write(chunk);
+  }));
+  const manifest::ManifestEntry* me = m ? m->Find(name) : nullptr;
+  if (me != nullptr) {
+    manifest::Digest d = h.Finish();
+    if (d != me->sha256) {
+      return Corrupt(name + ": sha256 " + manifest::ToHex(d) + " but MANIFEST says " +
+                     manifest::ToHex(me->sha256));
+    }
+  }
+  return file.Commit();
+}
+
+}  // namespace
+
+Status Unpack(const std::string& carton_path, const std::string& dir) {
+  std::error_code ec;
+  fs::path target(dir);
+  if (fs::exists(target, ec)) {
+    if (!fs::is_directory(target, ec) || !fs::is_empty(target, ec)) {
+      return InvalidArgument(dir + ": exists and is not an empty directory");
+    }
+  }
+  CARTON_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::Open(carton_path));
+  auto text = internal::ReadTextEntry(zip, "MANIFEST");
+  if (!text.ok()) return text.status().WithContext(carton_path);
+  auto m = manifest::Manifest::Parse(AsBytes(*text));
+  if (!m.ok()) return m.status().WithContext(carton_path);
+  for (const auto& me : m->entries()) {
+    if (zip.Find(me.path) == nullptr) {
+      return Unsupported(carton_path + ": " + me.path +
+                         " is linked, not in the archive; fetch it first (carton fetch)");
+    }
+  }
+  for (const auto& e : zip.entries()) {
+    if (e.is_symlink) return Corrupt(carton_path + ": " + e.name + ": symlink entries are not allowed");
+    if (!e.is_dir && !manifest::IsReservedPath(e.name) && m->Find(e.name) == nullptr) {
+      return Corrupt(carton_path + ": " + e.name + ": in the archive but not listed in MANIFEST");
+    }
+  }
+
+  fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  fs::path abs_parent = fs::absolute(parent, ec);
+  std::random_device rd;
+  TempTree temp(abs_parent / ("." + target.filename().string() + ".unpack-" + std::to_string(rd())));
+  if (!fs::create_directory(temp.path(), ec)) {
+    return IoError(temp.path().string() + ": cannot create: " + ec.message());
+  }
+  for (const auto& e : zip.entries()) {
+    if (e.is_dir) continue;
+    Status s = ExtractOne(zip, e.name, temp.path(), &*m);
+    if (!s.ok()) return s.WithContext(carton_path);
+  }
+  // An empty target directory is replaced; rename() does that atomically.
+  fs::rename(temp.path(), target, ec);
+  if (ec) return IoError(dir + ": cannot move the unpacked files into place: " + ec.message());
+  temp.Release();
+  return Status::Ok();
+}
+
+}  // namespace carton

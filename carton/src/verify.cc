@@ -1,0 +1,262 @@
+#include "carton/carton/verify.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "archive.h"
+#include "carton/carton/config.h"
+#include "carton/carton/tensor_data.h"
+#include "carton/carton/zip.h"
+#include "carton/manifest/manifest.h"
+#include "carton/manifest/sha256.h"
+
+namespace carton {
+namespace {
+
+constexpr std::string_view kTensorDataPrefix = "@tensor_data/";
+constexpr std::string_view kMiscPrefix = "@misc/";
+
+class Checker {
+ public:
+  Checker(const ZipReader& zip, VerifyReport* report) : zip_(zip), report_(report) {}
+
+  void Problem(std::string where, std::string message) {
+    std::lock_guard<std::mutex> lock(mu_);
+    report_->problems.push_back({std::move(where), std::move(message)});
+  }
+
+  void CheckEntries() {
+    for (const auto& e : zip_.entries()) {
+      if (e.is_symlink) Problem(e.name, "symlink entries are not allowed");
+      if (e.encrypted) Problem(e.name, "encrypted entries are not allowed");
+      if (!e.is_dir && !CompressionFromZipMethod(e.method)) {
+        Problem(e.name, "compression method " + std::to_string(e.method) +
+                            " is not stored, deflate or zstd");
+      }
+    }
+  }
+
+  // Returns the manifest when MANIFEST is present and well-formed.
+  std::optional<manifest::Manifest> CheckManifest() {
+    auto text = internal::ReadTextEntry(zip_, "MANIFEST");
+    if (!text.ok()) {
+      Problem("MANIFEST", text.status().code() == StatusCode::kNotFound
+                              ? "missing: every carton has a MANIFEST"
+                              : text.status().message());
+      return std::nullopt;
+    }
+    report_->manifest_hash = manifest::Sha256Of(AsBytes(*text));
+    auto m = manifest::Manifest::Parse(AsBytes(*text));
+    if (!m.ok()) {
+      Problem("MANIFEST", m.status().message());
+      return std::nullopt;
+    }
+    for (const auto& e : zip_.entries()) {
+      if (e.is_dir || manifest::IsReservedPath(e.name)) continue;
+      if (m->Find(e.name) == nullptr) Problem(e.name, "in the archive but not listed in MANIFEST");
+    }
+    for (const auto& me : m->entries()) {
+      const ZipEntry* e = zip_.Find(me.path);
+      if (e == nullptr || e->is_dir) {
+        // LINKS may name files that live elsewhere; without it the file is lost.
+        if (zip_.Find("LINKS") == nullptr) {
+          Problem(me.path, "listed in MANIFEST but missing from the archive, and there is no LINKS");
+        } else {
+          linked_.insert(me.path);
+        }
+      }
+    }
+    return std::move(m).value();
+  }
+
+  void CheckHashes(const manifest::Manifest& m, unsigned threads) {
+    std::vector<const manifest::ManifestEntry*> present;
+    for (const auto& me : m.entries()) {
+      const ZipEntry* e = zip_.Find(me.path);
+      if (e != nullptr && !e->is_dir && CompressionFromZipMethod(e->method) && !e->encrypted) {
+        present.push_back(&me);
+      }
+    }
+    // Largest first so that both cores stay busy to the end.
+    std::sort(present.begin(), present.end(), [&](auto* a, auto* b) {
+      return zip_.Find(a->path)->size > zip_.Find(b->path)->size;
+    });
+    std::atomic<std::uint64_t> bytes{0};
+    internal::ParallelFor(present.size(), threads, [&](std::size_t i) {
+      const auto& me = *present[i];
+      manifest::Sha256 h;
+      Status s;
+      auto mapped = zip_.MappedData(me.path);
+      if (mapped.ok()) {
+        h.Update(*mapped);
+        bytes += mapped->size();
+      } else {
+        s = zip_.ReadTo(me.path, [&](ByteView chunk) {
+          h.Update(chunk);
+          bytes += chunk.size();
+          return Status::Ok();
+        });
+      }
+      if (!s.ok()) {
+        Problem(me.path, s.message());
+        return;
+      }
+      manifest::Digest d = h.Finish();
+      if (d != me.sha256) {
+        Problem(me.path, "sha256 " + manifest::ToHex(d) + " but MANIFEST says " +
+                             manifest::ToHex(me.sha256));
+      }
+    });
+    report_->files_hashed = present.size();
+    report_->bytes_hashed = bytes;
+  }
+
+  std::optional<CartonConfig> CheckConfig() {
+    auto text = internal::ReadTextEntry(zip_, "carton.toml", kMaxConfigSize);
+    if (!text.ok()) {
+      Problem("carton.toml", text.status().code() == StatusCode::kNotFound
+                                 ? "missing: every carton has a carton.toml"
+                                 : text.status().message());
+      return std::nullopt;
+    }
+    auto config = ParseConfig(*text, "carton.toml");
+    if (!config.ok()) {
+      Problem("carton.toml", config.status().message());
+      return std::nullopt;
+    }
+    return std::move(config).value();
+  }
+
+  bool Present(const std::string& path) const {
+    const ZipEntry* e = zip_.Find(path);
+    return (e != nullptr && !e->is_dir) || linked_.count(path) > 0;
+  }
+
+  std::optional<TensorDataIndex> CheckTensorData() {
+    const std::string kIndex = "tensor_data/index.toml";
+    bool any = false;
+    for (const auto& e : zip_.entries()) {
+      if (!e.is_dir && e.name.rfind("tensor_data/", 0) == 0 && e.name != kIndex) any = true;
+    }
+    if (!Present(kIndex)) {
+      if (any) Problem(kIndex, "missing, but tensor_data/ holds other files");
+      return std::nullopt;
+    }
+    if (zip_.Find(kIndex) == nullptr) return std::nullopt;  // linked; checked when fetched
+    auto text = internal::ReadTextEntry(zip_, kIndex, kMaxTensorIndexSize);
+    if (!text.ok()) {
+      Problem(kIndex, text.status().message());
+      return std::nullopt;
+    }
+    auto index = ParseIndex(*text);
+    if (!index.ok()) {
+      Problem(kIndex, index.status().message());
+      return std::nullopt;
+    }
+    for (const auto& t : index->tensors) {
+      if (t.nested()) continue;
+      std::string path = "tensor_data/" + t.file;
+      const ZipEntry* e = zip_.Find(path);
+      if (e == nullptr) {
+        if (!Present(path)) {
+          Problem(path, "tensor \"" + t.name + "\" refers to it, but it is missing");
+        }
+        continue;
+      }
+      if (*t.dtype == DataType::kString) {
+        auto bytes = internal::ReadTextEntry(zip_, path, kMaxStringTensorFileSize);
+        auto decoded = bytes.ok() ? DecodeTensor(t, AsBytes(*bytes)) : Result<TensorValue>(bytes.status());
+        if (!decoded.ok()) Problem(path, decoded.status().message());
+        continue;
+      }
+      std::uint64_t numel = 1, need = 0;
+      bool overflow = false;
+      for (auto d : t.shape) overflow |= !CheckedMul(numel, d, &numel);
+      overflow |= !CheckedMul(numel, DataTypeSize(*t.dtype), &need);
+      if (overflow || e->size != need) {
+        Problem(path, "tensor \"" + t.name + "\": " + std::to_string(e->size) + " bytes but " +
+                          std::string(DataTypeName(*t.dtype)) + " of " +
+                          std::to_string(numel) + " elements needs " +
+                          (overflow ? std::string("more than 2^64") : std::to_string(need)));
+      }
+    }
+    return std::move(index).value();
+  }
+
+  void CheckRef(const std::string& where, const std::string& ref, bool allow_misc,
+                const std::optional<TensorDataIndex>& index) {
+    std::string_view r = ref;
+    if (r.rfind(kTensorDataPrefix, 0) == 0) {
+      std::string name(r.substr(kTensorDataPrefix.size()));
+      if (!index || index->Find(name) == nullptr) {
+        Problem("carton.toml", where + ": " + ref + " names no tensor in tensor_data/index.toml");
+      }
+    } else if (allow_misc && r.rfind(kMiscPrefix, 0) == 0) {
+      std::string path = "misc/" + std::string(r.substr(kMiscPrefix.size()));
+      if (!Present(path)) Problem("carton.toml", where + ": " + ref + " names no file in misc/");
+    }
+  }
+
+  void CheckNames(const std::string& where, const TensorRefs& refs,
+                  const std::vector<TensorSpec>& declared, const char* what) {
+    if (declared.empty()) return;
+    for (const auto& [name, ref] : refs) {
+      bool found = std::any_of(declared.begin(), declared.end(),
+                               [&](const TensorSpec& s) { return s.name == name; });
+      if (!found) Problem("carton.toml", where + ": \"" + name + "\" is not a declared " + what);
+    }
+  }
+
+  void CheckReferences(const CartonConfig& c, const std::optional<TensorDataIndex>& index) {
+    for (std::size_t i = 0; i < c.self_tests.size(); ++i) {
+      const auto& t = c.self_tests[i];
+      std::string where = "self_test " + std::to_string(i + 1);
+      for (const auto& [name, ref] : t.inputs) CheckRef(where, ref, false, index);
+      CheckNames(where + " inputs", t.inputs, c.inputs, "input");
+      if (t.expected_out) {
+        for (const auto& [name, ref] : *t.expected_out) CheckRef(where, ref, false, index);
+        CheckNames(where + " expected_out", *t.expected_out, c.outputs, "output");
+      }
+    }
+    for (std::size_t i = 0; i < c.examples.size(); ++i) {
+      const auto& e = c.examples[i];
+      std::string where = "example " + std::to_string(i + 1);
+      for (const auto& [name, ref] : e.inputs) CheckRef(where, ref, true, index);
+      for (const auto& [name, ref] : e.sample_out) CheckRef(where, ref, true, index);
+      CheckNames(where + " inputs", e.inputs, c.inputs, "input");
+      CheckNames(where + " sample_out", e.sample_out, c.outputs, "output");
+    }
+  }
+
+ private:
+  const ZipReader& zip_;
+  VerifyReport* report_;
+  std::mutex mu_;
+  std::set<std::string> linked_;
+};
+
+}  // namespace
+
+Result<VerifyReport> Verify(const std::string& carton_path, const VerifyOptions& options) {
+  VerifyReport report;
+  auto zip = ZipReader::Open(carton_path);
+  if (!zip.ok()) {
+    const Status& s = zip.status();
+    if (s.code() == StatusCode::kNotFound || s.code() == StatusCode::kIoError) return s;
+    report.problems.push_back({"", s.message()});
+    return report;
+  }
+  Checker check(*zip, &report);
+  check.CheckEntries();
+  auto m = check.CheckManifest();
+  auto config = check.CheckConfig();
+  auto index = check.CheckTensorData();
+  if (config) check.CheckReferences(*config, index);
+  if (m) check.CheckHashes(*m, options.threads);
+  return report;
+}
+
+}  // namespace carton

@@ -1,0 +1,95 @@
+// Entry-name rules and how names appear in messages.
+
+#include <cstdio>
+#include <string>
+
+#include "zip_format.h"
+
+namespace carton::zip_format {
+
+std::optional<std::string> CheckEntryName(std::string_view name) {
+  if (name.empty()) return "is empty";
+  if (name.find('\0') != std::string_view::npos) return "contains a NUL byte";
+  if (name.find('\\') != std::string_view::npos) return "contains a backslash";
+  if (name.front() == '/') return "is absolute";
+  // "C:x" would be a drive path to anyone extracting on Windows.
+  if (name.size() >= 2 && name[1] == ':' &&
+      ((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z'))) {
+    return "starts with a drive letter";
+  }
+  // A trailing '/' marks a directory; every other component must be a real
+  // name, so two spellings can never reach the same path.
+  std::string_view rest = name.back() == '/' ? name.substr(0, name.size() - 1) : name;
+  for (;;) {
+    std::size_t slash = rest.find('/');
+    std::string_view part = rest.substr(0, slash);
+    if (part.empty()) return "has an empty path component";
+    if (part == "..") return "has a \"..\" component";
+    if (part == ".") return "has a \".\" component";
+    if (slash == std::string_view::npos) break;
+    rest.remove_prefix(slash + 1);
+  }
+  return std::nullopt;
+}
+
+bool IsValidUtf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    std::size_t n;
+    std::uint32_t cp;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      n = 1;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      n = 2;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      n = 3;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (n > s.size() - i - 1) return false;
+    for (std::size_t k = 1; k <= n; ++k) {
+      unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    static constexpr std::uint32_t kMinForLength[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < kMinForLength[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+std::string Hex(std::uint64_t v, int digits) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "0x%0*llx", digits, static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string QuoteName(std::string_view name) {
+  bool utf8 = IsValidUtf8(name);
+  std::string out = "\"";
+  for (char ch : name) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if ((c >= 0x20 && c < 0x7F) || (c >= 0x80 && utf8)) {
+      out += ch;
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    }
+  }
+  out += '"';
+  return out;
+}
+
+}  // namespace carton::zip_format
