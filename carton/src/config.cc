@@ -1,4 +1,4 @@
-// ParseConfig: carton.toml text -> CartonConfig. The only file that includes
+// ParseConfig: carton.toml text -> CartonConfig. The only config file that includes
 // toml++; its exceptions stop here.
 
 #include "carton/carton/config.h"
@@ -8,6 +8,7 @@
 #include <exception>
 
 #include "config_rules.h"
+#include "toml_util.h"
 
 namespace carton {
 namespace {
@@ -411,6 +412,8 @@ Result<CartonConfig> ParseConfig(std::string_view toml_text,
         std::string(source_name) + ": " + std::to_string(toml_text.size()) +
         " bytes is over the limit of " + std::to_string(kMaxConfigSize));
   }
+  // toml++ recurses once per dotted-key part; refuse hostile depth first.
+  CARTON_RETURN_IF_ERROR(toml_util::CheckKeyDepth(toml_text, source_name));
   try {
     toml::table root = toml::parse(toml_text, source_name);
     return ConfigParser(source_name).Parse(root);

@@ -5,15 +5,15 @@
 #include "carton/carton/tensor_data.h"
 #include "carton/safetensors/tensor.h"
 #include "tensor_data_internal.h"
-#include "tensor_data_toml.h"
+#include "toml_util.h"
 
 namespace carton {
 namespace {
 
-using tensor_data_internal::AppendTomlString;
-using tensor_data_internal::At;
+using toml_util::AppendTomlString;
+using toml_util::At;
 using tensor_data_internal::IsValidUtf8;
-using tensor_data_internal::ParseToml;
+using toml_util::ParseToml;
 
 std::string Label(const TensorDataEntry& entry) { return "tensor \"" + entry.name + "\""; }
 

@@ -1,7 +1,9 @@
 // Reading and writing a tensor_data/ folder on disk.
 
+#include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <unordered_map>

@@ -10,7 +10,7 @@
 #include "carton/carton/tensor_data.h"
 #include "carton/safetensors/tensor.h"
 #include "tensor_data_internal.h"
-#include "tensor_data_toml.h"
+#include "toml_util.h"
 
 namespace carton {
 
@@ -37,9 +37,9 @@ std::optional<std::string> PathProblem(std::string_view path) {
 
 namespace {
 
-using tensor_data_internal::AppendTomlString;
-using tensor_data_internal::At;
-using tensor_data_internal::ParseToml;
+using toml_util::AppendTomlString;
+using toml_util::At;
+using toml_util::ParseToml;
 using tensor_data_internal::PathProblem;
 
 constexpr std::string_view kSource = "tensor_data/index.toml";

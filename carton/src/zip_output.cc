@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <random>
+#include <system_error>
 #include <utility>
 
 namespace carton::zip_internal {
@@ -23,6 +24,19 @@ std::string DirName(const std::string& path) {
   if (slash == std::string::npos) return ".";
   if (slash == 0) return "/";
   return path.substr(0, slash);
+}
+
+Status WriteFd(int fd, const std::byte* p, std::size_t n, const std::string& path) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return IoError(path + ": write failed: " + Errno());
+    }
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return Status::Ok();
 }
 
 std::string RandomSuffix() {
@@ -68,7 +82,9 @@ ZipOutput::ZipOutput(ZipOutput&& o) noexcept
       done_(std::exchange(o.done_, true)),
       buffer_(std::move(o.buffer_)),
       buffered_(std::exchange(o.buffered_, 0)),
-      flushed_(std::exchange(o.flushed_, 0)) {}
+      flushed_(std::exchange(o.flushed_, 0)),
+      pending_(std::move(o.pending_)),
+      pending_size_(std::exchange(o.pending_size_, 0)) {}
 
 ZipOutput& ZipOutput::operator=(ZipOutput&& o) noexcept {
   if (this != &o) {
@@ -81,6 +97,8 @@ ZipOutput& ZipOutput::operator=(ZipOutput&& o) noexcept {
     buffer_ = std::move(o.buffer_);
     buffered_ = std::exchange(o.buffered_, 0);
     flushed_ = std::exchange(o.flushed_, 0);
+    pending_ = std::move(o.pending_);
+    pending_size_ = std::exchange(o.pending_size_, 0);
   }
   return *this;
 }
@@ -88,6 +106,9 @@ ZipOutput& ZipOutput::operator=(ZipOutput&& o) noexcept {
 ZipOutput::~ZipOutput() { Abort(); }
 
 void ZipOutput::Abort() {
+  if (pending_.valid()) pending_.wait();
+  pending_ = {};
+  pending_size_ = 0;
   if (done_) return;
   done_ = true;
   fd_.Reset();
@@ -95,17 +116,16 @@ void ZipOutput::Abort() {
 }
 
 Status ZipOutput::WriteAll(const std::byte* p, std::size_t n) {
-  while (n > 0) {
-    ssize_t w = ::write(fd_.get(), p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return IoError(path_ + ": write failed: " + Errno());
-    }
-    p += w;
-    n -= static_cast<std::size_t>(w);
-    flushed_ += static_cast<std::uint64_t>(w);
-  }
+  CARTON_RETURN_IF_ERROR(WriteFd(fd_.get(), p, n, path_));
+  flushed_ += n;
   return Status::Ok();
+}
+
+Status ZipOutput::Wait() {
+  if (!pending_.valid()) return Status::Ok();
+  Status s = pending_.get();
+  flushed_ += std::exchange(pending_size_, 0);
+  return s;
 }
 
 Status ZipOutput::Flush() {
@@ -115,6 +135,7 @@ Status ZipOutput::Flush() {
 
 Status ZipOutput::Write(ByteView data) {
   if (done_) return Internal(path_ + ": write after commit or abort");
+  CARTON_RETURN_IF_ERROR(Wait());
   if (buffered_ + data.size() > buffer_.size() || data.size() >= kDirectWrite) {
     CARTON_RETURN_IF_ERROR(Flush());
   }
@@ -124,8 +145,26 @@ Status ZipOutput::Write(ByteView data) {
   return Status::Ok();
 }
 
+Status ZipOutput::WriteAsync(ByteView data) {
+  if (done_) return Internal(path_ + ": write after commit or abort");
+  if (data.size() < kDirectWrite) return Write(data);
+  CARTON_RETURN_IF_ERROR(Wait());
+  CARTON_RETURN_IF_ERROR(Flush());
+  try {
+    pending_ = std::async(std::launch::async, [fd = fd_.get(), data, path = path_] {
+      return WriteFd(fd, data.data(), data.size(), path);
+    });
+  } catch (const std::system_error&) {
+    // No thread to be had: write here instead.
+    return WriteAll(data.data(), data.size());
+  }
+  pending_size_ = data.size();
+  return Status::Ok();
+}
+
 Status ZipOutput::WriteAt(std::uint64_t offset, ByteView data) {
   if (done_) return Internal(path_ + ": write after commit or abort");
+  CARTON_RETURN_IF_ERROR(Wait());
   if (!InBounds(offset, data.size(), position())) {
     return Internal(path_ + ": rewrite past the end of the output");
   }
@@ -154,7 +193,8 @@ Status ZipOutput::WriteAt(std::uint64_t offset, ByteView data) {
 
 Status ZipOutput::Commit() {
   if (done_) return Internal(path_ + ": commit after commit or abort");
-  Status s = Flush();
+  Status s = Wait();
+  if (s.ok()) s = Flush();
   if (s.ok() && durable_ && ::fsync(fd_.get()) != 0) {
     s = IoError(path_ + ": fsync failed: " + Errno());
   }

@@ -244,8 +244,14 @@ Result<std::vector<std::byte>> ZipReader::Read(std::string_view name) const {
                                    " exceeds the read limit of " +
                                    std::to_string(impl_->options.max_read_size) + " bytes"));
   }
+  // The declared size is untrusted: reserve no more than the data could
+  // decode to at deflate's best ratio; zstd can exceed that and grows the
+  // vector as it goes.
+  constexpr std::uint64_t kMaxDeflateRatio = 1032;
+  std::uint64_t plausible;
+  if (!CheckedMul(e.compressed_size, kMaxDeflateRatio, &plausible)) plausible = e.size;
   std::vector<std::byte> out;
-  out.reserve(static_cast<std::size_t>(e.size));
+  out.reserve(static_cast<std::size_t>(std::min(e.size, plausible + 4096)));
   CARTON_RETURN_IF_ERROR(impl_->Decode(i, [&out](ByteView chunk) {
     out.insert(out.end(), chunk.begin(), chunk.end());
     return Status::Ok();

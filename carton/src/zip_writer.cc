@@ -54,14 +54,18 @@ class BytesSource final : public ChunkSource {
   ByteView data_;
 };
 
+// Reads into two buffers in turn, so the previous chunk stays valid while
+// ZipOutput::WriteAsync writes it.
 class FileSource final : public ChunkSource {
  public:
-  FileSource(UniqueFd fd, std::string path, std::vector<std::byte>* buffer)
-      : fd_(std::move(fd)), path_(std::move(path)), buffer_(buffer) {}
+  FileSource(UniqueFd fd, std::string path, std::vector<std::byte> (*buffers)[2])
+      : fd_(std::move(fd)), path_(std::move(path)), buffers_(buffers) {}
   Result<ByteView> Next() override {
+    std::vector<std::byte>& buffer = (*buffers_)[next_];
+    next_ ^= 1;
     std::size_t have = 0;
-    while (have < buffer_->size()) {
-      ssize_t r = ::read(fd_.get(), buffer_->data() + have, buffer_->size() - have);
+    while (have < buffer.size()) {
+      ssize_t r = ::read(fd_.get(), buffer.data() + have, buffer.size() - have);
       if (r < 0) {
         if (errno == EINTR) continue;
         return IoError(path_ + ": read failed: " + std::strerror(errno));
@@ -69,13 +73,14 @@ class FileSource final : public ChunkSource {
       if (r == 0) break;
       have += static_cast<std::size_t>(r);
     }
-    return ByteView(buffer_->data(), have);
+    return ByteView(buffer.data(), have);
   }
 
  private:
   UniqueFd fd_;
   std::string path_;
-  std::vector<std::byte>* buffer_;
+  std::vector<std::byte> (*buffers_)[2];
+  int next_ = 0;
 };
 
 // True if the compressed size of `size` input bytes might not fit in 32
@@ -110,7 +115,7 @@ struct ZipWriter::Impl {
   zip_internal::ZipOutput out;
   std::vector<fmt::CentralHeader> entries;
   std::unordered_set<std::string> names;
-  std::vector<std::byte> read_buffer;
+  std::vector<std::byte> read_buffers[2];
   Status failed;
   bool finished = false;
 
@@ -156,7 +161,10 @@ struct ZipWriter::Impl {
     const std::uint64_t header_offset = out.position();
     fmt::LocalHeader h;
     h.zip64 = MightNeedZip64(method, size);
-    h.version_needed = VersionNeeded(method, h.zip64 || header_offset >= fmt::kMax32);
+    // APPNOTE 4.4.3.2 lists 2.0 for directories.
+    h.version_needed = directory ? fmt::kVersionDeflate
+                                 : VersionNeeded(method, h.zip64 || header_offset >= fmt::kMax32);
+    if (directory && header_offset >= fmt::kMax32) h.version_needed = fmt::kVersionZip64;
     h.flags = fmt::IsValidUtf8(name) && std::any_of(name.begin(), name.end(),
                                                     [](char c) { return c & 0x80; })
                   ? fmt::kFlagUtf8
@@ -186,7 +194,9 @@ struct ZipWriter::Impl {
       if (encoder) {
         CARTON_RETURN_IF_ERROR(encoder->Update(chunk, sink));
       } else {
-        CARTON_RETURN_IF_ERROR(out.Write(chunk));
+        // The source keeps `chunk` valid until its next-but-one chunk; the
+        // next call on `out` waits for this write.
+        CARTON_RETURN_IF_ERROR(out.WriteAsync(chunk));
       }
     }
     if (total != size) return ChangedSize(name, size);
@@ -294,8 +304,8 @@ Result<ZipAddResult> ZipWriter::AddFile(std::string_view name, const std::string
     return InvalidArgument(EntryContext(name) + ": " + source_path + " is not a regular file");
   }
   ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
-  if (impl_->read_buffer.empty()) impl_->read_buffer.resize(kChunkSize);
-  FileSource source(std::move(fd), source_path, &impl_->read_buffer);
+  for (auto& b : impl_->read_buffers) b.resize(kChunkSize);
+  FileSource source(std::move(fd), source_path, &impl_->read_buffers);
   return impl_->Add(name, method, level, static_cast<std::uint64_t>(st.st_size), source, add);
 }
 

@@ -724,3 +724,15 @@ TEST_CASE("carton config: the writer refuses invalid configs", "[config]") {
   expect_invalid(c, StatusCode::kInvalidArgument,
                  "runner.opts.s is not valid UTF-8");
 }
+
+TEST_CASE("carton config: a hostile dotted key is refused before parsing", "[carton][config]") {
+  std::string key = "x";
+  for (int i = 0; i < 300000; ++i) key += ".x";
+  std::string text = "spec_version = 1\n" + key + " = 1\n";
+  auto r = carton::ParseConfig(text);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == carton::StatusCode::kCorrupt);
+  CHECK(r.status().message().find("carton.toml:2:") == 0);
+  std::string header = "spec_version = 1\n[" + key + "]\n";
+  CHECK_FALSE(carton::ParseConfig(header).ok());
+}

@@ -1,11 +1,12 @@
-#include "tensor_data_toml.h"
+#include "toml_util.h"
 
 #include <cstdint>
 #include <string>
 
 #include "tensor_data_internal.h"
 
-namespace carton::tensor_data_internal {
+namespace carton {
+namespace tensor_data_internal {
 
 bool IsValidUtf8(std::string_view s) {
   std::size_t i = 0;
@@ -44,6 +45,11 @@ bool IsValidUtf8(std::string_view s) {
   }
   return true;
 }
+
+}  // namespace tensor_data_internal
+
+namespace toml_util {
+using tensor_data_internal::IsValidUtf8;
 
 void AppendTomlString(std::string* out, std::string_view s) {
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -187,4 +193,5 @@ Result<toml::table> ParseToml(std::string_view text, std::string_view source) {
   }
 }
 
-}  // namespace carton::tensor_data_internal
+}  // namespace toml_util
+}  // namespace carton

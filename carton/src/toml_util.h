@@ -1,4 +1,4 @@
-// TOML helpers shared by the tensor_data sources: parsing with toml++ into a
+// TOML helpers shared by the carton sources that read untrusted TOML: parsing with toml++ into a
 // Status (keeping line and column), and writing TOML basic strings.
 // Private to carton/src; toml++ types never leave it.
 #pragma once
@@ -11,7 +11,7 @@
 
 #include "carton/common/status.h"
 
-namespace carton::tensor_data_internal {
+namespace carton::toml_util {
 
 // Appends `s` as a TOML basic string ("..." with escapes).
 // REQUIRES: IsValidUtf8(s).
@@ -39,4 +39,4 @@ Status CheckKeyDepth(std::string_view text, std::string_view source);
 // "<source>:<line>:<col>: ...".
 Result<toml::table> ParseToml(std::string_view text, std::string_view source);
 
-}  // namespace carton::tensor_data_internal
+}  // namespace carton::toml_util

@@ -1,0 +1,245 @@
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "carton/carton/info.h"
+#include "carton/carton/pack.h"
+#include "carton/carton/verify.h"
+#include "carton/carton/zip.h"
+#include "carton_testing.h"
+
+using namespace carton;
+namespace fs = std::filesystem;
+using testing::MinimalFiles;
+using testing::TempDir;
+
+namespace {
+
+std::string Packed(const TempDir& tmp, const PackOptions& o = {}, const char* name = "m.carton") {
+  std::string dir = tmp.file("model");
+  if (!fs::exists(dir)) testing::WriteTree(dir, MinimalFiles());
+  auto r = Pack(dir, tmp.file(name), o);
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  return tmp.file(name);
+}
+
+}  // namespace
+
+TEST_CASE("carton pack: a packed directory verifies and lists its files", "[carton][pack]") {
+  TempDir tmp;
+  std::string path = Packed(tmp);
+  auto report = Verify(path);
+  REQUIRE(report.ok());
+  for (auto& p : report->problems) INFO(p.where << ": " << p.message);
+  CHECK(report->ok());
+  CHECK(report->files_hashed == 7);
+
+  auto info = ReadInfo(path);
+  REQUIRE(info.ok());
+  CHECK(info->config.model_name == "tiny");
+  CHECK(info->files.size() == 7);
+  CHECK(info->files[0].path == "carton.toml");
+  REQUIRE(info->tensor_index.has_value());
+  CHECK(info->tensor_index->tensors.size() == 2);
+  CHECK(*report->manifest_hash == info->manifest_hash);
+
+  // The manifest hash is the sha256 of the MANIFEST entry.
+  auto zip = ZipReader::Open(path);
+  REQUIRE(zip.ok());
+  auto m = zip->Read("MANIFEST");
+  REQUIRE(m.ok());
+  CHECK(manifest::Sha256Of(*m) == *ManifestHash(path));
+  CHECK(zip->entries().back().name == "MANIFEST");
+  CHECK(zip->Find("MANIFEST")->method == 0);  // stored, as the original does
+}
+
+TEST_CASE("carton pack: output is byte-identical for the same input", "[carton][pack]") {
+  TempDir tmp;
+  std::string a = Packed(tmp, {}, "a.carton");
+  std::string b = Packed(tmp, {}, "b.carton");
+  CHECK(testing::ReadText(a) == testing::ReadText(b));
+}
+
+TEST_CASE("carton pack: every compression method round-trips", "[carton][pack]") {
+  for (auto c : {PackCompression::kStored, PackCompression::kDeflate, PackCompression::kZstd,
+                 PackCompression::kAuto}) {
+    TempDir tmp;
+    PackOptions o;
+    o.compression = c;
+    std::string path = Packed(tmp, o);
+    auto report = Verify(path);
+    REQUIRE(report.ok());
+    CHECK(report->ok());
+    std::string out = tmp.file("out");
+    REQUIRE(Unpack(path, out).ok());
+    for (const auto& [p, content] : MinimalFiles()) {
+      CHECK(testing::ReadText(out + "/" + p) == content);
+    }
+    CHECK(fs::exists(out + "/MANIFEST"));
+  }
+}
+
+TEST_CASE("carton pack: other zip tools accept our cartons", "[carton][pack][interop]") {
+  for (auto c : {PackCompression::kStored, PackCompression::kDeflate, PackCompression::kZstd}) {
+    TempDir tmp;
+    PackOptions o;
+    o.compression = c;
+    std::string path = Packed(tmp, o);
+    if (c == PackCompression::kZstd) {
+      auto r = testing::Run("bsdtar -tf '" + path + "'");
+      CHECK(r.exit_code == 0);
+      CHECK(r.out.find("model/sub/vocab.txt") != std::string::npos);
+      continue;
+    }
+    auto py = testing::Run("python3 -m zipfile -t '" + path + "'");
+    CHECK(py.exit_code == 0);
+    auto uz = testing::Run("unzip -t '" + path + "'");
+    CHECK(uz.exit_code == 0);
+    CHECK(uz.out.find("No errors detected") != std::string::npos);
+    auto cat = testing::Run("unzip -p '" + path + "' model/sub/vocab.txt");
+    CHECK(cat.out == "hello\nworld\n");
+  }
+}
+
+TEST_CASE("carton pack: stored entries are aligned for mapping", "[carton][pack]") {
+  for (std::uint32_t align : {64u, 4096u}) {
+    TempDir tmp;
+    PackOptions o;
+    o.compression = PackCompression::kStored;
+    o.alignment = align;
+    std::string path = Packed(tmp, o);
+    auto zip = ZipReader::Open(path);
+    REQUIRE(zip.ok());
+    for (const auto& e : zip->entries()) {
+      auto off = zip->DataOffset(e.name);
+      REQUIRE(off.ok());
+      CHECK(*off % align == 0);
+    }
+    CHECK(AsChars(*zip->MappedData("model/sub/vocab.txt")) == "hello\nworld\n");
+  }
+}
+
+TEST_CASE("carton pack: auto stores large and incompressible files", "[carton][pack]") {
+  TempDir tmp;
+  auto files = MinimalFiles();
+  std::string noise(200000, '\0');
+  std::uint32_t x = 12345;
+  for (auto& ch : noise) {
+    x = x * 1103515245 + 12345;
+    ch = static_cast<char>(x >> 24);
+  }
+  files["model/noise.bin"] = noise;
+  files["model/zeros.bin"] = std::string(200000, '\0');
+  testing::WriteTree(tmp.file("model"), files);
+  PackOptions o;
+  o.auto_store_size = 100000;
+  auto r = Pack(tmp.file("model"), tmp.file("m.carton"), o);
+  REQUIRE(r.ok());
+  std::map<std::string, Compression> method;
+  for (const auto& f : r->files) method[f.path] = f.method;
+  CHECK(method["model/noise.bin"] == Compression::kStored);
+  CHECK(method["model/zeros.bin"] == Compression::kStored);  // large
+  CHECK(method["carton.toml"] == Compression::kZstd);
+}
+
+TEST_CASE("carton pack: creates carton.toml from flags when missing", "[carton][pack]") {
+  TempDir tmp;
+  auto files = MinimalFiles();
+  files.erase("carton.toml");
+  files.erase("tensor_data/index.toml");
+  files.erase("tensor_data/tensor_0.bin");
+  files.erase("tensor_data/tensor_1.bin");
+  testing::WriteTree(tmp.file("model"), files);
+  auto missing = Pack(tmp.file("model"), tmp.file("m.carton"));
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.status().code() == StatusCode::kInvalidArgument);
+  CHECK(missing.status().message().find("no carton.toml") != std::string::npos);
+  CHECK_FALSE(fs::exists(tmp.file("m.carton")));
+
+  PackOptions o;
+  CartonConfig c;
+  c.runner.runner_name = "torchscript";
+  c.runner.required_framework_version = "=1.13.1";
+  c.runner.runner_compat_version = 2;
+  c.model_name = "flagged";
+  o.config_if_missing = c;
+  REQUIRE(Pack(tmp.file("model"), tmp.file("m.carton"), o).ok());
+  auto info = ReadInfo(tmp.file("m.carton"));
+  REQUIRE(info.ok());
+  CHECK(info->config.runner.runner_name == "torchscript");
+  CHECK(info->config.model_name == "flagged");
+  CHECK(Verify(tmp.file("m.carton"))->ok());
+}
+
+TEST_CASE("carton pack: refuses an invalid carton.toml or index.toml", "[carton][pack]") {
+  TempDir tmp;
+  auto files = MinimalFiles();
+  files["carton.toml"] = "spec_version = 2\n";
+  testing::WriteTree(tmp.file("a"), files);
+  auto r = Pack(tmp.file("a"), tmp.file("a.carton"));
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("carton.toml") != std::string::npos);
+  CHECK_FALSE(fs::exists(tmp.file("a.carton")));
+
+  files = MinimalFiles();
+  files["tensor_data/index.toml"] = "[[tensor]]\nname = 3\n";
+  testing::WriteTree(tmp.file("b"), files);
+  r = Pack(tmp.file("b"), tmp.file("b.carton"));
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("index.toml") != std::string::npos);
+}
+
+TEST_CASE("carton pack: refuses escaping symlinks, sockets and devices", "[carton][pack]") {
+  TempDir tmp;
+  testing::WriteTree(tmp.file("m"), MinimalFiles());
+  testing::WriteBytes(tmp.file("secret"), AsBytes("outside"));
+  fs::create_symlink(tmp.file("secret"), tmp.file("m/model/link"));
+  auto r = Pack(tmp.file("m"), tmp.file("m.carton"));
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("model/link: symlink points outside") != std::string::npos);
+  CHECK_FALSE(fs::exists(tmp.file("m.carton")));
+
+  // A symlink inside the directory is packed with its target's bytes.
+  fs::remove(tmp.file("m/model/link"));
+  fs::create_symlink("sub/vocab.txt", tmp.file("m/model/alias.txt"));
+  REQUIRE(Pack(tmp.file("m"), tmp.file("m.carton")).ok());
+  auto zip = ZipReader::Open(tmp.file("m.carton"));
+  CHECK(AsChars(*zip->Read("model/alias.txt")) == "hello\nworld\n");
+  fs::remove(tmp.file("m/model/alias.txt"));
+
+  // Unix socket paths are short; make one with a relative name.
+  std::string sock_dir = tmp.file("m/model");
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::string cwd = fs::current_path();
+  fs::current_path(sock_dir);
+  std::strcpy(addr.sun_path, "sock");
+  int rc = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  fs::current_path(cwd);
+  REQUIRE(rc == 0);
+  r = Pack(tmp.file("m"), tmp.file("s.carton"));
+  ::close(fd);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("model/sock: a socket") != std::string::npos);
+  CHECK_FALSE(fs::exists(tmp.file("s.carton")));
+
+  auto dev = Pack("/dev", tmp.file("d.carton"));
+  CHECK_FALSE(dev.ok());
+}
+
+TEST_CASE("carton pack: drops empty directories and skips an old MANIFEST", "[carton][pack]") {
+  TempDir tmp;
+  testing::WriteTree(tmp.file("m"), MinimalFiles());
+  fs::create_directories(tmp.file("m/model/empty/deeper"));
+  testing::WriteBytes(tmp.file("m/MANIFEST"), AsBytes("stale"));
+  REQUIRE(Pack(tmp.file("m"), tmp.file("m.carton")).ok());
+  auto zip = ZipReader::Open(tmp.file("m.carton"));
+  for (const auto& e : zip->entries()) CHECK(e.name.find("empty") == std::string::npos);
+  CHECK(Verify(tmp.file("m.carton"))->ok());
+}

@@ -1,0 +1,190 @@
+// Each verify rule: a valid archive has no problems; the same archive with
+// one thing wrong reports that problem, naming the entry.
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "carton/carton/info.h"
+#include "carton/carton/verify.h"
+#include "carton_testing.h"
+
+using namespace carton;
+using testing::MinimalFiles;
+using testing::TempDir;
+using Files = std::map<std::string, std::string>;
+
+namespace {
+
+VerifyReport VerifyFiles(const Files& files, const Files* manifest_files = nullptr,
+                         bool with_manifest = true) {
+  TempDir tmp;
+  std::string path = tmp.file("v.carton");
+  testing::WriteArchive(path, files, manifest_files, with_manifest);
+  auto r = Verify(path);
+  REQUIRE(r.ok());
+  return std::move(r).value();
+}
+
+bool Has(const VerifyReport& r, std::string_view where, std::string_view substring) {
+  for (const auto& p : r.problems) {
+    if (p.where == where && p.message.find(substring) != std::string::npos) return true;
+  }
+  std::string all;
+  for (const auto& p : r.problems) all += "\n  " + p.where + ": " + p.message;
+  UNSCOPED_INFO("problems:" << all);
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("carton verify: a well-formed carton has no problems", "[carton][verify]") {
+  auto r = VerifyFiles(MinimalFiles());
+  CHECK(r.ok());
+  CHECK(r.files_hashed == 7);
+}
+
+TEST_CASE("carton verify: reports a hash mismatch naming the file", "[carton][verify]") {
+  Files files = MinimalFiles(), claimed = MinimalFiles();
+  files["model/model.bin"][10] = 'X';
+  auto r = VerifyFiles(files, &claimed);
+  CHECK(Has(r, "model/model.bin", "but MANIFEST says"));
+  CHECK(r.problems.size() == 1);
+}
+
+TEST_CASE("carton verify: files must match MANIFEST both ways", "[carton][verify]") {
+  Files files = MinimalFiles(), claimed = MinimalFiles();
+  files["model/extra.bin"] = "x";
+  claimed["model/gone.bin"] = "y";
+  auto r = VerifyFiles(files, &claimed);
+  CHECK(Has(r, "model/extra.bin", "not listed in MANIFEST"));
+  CHECK(Has(r, "model/gone.bin", "missing from the archive"));
+}
+
+TEST_CASE("carton verify: MANIFEST and carton.toml must exist and parse", "[carton][verify]") {
+  auto none = VerifyFiles(MinimalFiles(), nullptr, /*with_manifest=*/false);
+  CHECK(Has(none, "MANIFEST", "missing"));
+
+  Files files = MinimalFiles();
+  files.erase("carton.toml");
+  CHECK(Has(VerifyFiles(files), "carton.toml", "missing"));
+
+  files = MinimalFiles();
+  files["carton.toml"] = "spec_version = 1\n[runner]\nrunner_name = \"x\"\n";
+  CHECK(Has(VerifyFiles(files), "carton.toml", "required_framework_version"));
+
+  files = MinimalFiles();
+  files["MANIFEST"] = "b=" + std::string(64, '0') + "\na=" + std::string(64, '0') + "\n";
+  TempDir tmp;
+  std::string path = tmp.file("m.carton");
+  {
+    auto zip = ZipWriter::Create(path);
+    for (const auto& [n, c] : files) REQUIRE(zip->AddBytes(n, AsBytes(c), Compression::kStored).ok());
+    REQUIRE(zip->Finish().ok());
+  }
+  auto r = Verify(path);
+  REQUIRE(r.ok());
+  CHECK(Has(*r, "MANIFEST", "line 2"));
+}
+
+TEST_CASE("carton verify: tensor_data files must exist with the right size", "[carton][verify]") {
+  Files files = MinimalFiles(), claimed;
+  files["tensor_data/tensor_0.bin"] = std::string(7, '\1');
+  auto r = VerifyFiles(files);
+  CHECK(Has(r, "tensor_data/tensor_0.bin", "7 bytes but float32 of 2 elements needs 8"));
+
+  files = MinimalFiles();
+  files.erase("tensor_data/tensor_1.bin");
+  CHECK(Has(VerifyFiles(files), "tensor_data/tensor_1.bin", "tensor \"y\" refers to it"));
+
+  files = MinimalFiles();
+  files.erase("tensor_data/index.toml");
+  auto no_index = VerifyFiles(files);
+  CHECK(Has(no_index, "tensor_data/index.toml", "missing, but tensor_data/ holds other files"));
+
+  files = MinimalFiles();
+  files["tensor_data/index.toml"] = "[[tensor]]\nname = \"x\"\ndtype = \"float99\"\n";
+  CHECK(Has(VerifyFiles(files), "tensor_data/index.toml", "float99"));
+}
+
+TEST_CASE("carton verify: string tensors must hold as many strings as their shape",
+          "[carton][verify]") {
+  Files files = MinimalFiles();
+  files["tensor_data/index.toml"] = std::string(testing::kMinimalIndex) +
+                                    "[[tensor]]\nname = \"s\"\ndtype = \"string\"\nshape = [3]\n"
+                                    "file = \"tensor_2.toml\"\n";
+  files["tensor_data/tensor_2.toml"] = "data = [\"a\", \"b\", \"c\"]\n";
+  CHECK(VerifyFiles(files).ok());
+  files["tensor_data/tensor_2.toml"] = "data = [\"a\", \"b\"]\n";
+  CHECK(Has(VerifyFiles(files), "tensor_data/tensor_2.toml", "2"));
+}
+
+TEST_CASE("carton verify: references must resolve and names must be declared",
+          "[carton][verify]") {
+  Files files = MinimalFiles();
+  std::string config = testing::kMinimalConfig;
+  config += "[[self_test]]\ninputs = { x = \"@tensor_data/nope\", z = \"@tensor_data/x\" }\n";
+  config += "[[example]]\ninputs = { x = \"@misc/readme.md\" }\nsample_out = { y = \"@misc/gone.png\" }\n";
+  files["carton.toml"] = config;
+  auto r = VerifyFiles(files);
+  CHECK(Has(r, "carton.toml", "self_test 2: @tensor_data/nope names no tensor"));
+  CHECK(Has(r, "carton.toml", "self_test 2 inputs: \"z\" is not a declared input"));
+  CHECK(Has(r, "carton.toml", "example 1: @misc/gone.png names no file in misc/"));
+  CHECK_FALSE(Has(r, "carton.toml", "readme.md"));
+  CHECK(r.problems.size() == 3);
+}
+
+TEST_CASE("carton verify: lists every problem, not just the first", "[carton][verify]") {
+  Files files = MinimalFiles(), claimed = MinimalFiles();
+  files["model/model.bin"][0] = 'X';
+  files["misc/readme.md"] = "changed";
+  files["model/stray"] = "";
+  auto r = VerifyFiles(files, &claimed);
+  CHECK(r.problems.size() == 3);
+}
+
+TEST_CASE("carton verify: a file that is not a zip is a problem, a missing file an error",
+          "[carton][verify]") {
+  TempDir tmp;
+  testing::WriteBytes(tmp.file("junk.carton"), AsBytes("not a zip at all"));
+  auto r = Verify(tmp.file("junk.carton"));
+  REQUIRE(r.ok());
+  CHECK_FALSE(r->ok());
+  auto missing = Verify(tmp.file("none.carton"));
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.status().code() == StatusCode::kNotFound);
+}
+
+TEST_CASE("carton unpack: checks hashes and leaves nothing on failure", "[carton][unpack]") {
+  TempDir tmp;
+  Files files = MinimalFiles(), claimed = MinimalFiles();
+  testing::WriteArchive(tmp.file("good.carton"), files);
+  files["model/model.bin"][5] = 'Z';
+  testing::WriteArchive(tmp.file("bad.carton"), files, &claimed);
+
+  Status s = Unpack(tmp.file("bad.carton"), tmp.file("out"));
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.code() == StatusCode::kCorrupt);
+  CHECK(s.message().find("model/model.bin: sha256") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(tmp.file("out")));
+  for (auto& e : std::filesystem::directory_iterator(tmp.path())) {
+    CHECK(e.path().filename().string().find("unpack") == std::string::npos);
+  }
+
+  REQUIRE(Unpack(tmp.file("good.carton"), tmp.file("out")).ok());
+  CHECK(testing::ReadText(tmp.file("out/model/sub/vocab.txt")) == "hello\nworld\n");
+  Status again = Unpack(tmp.file("good.carton"), tmp.file("out"));
+  CHECK(again.code() == StatusCode::kInvalidArgument);
+  CHECK(again.message().find("not an empty directory") != std::string::npos);
+}
+
+TEST_CASE("carton hash: prints the sha256 of MANIFEST and checks it", "[carton][hash]") {
+  TempDir tmp;
+  testing::WriteArchive(tmp.file("a.carton"), MinimalFiles());
+  auto h = ManifestHash(tmp.file("a.carton"));
+  REQUIRE(h.ok());
+  auto again = ManifestHash(tmp.file("a.carton"));
+  CHECK(*h == *again);
+  testing::WriteArchive(tmp.file("b.carton"), MinimalFiles(), nullptr, false);
+  auto none = ManifestHash(tmp.file("b.carton"));
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.status().message().find("MANIFEST") != std::string::npos);
+}
