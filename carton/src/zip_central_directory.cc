@@ -40,10 +40,12 @@ std::string Multidisk() { return "multi-disk archives are not supported"; }
 
 // Reads the zip64 extra field of a central header: the values whose 32-bit
 // field is saturated, in APPNOTE order.
-Status ReadZip64Extra(ByteView extra, std::uint32_t size32, std::uint32_t csize32,
-                      std::uint32_t offset32, std::uint16_t disk16, CentralHeader* h,
+Status ReadZip64Extra(ByteView extra, std::uint32_t size32,
+                      std::uint32_t csize32, std::uint32_t offset32,
+                      std::uint16_t disk16, CentralHeader* h,
                       std::uint32_t* disk) {
-  bool need = size32 == kMax32 || csize32 == kMax32 || offset32 == kMax32 || disk16 == kMax16;
+  bool need = size32 == kMax32 || csize32 == kMax32 || offset32 == kMax32 ||
+              disk16 == kMax16;
   bool found = false;
   std::size_t pos = 0;
   while (extra.size() - pos >= kExtraHeaderSize) {
@@ -86,8 +88,10 @@ void AppendCentralHeader(const CentralHeader& h, std::vector<std::byte>* out) {
   bool big_size = h.size >= kMax32;
   bool big_csize = h.compressed_size >= kMax32;
   bool big_offset = h.local_header_offset >= kMax32;
-  std::uint16_t zip64_data = static_cast<std::uint16_t>(8 * (big_size + big_csize + big_offset));
-  std::uint16_t extra_size = zip64_data == 0 ? 0 : kExtraHeaderSize + zip64_data;
+  std::uint16_t zip64_data =
+      static_cast<std::uint16_t>(8 * (big_size + big_csize + big_offset));
+  std::uint16_t extra_size =
+      zip64_data == 0 ? 0 : kExtraHeaderSize + zip64_data;
   Put32(out, kCentralHeaderSignature);
   Put16(out, h.version_made_by);
   Put16(out, h.version_needed);
@@ -116,8 +120,10 @@ void AppendCentralHeader(const CentralHeader& h, std::vector<std::byte>* out) {
   }
 }
 
-void AppendEndRecords(const EndRecord& end, std::uint64_t offset, std::vector<std::byte>* out) {
-  bool zip64 = end.entry_count >= kMax16 || end.cd_size >= kMax32 || end.cd_offset >= kMax32;
+void AppendEndRecords(const EndRecord& end, std::uint64_t offset,
+                      std::vector<std::byte>* out) {
+  bool zip64 = end.entry_count >= kMax16 || end.cd_size >= kMax32 ||
+               end.cd_offset >= kMax32;
   if (zip64) {
     Put32(out, kZip64EndSignature);
     Put64(out, kZip64EndFixedSize);
@@ -147,13 +153,15 @@ void AppendEndRecords(const EndRecord& end, std::uint64_t offset, std::vector<st
 Result<EndRecord> ParseEndRecords(ByteView archive, std::uint64_t* cd_limit) {
   const std::uint64_t size = archive.size();
   if (size < kEndSize) {
-    return Corrupt("too short to be a zip archive (" + std::to_string(size) + " bytes)");
+    return Corrupt("too short to be a zip archive (" + std::to_string(size) +
+                   " bytes)");
   }
   // The end record is the last thing in the file, followed only by its
   // comment: search backwards for a signature whose comment length fits
   // exactly, so trailing bytes after an archive are rejected.
   const std::uint64_t last = size - kEndSize;
-  const std::uint64_t first = last - std::min<std::uint64_t>(last, kMaxCommentSize);
+  const std::uint64_t first =
+      last - std::min<std::uint64_t>(last, kMaxCommentSize);
   std::optional<std::uint64_t> found;
   for (std::uint64_t pos = last + 1; pos-- > first;) {
     const std::byte* p = archive.data() + pos;
@@ -162,7 +170,9 @@ Result<EndRecord> ParseEndRecords(ByteView archive, std::uint64_t* cd_limit) {
       break;
     }
   }
-  if (!found) return Corrupt("no end of central directory record (not a zip archive, or truncated)");
+  if (!found)
+    return Corrupt(
+        "no end of central directory record (not a zip archive, or truncated)");
   const std::uint64_t eocd = *found;
   const std::byte* p = archive.data() + eocd;
   std::uint16_t disk = LoadLE16(p + 4);
@@ -175,9 +185,11 @@ Result<EndRecord> ParseEndRecords(ByteView archive, std::uint64_t* cd_limit) {
   EndRecord end;
   *cd_limit = eocd;
   bool has_locator = eocd >= kZip64LocatorSize &&
-                     LoadLE32(archive.data() + eocd - kZip64LocatorSize) == kZip64LocatorSignature;
+                     LoadLE32(archive.data() + eocd - kZip64LocatorSize) ==
+                         kZip64LocatorSignature;
   if (!has_locator) {
-    if (disk != 0 || cd_disk != 0 || disk_entries != entries) return Unsupported(Multidisk());
+    if (disk != 0 || cd_disk != 0 || disk_entries != entries)
+      return Unsupported(Multidisk());
     end = {entries, cd_offset, cd_size};
   } else {
     const std::uint64_t locator = eocd - kZip64LocatorSize;
@@ -192,12 +204,14 @@ Result<EndRecord> ParseEndRecords(ByteView archive, std::uint64_t* cd_limit) {
     }
     const std::byte* z = archive.data() + end64;
     if (LoadLE32(z) != kZip64EndSignature) {
-      return Corrupt("no zip64 end record signature at offset " + std::to_string(end64));
+      return Corrupt("no zip64 end record signature at offset " +
+                     std::to_string(end64));
     }
     std::uint64_t record_size = LoadLE64(z + 4);
-    if (record_size < kZip64EndFixedSize || !InBounds(end64 + 12, record_size, locator)) {
-      return Corrupt("zip64 end record at offset " + std::to_string(end64) + " has a bad size (" +
-                     std::to_string(record_size) + ")");
+    if (record_size < kZip64EndFixedSize ||
+        !InBounds(end64 + 12, record_size, locator)) {
+      return Corrupt("zip64 end record at offset " + std::to_string(end64) +
+                     " has a bad size (" + std::to_string(record_size) + ")");
     }
     std::uint32_t disk64 = LoadLE32(z + 16);
     std::uint32_t cd_disk64 = LoadLE32(z + 20);
@@ -219,19 +233,22 @@ Result<EndRecord> ParseEndRecords(ByteView archive, std::uint64_t* cd_limit) {
   }
   if (!InBounds(end.cd_offset, end.cd_size, *cd_limit) ||
       end.cd_offset + end.cd_size != *cd_limit) {
-    return Corrupt("central directory at offset " + std::to_string(end.cd_offset) + " of " +
-                   std::to_string(end.cd_size) + " bytes does not end where the end records start (" +
+    return Corrupt("central directory at offset " +
+                   std::to_string(end.cd_offset) + " of " +
+                   std::to_string(end.cd_size) +
+                   " bytes does not end where the end records start (" +
                    std::to_string(*cd_limit) + ")");
   }
   if (end.entry_count > end.cd_size / kCentralHeaderSize) {
-    return Corrupt(std::to_string(end.entry_count) + " entries cannot fit in a central directory of " +
+    return Corrupt(std::to_string(end.entry_count) +
+                   " entries cannot fit in a central directory of " +
                    std::to_string(end.cd_size) + " bytes");
   }
   return end;
 }
 
-Result<std::vector<CentralHeader>> ParseCentralDirectory(ByteView archive, const EndRecord& end,
-                                                         std::uint64_t cd_limit) {
+Result<std::vector<CentralHeader>> ParseCentralDirectory(
+    ByteView archive, const EndRecord& end, std::uint64_t cd_limit) {
   std::vector<CentralHeader> headers;
   // entry_count is bounded by cd_size / 46, so this is at most one header
   // per 46 bytes of input.
@@ -265,22 +282,30 @@ Result<std::vector<CentralHeader>> ParseCentralDirectory(ByteView archive, const
     h.compressed_size = csize32;
     h.size = size32;
     h.local_header_offset = offset32;
-    std::uint64_t variable = std::uint64_t{name_size} + extra_size + comment_size;
+    std::uint64_t variable =
+        std::uint64_t{name_size} + extra_size + comment_size;
     if (!InBounds(pos + kCentralHeaderSize, variable, cd_limit)) {
-      return Corrupt(where + ": name and extra fields run past the end of the central directory");
+      return Corrupt(
+          where +
+          ": name and extra fields run past the end of the central directory");
     }
-    h.name = std::string(AsChars(archive.subspan(pos + kCentralHeaderSize, name_size)));
-    ByteView extra = archive.subspan(pos + kCentralHeaderSize + name_size, extra_size);
+    h.name = std::string(
+        AsChars(archive.subspan(pos + kCentralHeaderSize, name_size)));
+    ByteView extra =
+        archive.subspan(pos + kCentralHeaderSize + name_size, extra_size);
     std::uint32_t disk = disk16;
-    Status s = ReadZip64Extra(extra, size32, csize32, offset32, disk16, &h, &disk);
+    Status s =
+        ReadZip64Extra(extra, size32, csize32, offset32, disk16, &h, &disk);
     if (!s.ok()) return s.WithContext("entry " + QuoteName(h.name));
-    if (disk != 0) return Unsupported("entry " + QuoteName(h.name) + ": " + Multidisk());
+    if (disk != 0)
+      return Unsupported("entry " + QuoteName(h.name) + ": " + Multidisk());
     headers.push_back(std::move(h));
     pos += kCentralHeaderSize + variable;
   }
   if (pos != cd_limit) {
     return Corrupt("central directory has " + std::to_string(cd_limit - pos) +
-                   " bytes after its " + std::to_string(end.entry_count) + " entries");
+                   " bytes after its " + std::to_string(end.entry_count) +
+                   " entries");
   }
   return headers;
 }

@@ -39,7 +39,8 @@ class Encoder {
 // An encoder for `method` (kDeflate or kZstd) at a level from ResolveLevel.
 // `size` is the exact number of input bytes that will follow (zstd records
 // it in the frame header). Errors: kInvalidArgument, kInternal.
-Result<std::unique_ptr<Encoder>> MakeEncoder(Compression method, int level, std::uint64_t size,
+Result<std::unique_ptr<Encoder>> MakeEncoder(Compression method, int level,
+                                             std::uint64_t size,
                                              int zstd_workers);
 
 // Decodes one complete raw deflate stream, rejecting truncated data and
@@ -51,6 +52,7 @@ Status Inflate(ByteView in, std::uint64_t size_hint, const ByteSink& out);
 // Decodes one or more complete zstd frames. Untrusted input.
 // Errors: kCorrupt, kUnsupported (window larger than kZstdMaxWindowLog),
 // errors from `out`.
-Status DecompressZstd(ByteView in, std::uint64_t size_hint, const ByteSink& out);
+Status DecompressZstd(ByteView in, std::uint64_t size_hint,
+                      const ByteSink& out);
 
 }  // namespace carton::zip_codec

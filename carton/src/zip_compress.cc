@@ -34,7 +34,8 @@ class DeflateEncoder final : public Encoder {
     std::unique_ptr<z_stream, DeflateEnd> stream;
     auto raw = std::make_unique<z_stream>();
     // Negative window bits: raw deflate, as zip stores it.
-    if (deflateInit2(raw.get(), level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    if (deflateInit2(raw.get(), level, Z_DEFLATED, -MAX_WBITS, 8,
+                     Z_DEFAULT_STRATEGY) != Z_OK) {
       return Internal("cannot initialise deflate");
     }
     stream.reset(raw.release());
@@ -44,7 +45,8 @@ class DeflateEncoder final : public Encoder {
   Status Update(ByteView in, const ByteSink& out) override {
     while (!in.empty()) {
       std::size_t n = std::min(in.size(), kZlibMaxChunk);
-      stream_->next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data()));
+      stream_->next_in =
+          reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data()));
       stream_->avail_in = static_cast<uInt>(n);
       CARTON_RETURN_IF_ERROR(Run(Z_NO_FLUSH, out));
       in = in.subspan(n);
@@ -65,8 +67,10 @@ class DeflateEncoder final : public Encoder {
       int r = deflate(stream_.get(), flush);
       if (r == Z_STREAM_ERROR) return Internal("deflate failed");
       std::size_t have = buffer_.size() - stream_->avail_out;
-      if (have != 0) CARTON_RETURN_IF_ERROR(out(ByteView(buffer_.data(), have)));
-      if (flush == Z_FINISH ? r == Z_STREAM_END : stream_->avail_out != 0) return Status::Ok();
+      if (have != 0)
+        CARTON_RETURN_IF_ERROR(out(ByteView(buffer_.data(), have)));
+      if (flush == Z_FINISH ? r == Z_STREAM_END : stream_->avail_out != 0)
+        return Status::Ok();
     }
   }
 
@@ -76,10 +80,13 @@ class DeflateEncoder final : public Encoder {
 
 class ZstdEncoder final : public Encoder {
  public:
-  static Result<std::unique_ptr<Encoder>> Make(int level, std::uint64_t size, int workers) {
+  static Result<std::unique_ptr<Encoder>> Make(int level, std::uint64_t size,
+                                               int workers) {
     std::unique_ptr<ZSTD_CCtx, ZstdCCtxFree> cctx(ZSTD_createCCtx());
     if (!cctx) return Internal("cannot allocate a zstd context");
-    auto set = [&](ZSTD_cParameter p, int v) { return !ZSTD_isError(ZSTD_CCtx_setParameter(cctx.get(), p, v)); };
+    auto set = [&](ZSTD_cParameter p, int v) {
+      return !ZSTD_isError(ZSTD_CCtx_setParameter(cctx.get(), p, v));
+    };
     if (!set(ZSTD_c_compressionLevel, level)) {
       return InvalidArgument("zstd rejects level " + std::to_string(level));
     }
@@ -104,7 +111,8 @@ class ZstdEncoder final : public Encoder {
   Status Finish(const ByteSink& out) override {
     ZSTD_inBuffer input{nullptr, 0, 0};
     std::size_t remaining = 1;
-    while (remaining != 0) CARTON_RETURN_IF_ERROR(Step(&input, ZSTD_e_end, out, &remaining));
+    while (remaining != 0)
+      CARTON_RETURN_IF_ERROR(Step(&input, ZSTD_e_end, out, &remaining));
     return Status::Ok();
   }
 
@@ -116,7 +124,9 @@ class ZstdEncoder final : public Encoder {
               std::size_t* remaining) {
     ZSTD_outBuffer output{buffer_.data(), buffer_.size(), 0};
     std::size_t r = ZSTD_compressStream2(cctx_.get(), &output, input, mode);
-    if (ZSTD_isError(r)) return Internal(std::string("zstd compression failed: ") + ZSTD_getErrorName(r));
+    if (ZSTD_isError(r))
+      return Internal(std::string("zstd compression failed: ") +
+                      ZSTD_getErrorName(r));
     if (remaining) *remaining = r;
     if (output.pos != 0) return out(ByteView(buffer_.data(), output.pos));
     return Status::Ok();
@@ -135,13 +145,15 @@ Result<int> ResolveLevel(Compression method, int level) {
     case Compression::kDeflate:
       if (level == 0) return kDefaultDeflateLevel;
       if (level < 1 || level > 9) {
-        return InvalidArgument("deflate level " + std::to_string(level) + " is outside 1..9");
+        return InvalidArgument("deflate level " + std::to_string(level) +
+                               " is outside 1..9");
       }
       return level;
     case Compression::kZstd:
       if (level == 0) return kDefaultZstdLevel;
       if (level < ZSTD_minCLevel() || level > kZipMaxZstdLevel) {
-        return InvalidArgument("zstd level " + std::to_string(level) + " is outside " +
+        return InvalidArgument("zstd level " + std::to_string(level) +
+                               " is outside " +
                                std::to_string(ZSTD_minCLevel()) + ".." +
                                std::to_string(kZipMaxZstdLevel));
       }
@@ -150,7 +162,8 @@ Result<int> ResolveLevel(Compression method, int level) {
   return InvalidArgument("unknown compression method");
 }
 
-Result<std::unique_ptr<Encoder>> MakeEncoder(Compression method, int level, std::uint64_t size,
+Result<std::unique_ptr<Encoder>> MakeEncoder(Compression method, int level,
+                                             std::uint64_t size,
                                              int zstd_workers) {
   switch (method) {
     case Compression::kDeflate:

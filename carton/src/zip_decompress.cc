@@ -36,14 +36,16 @@ struct ZstdDCtxFree {
 
 Status Inflate(ByteView in, std::uint64_t size_hint, const ByteSink& out) {
   auto raw = std::make_unique<z_stream>();
-  if (inflateInit2(raw.get(), -MAX_WBITS) != Z_OK) return Internal("cannot initialise inflate");
+  if (inflateInit2(raw.get(), -MAX_WBITS) != Z_OK)
+    return Internal("cannot initialise inflate");
   std::unique_ptr<z_stream, InflateEnd> stream(raw.release());
   std::vector<std::byte> buffer(OutputChunk(size_hint));
   std::size_t fed = 0;
   for (;;) {
     if (stream->avail_in == 0 && fed < in.size()) {
       std::size_t n = std::min(in.size() - fed, kZlibMaxChunk);
-      stream->next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data() + fed));
+      stream->next_in =
+          reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data() + fed));
       stream->avail_in = static_cast<uInt>(n);
       fed += n;
     }
@@ -52,7 +54,8 @@ Status Inflate(ByteView in, std::uint64_t size_hint, const ByteSink& out) {
     int r = inflate(stream.get(), Z_NO_FLUSH);
     std::size_t have = buffer.size() - stream->avail_out;
     if (r == Z_DATA_ERROR) {
-      return Corrupt(std::string("invalid deflate data: ") + (stream->msg ? stream->msg : "?"));
+      return Corrupt(std::string("invalid deflate data: ") +
+                     (stream->msg ? stream->msg : "?"));
     }
     if (r == Z_MEM_ERROR) return Internal("inflate ran out of memory");
     if (have != 0) CARTON_RETURN_IF_ERROR(out(ByteView(buffer.data(), have)));
@@ -67,16 +70,19 @@ Status Inflate(ByteView in, std::uint64_t size_hint, const ByteSink& out) {
   }
   std::size_t left = stream->avail_in + (in.size() - fed);
   if (left != 0) {
-    return Corrupt(std::to_string(left) + " bytes follow the end of the deflate data");
+    return Corrupt(std::to_string(left) +
+                   " bytes follow the end of the deflate data");
   }
   return Status::Ok();
 }
 
-Status DecompressZstd(ByteView in, std::uint64_t size_hint, const ByteSink& out) {
+Status DecompressZstd(ByteView in, std::uint64_t size_hint,
+                      const ByteSink& out) {
   if (in.empty()) return Corrupt("zstd data is empty");
   std::unique_ptr<ZSTD_DCtx, ZstdDCtxFree> dctx(ZSTD_createDCtx());
   if (!dctx) return Internal("cannot allocate a zstd context");
-  if (ZSTD_isError(ZSTD_DCtx_setParameter(dctx.get(), ZSTD_d_windowLogMax, kZstdMaxWindowLog))) {
+  if (ZSTD_isError(ZSTD_DCtx_setParameter(dctx.get(), ZSTD_d_windowLogMax,
+                                          kZstdMaxWindowLog))) {
     return Internal("zstd rejects the window limit");
   }
   std::vector<std::byte> buffer(OutputChunk(size_hint));
@@ -87,11 +93,13 @@ Status DecompressZstd(ByteView in, std::uint64_t size_hint, const ByteSink& out)
     if (ZSTD_isError(r)) {
       if (ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge) {
         return Unsupported("zstd data needs a window larger than " +
-                           std::to_string((1u << kZstdMaxWindowLog) >> 20) + " MiB");
+                           std::to_string((1u << kZstdMaxWindowLog) >> 20) +
+                           " MiB");
       }
       return Corrupt(std::string("invalid zstd data: ") + ZSTD_getErrorName(r));
     }
-    if (output.pos != 0) CARTON_RETURN_IF_ERROR(out(ByteView(buffer.data(), output.pos)));
+    if (output.pos != 0)
+      CARTON_RETURN_IF_ERROR(out(ByteView(buffer.data(), output.pos)));
     // r == 0: a frame just ended and its output is flushed.
     if (r == 0 && input.pos == input.size) return Status::Ok();
     if (r != 0 && input.pos == input.size && output.pos < output.size) {

@@ -154,9 +154,8 @@ Result<EndRecord> ParseEndRecords(ByteView archive, std::uint64_t* cd_limit);
 
 // Decodes the central directory `end` describes. Names are returned raw;
 // callers validate them. Untrusted input.
-Result<std::vector<CentralHeader>> ParseCentralDirectory(ByteView archive,
-                                                         const EndRecord& end,
-                                                         std::uint64_t cd_limit);
+Result<std::vector<CentralHeader>> ParseCentralDirectory(
+    ByteView archive, const EndRecord& end, std::uint64_t cd_limit);
 
 // nullopt if `name` is acceptable as an entry name; otherwise why not
 // ("is empty", "is absolute", ...). Rules in zip.h.

@@ -24,11 +24,14 @@ std::size_t AlignmentFieldSize(std::uint64_t end, std::uint32_t alignment) {
   return static_cast<std::size_t>(field);
 }
 
-std::string At(std::uint64_t offset) { return "at offset " + std::to_string(offset); }
+std::string At(std::uint64_t offset) {
+  return "at offset " + std::to_string(offset);
+}
 
 }  // namespace
 
-std::vector<std::byte> EncodeLocalHeader(const LocalHeader& h, std::uint64_t offset,
+std::vector<std::byte> EncodeLocalHeader(const LocalHeader& h,
+                                         std::uint64_t offset,
                                          std::uint32_t alignment) {
   std::size_t zip64_size = h.zip64 ? kLocalZip64ExtraSize : 0;
   std::size_t prefix = kLocalHeaderSize + h.name.size() + zip64_size;
@@ -42,11 +45,13 @@ std::vector<std::byte> EncodeLocalHeader(const LocalHeader& h, std::uint64_t off
   StoreLE16(p + 10, h.time);
   StoreLE16(p + 12, h.date);
   StoreLE32(p + 14, h.crc32);
-  StoreLE32(p + 18, h.zip64 ? kMax32 : static_cast<std::uint32_t>(h.compressed_size));
+  StoreLE32(p + 18,
+            h.zip64 ? kMax32 : static_cast<std::uint32_t>(h.compressed_size));
   StoreLE32(p + 22, h.zip64 ? kMax32 : static_cast<std::uint32_t>(h.size));
   StoreLE16(p + 26, static_cast<std::uint16_t>(h.name.size()));
   StoreLE16(p + 28, static_cast<std::uint16_t>(zip64_size + align_size));
-  if (!h.name.empty()) std::memcpy(p + kLocalHeaderSize, h.name.data(), h.name.size());
+  if (!h.name.empty())
+    std::memcpy(p + kLocalHeaderSize, h.name.data(), h.name.size());
   p += kLocalHeaderSize + h.name.size();
   if (h.zip64) {
     StoreLE16(p, kZip64ExtraId);
@@ -63,10 +68,12 @@ std::vector<std::byte> EncodeLocalHeader(const LocalHeader& h, std::uint64_t off
   return out;
 }
 
-Result<ParsedLocalHeader> ParseLocalHeader(ByteView archive, std::uint64_t offset,
+Result<ParsedLocalHeader> ParseLocalHeader(ByteView archive,
+                                           std::uint64_t offset,
                                            std::uint64_t limit) {
   if (limit > archive.size() || !InBounds(offset, kLocalHeaderSize, limit)) {
-    return Corrupt("local header " + At(offset) + " runs past the central directory at " +
+    return Corrupt("local header " + At(offset) +
+                   " runs past the central directory at " +
                    std::to_string(limit));
   }
   const std::byte* p = archive.data() + offset;
@@ -84,10 +91,11 @@ Result<ParsedLocalHeader> ParseLocalHeader(ByteView archive, std::uint64_t offse
   std::uint16_t extra_size = LoadLE16(p + 28);
   std::uint64_t name_offset = offset + kLocalHeaderSize;
   if (!InBounds(name_offset, std::uint64_t{name_size} + extra_size, limit)) {
-    return Corrupt("local header " + At(offset) + " with a " + std::to_string(name_size) +
-                   "-byte name and " + std::to_string(extra_size) +
-                   " bytes of extra fields runs past the central directory at " +
-                   std::to_string(limit));
+    return Corrupt(
+        "local header " + At(offset) + " with a " + std::to_string(name_size) +
+        "-byte name and " + std::to_string(extra_size) +
+        " bytes of extra fields runs past the central directory at " +
+        std::to_string(limit));
   }
   h.name = archive.subspan(name_offset, name_size);
   ByteView extra = archive.subspan(name_offset + name_size, extra_size);
@@ -101,8 +109,8 @@ Result<ParsedLocalHeader> ParseLocalHeader(ByteView archive, std::uint64_t offse
     std::uint16_t size = LoadLE16(extra.data() + pos + 2);
     pos += kExtraHeaderSize;
     if (size > extra.size() - pos) {
-      return Corrupt("local header " + At(offset) + ": extra field " + Hex(id, 4) +
-                     " runs past the extra data");
+      return Corrupt("local header " + At(offset) + ": extra field " +
+                     Hex(id, 4) + " runs past the extra data");
     }
     if (id == kZip64ExtraId) {
       // APPNOTE 4.5.3: the fields present are those whose 32-bit value is
@@ -116,7 +124,8 @@ Result<ParsedLocalHeader> ParseLocalHeader(ByteView archive, std::uint64_t offse
       };
       if ((h.size32 == kMax32 && !take(&h.zip64_size)) ||
           (h.compressed_size32 == kMax32 && !take(&h.zip64_compressed_size))) {
-        return Corrupt("local header " + At(offset) + ": zip64 extra field too short");
+        return Corrupt("local header " + At(offset) +
+                       ": zip64 extra field too short");
       }
     }
     pos += size;

@@ -14,12 +14,14 @@ std::optional<std::string> CheckEntryName(std::string_view name) {
   if (name.front() == '/') return "is absolute";
   // "C:x" would be a drive path to anyone extracting on Windows.
   if (name.size() >= 2 && name[1] == ':' &&
-      ((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z'))) {
+      ((name[0] >= 'a' && name[0] <= 'z') ||
+       (name[0] >= 'A' && name[0] <= 'Z'))) {
     return "starts with a drive letter";
   }
   // A trailing '/' marks a directory; every other component must be a real
   // name, so two spellings can never reach the same path.
-  std::string_view rest = name.back() == '/' ? name.substr(0, name.size() - 1) : name;
+  std::string_view rest =
+      name.back() == '/' ? name.substr(0, name.size() - 1) : name;
   for (;;) {
     std::size_t slash = rest.find('/');
     std::string_view part = rest.substr(0, slash);
@@ -60,7 +62,9 @@ bool IsValidUtf8(std::string_view s) {
       cp = (cp << 6) | (cc & 0x3F);
     }
     static constexpr std::uint32_t kMinForLength[] = {0, 0x80, 0x800, 0x10000};
-    if (cp < kMinForLength[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    if (cp < kMinForLength[n] || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+      return false;
     i += n + 1;
   }
   return true;
@@ -68,7 +72,8 @@ bool IsValidUtf8(std::string_view s) {
 
 std::string Hex(std::uint64_t v, int digits) {
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "0x%0*llx", digits, static_cast<unsigned long long>(v));
+  std::snprintf(buf, sizeof(buf), "0x%0*llx", digits,
+                static_cast<unsigned long long>(v));
   return buf;
 }
 

@@ -26,7 +26,8 @@ std::string DirName(const std::string& path) {
   return path.substr(0, slash);
 }
 
-Status WriteFd(int fd, const std::byte* p, std::size_t n, const std::string& path) {
+Status WriteFd(int fd, const std::byte* p, std::size_t n,
+               const std::string& path) {
   while (n > 0) {
     ssize_t w = ::write(fd, p, n);
     if (w < 0) {
@@ -40,8 +41,8 @@ Status WriteFd(int fd, const std::byte* p, std::size_t n, const std::string& pat
 }
 
 std::string RandomSuffix() {
-  static thread_local std::mt19937_64 rng(std::random_device{}() ^
-                                          static_cast<std::uint64_t>(::getpid()));
+  static thread_local std::mt19937_64 rng(
+      std::random_device{}() ^ static_cast<std::uint64_t>(::getpid()));
   static const char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
   std::string s(8, 'x');
   for (auto& c : s) c = kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
@@ -54,14 +55,16 @@ Result<ZipOutput> ZipOutput::Create(const std::string& path, bool durable) {
   if (path.empty()) return InvalidArgument("empty output path");
   auto slash = path.rfind('/');
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  if (base.empty()) return InvalidArgument(path + ": output path names a directory");
+  if (base.empty())
+    return InvalidArgument(path + ": output path names a directory");
   ZipOutput out;
   out.path_ = path;
   out.durable_ = durable;
   for (int attempt = 0; attempt < 100; ++attempt) {
     // A dot-prefixed name keeps the temporary out of casual listings.
     std::string temp = DirName(path) + "/." + base + ".tmp-" + RandomSuffix();
-    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    int fd =
+        ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) {
       out.fd_.Reset(fd);
       out.temp_path_ = std::move(temp);
@@ -69,7 +72,8 @@ Result<ZipOutput> ZipOutput::Create(const std::string& path, bool durable) {
       out.done_ = false;
       return out;
     }
-    if (errno != EEXIST) return IoError(path + ": cannot create temporary file: " + Errno());
+    if (errno != EEXIST)
+      return IoError(path + ": cannot create temporary file: " + Errno());
   }
   return IoError(path + ": cannot create a unique temporary file");
 }
@@ -140,7 +144,8 @@ Status ZipOutput::Write(ByteView data) {
     CARTON_RETURN_IF_ERROR(Flush());
   }
   if (data.size() >= kDirectWrite) return WriteAll(data.data(), data.size());
-  if (!data.empty()) std::memcpy(buffer_.data() + buffered_, data.data(), data.size());
+  if (!data.empty())
+    std::memcpy(buffer_.data() + buffered_, data.data(), data.size());
   buffered_ += data.size();
   return Status::Ok();
 }
@@ -151,9 +156,10 @@ Status ZipOutput::WriteAsync(ByteView data) {
   CARTON_RETURN_IF_ERROR(Wait());
   CARTON_RETURN_IF_ERROR(Flush());
   try {
-    pending_ = std::async(std::launch::async, [fd = fd_.get(), data, path = path_] {
-      return WriteFd(fd, data.data(), data.size(), path);
-    });
+    pending_ =
+        std::async(std::launch::async, [fd = fd_.get(), data, path = path_] {
+          return WriteFd(fd, data.data(), data.size(), path);
+        });
   } catch (const std::system_error&) {
     // No thread to be had: write here instead.
     return WriteAll(data.data(), data.size());
@@ -170,7 +176,8 @@ Status ZipOutput::WriteAt(std::uint64_t offset, ByteView data) {
   }
   // The part before the buffer is already in the file.
   if (offset < flushed_) {
-    std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(data.size(), flushed_ - offset));
+    std::size_t n = static_cast<std::size_t>(
+        std::min<std::uint64_t>(data.size(), flushed_ - offset));
     const std::byte* p = data.data();
     std::size_t left = n;
     std::uint64_t at = offset;
@@ -187,7 +194,8 @@ Status ZipOutput::WriteAt(std::uint64_t offset, ByteView data) {
     data = data.subspan(n);
     offset += n;
   }
-  if (!data.empty()) std::memcpy(buffer_.data() + (offset - flushed_), data.data(), data.size());
+  if (!data.empty())
+    std::memcpy(buffer_.data() + (offset - flushed_), data.data(), data.size());
   return Status::Ok();
 }
 
@@ -198,9 +206,11 @@ Status ZipOutput::Commit() {
   if (s.ok() && durable_ && ::fsync(fd_.get()) != 0) {
     s = IoError(path_ + ": fsync failed: " + Errno());
   }
-  if (s.ok() && ::close(fd_.Release()) != 0) s = IoError(path_ + ": close failed: " + Errno());
+  if (s.ok() && ::close(fd_.Release()) != 0)
+    s = IoError(path_ + ": close failed: " + Errno());
   if (s.ok() && ::rename(temp_path_.c_str(), path_.c_str()) != 0) {
-    s = IoError(path_ + ": cannot rename temporary file into place: " + Errno());
+    s = IoError(path_ +
+                ": cannot rename temporary file into place: " + Errno());
   }
   if (!s.ok()) {
     Abort();
@@ -208,7 +218,8 @@ Status ZipOutput::Commit() {
   }
   done_ = true;
   if (durable_) {
-    UniqueFd dir(::open(DirName(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    UniqueFd dir(
+        ::open(DirName(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dir.valid()) ::fsync(dir.get());
   }
   return Status::Ok();

@@ -37,10 +37,13 @@ class ZipOutput {
   // and unchanged until the next call on this object, which waits for the
   // write and reports its error.
   Status WriteAsync(ByteView data);
-  // Overwrites bytes already written. REQUIRES: offset + data.size() <= position().
+  // Overwrites bytes already written. REQUIRES: offset + data.size() <=
+  // position().
   Status WriteAt(std::uint64_t offset, ByteView data);
   // Bytes written so far: the offset of the next Write.
-  std::uint64_t position() const { return flushed_ + pending_size_ + buffered_; }
+  std::uint64_t position() const {
+    return flushed_ + pending_size_ + buffered_;
+  }
 
   // Flushes, closes and renames into place; removes the temporary file on
   // failure.

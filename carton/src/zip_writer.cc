@@ -58,7 +58,8 @@ class BytesSource final : public ChunkSource {
 // ZipOutput::WriteAsync writes it.
 class FileSource final : public ChunkSource {
  public:
-  FileSource(UniqueFd fd, std::string path, std::vector<std::byte> (*buffers)[2])
+  FileSource(UniqueFd fd, std::string path,
+             std::vector<std::byte> (*buffers)[2])
       : fd_(std::move(fd)), path_(std::move(path)), buffers_(buffers) {}
   Result<ByteView> Next() override {
     std::vector<std::byte>& buffer = (*buffers_)[next_];
@@ -93,17 +94,20 @@ bool MightNeedZip64(Compression method, std::uint64_t size) {
 }
 
 std::uint16_t VersionNeeded(Compression method, bool zip64) {
-  std::uint16_t v = method == Compression::kStored  ? fmt::kVersionStored
+  std::uint16_t v = method == Compression::kStored ? fmt::kVersionStored
                     : method == Compression::kZstd ? fmt::kVersionZstd
                                                    : fmt::kVersionDeflate;
   if (zip64 && v < fmt::kVersionZip64) v = fmt::kVersionZip64;
   return v;
 }
 
-std::string EntryContext(std::string_view name) { return "entry " + fmt::QuoteName(name); }
+std::string EntryContext(std::string_view name) {
+  return "entry " + fmt::QuoteName(name);
+}
 
 Status ChangedSize(std::string_view name, std::uint64_t size) {
-  return IoError(EntryContext(name) + ": source changed size while being read (expected " +
+  return IoError(EntryContext(name) +
+                 ": source changed size while being read (expected " +
                  std::to_string(size) + " bytes)");
 }
 
@@ -127,7 +131,8 @@ struct ZipWriter::Impl {
   // Errors that leave the archive as it was: the writer stays usable.
   Status CheckName(std::string_view name) const {
     if (name.size() > fmt::kMax16) {
-      return InvalidArgument(EntryContext(name) + ": name is longer than 65535 bytes");
+      return InvalidArgument(EntryContext(name) +
+                             ": name is longer than 65535 bytes");
     }
     if (auto why = fmt::CheckEntryName(name)) {
       return InvalidArgument(EntryContext(name) + ": name " + *why);
@@ -143,10 +148,11 @@ struct ZipWriter::Impl {
 
   // Everything after the first byte is written: an error poisons the writer.
   Result<ZipAddResult> WriteEntry(std::string_view name, Compression method,
-                                  std::unique_ptr<zip_codec::Encoder> encoder, std::uint64_t size,
-                                  ChunkSource& source, const ZipAddOptions& add, bool directory) {
-    Result<ZipAddResult> r =
-        WriteEntryUnchecked(name, method, std::move(encoder), size, source, add, directory);
+                                  std::unique_ptr<zip_codec::Encoder> encoder,
+                                  std::uint64_t size, ChunkSource& source,
+                                  const ZipAddOptions& add, bool directory) {
+    Result<ZipAddResult> r = WriteEntryUnchecked(
+        name, method, std::move(encoder), size, source, add, directory);
     if (!r.ok()) {
       failed = r.status();
       out.Abort();
@@ -154,26 +160,28 @@ struct ZipWriter::Impl {
     return r;
   }
 
-  Result<ZipAddResult> WriteEntryUnchecked(std::string_view name, Compression method,
-                                           std::unique_ptr<zip_codec::Encoder> encoder,
-                                           std::uint64_t size, ChunkSource& source,
-                                           const ZipAddOptions& add, bool directory) {
+  Result<ZipAddResult> WriteEntryUnchecked(
+      std::string_view name, Compression method,
+      std::unique_ptr<zip_codec::Encoder> encoder, std::uint64_t size,
+      ChunkSource& source, const ZipAddOptions& add, bool directory) {
     const std::uint64_t header_offset = out.position();
     fmt::LocalHeader h;
     h.zip64 = MightNeedZip64(method, size);
+    const bool zip64 = h.zip64 || header_offset >= fmt::kMax32;
     // APPNOTE 4.4.3.2 lists 2.0 for directories.
-    h.version_needed = directory ? fmt::kVersionDeflate
-                                 : VersionNeeded(method, h.zip64 || header_offset >= fmt::kMax32);
-    if (directory && header_offset >= fmt::kMax32) h.version_needed = fmt::kVersionZip64;
-    h.flags = fmt::IsValidUtf8(name) && std::any_of(name.begin(), name.end(),
-                                                    [](char c) { return c & 0x80; })
-                  ? fmt::kFlagUtf8
-                  : 0;
+    h.version_needed = !directory ? VersionNeeded(method, zip64)
+                       : zip64    ? fmt::kVersionZip64
+                                  : fmt::kVersionDeflate;
+    // Names are checked to be UTF-8; the flag tells readers so.
+    bool ascii =
+        std::none_of(name.begin(), name.end(), [](char c) { return c & 0x80; });
+    h.flags = ascii ? 0 : fmt::kFlagUtf8;
     h.method = ZipMethodNumber(method);
     h.name = name;
     const std::uint32_t alignment =
         method == Compression::kStored && !directory ? options.alignment : 1;
-    std::vector<std::byte> header = fmt::EncodeLocalHeader(h, header_offset, alignment);
+    std::vector<std::byte> header =
+        fmt::EncodeLocalHeader(h, header_offset, alignment);
     CARTON_RETURN_IF_ERROR(out.Write(header));
 
     ZipAddResult result;
@@ -182,13 +190,16 @@ struct ZipWriter::Impl {
     if (add.sha256) sha.emplace();
     uLong crc = crc32_z(0, nullptr, 0);
     std::uint64_t total = 0;
-    const zip_codec::ByteSink sink = [this](ByteView b) { return out.Write(b); };
+    const zip_codec::ByteSink sink = [this](ByteView b) {
+      return out.Write(b);
+    };
     for (;;) {
       CARTON_ASSIGN_OR_RETURN(ByteView chunk, source.Next());
       if (chunk.empty()) break;
       if (chunk.size() > size - total) return ChangedSize(name, size);
       total += chunk.size();
-      crc = crc32_z(crc, reinterpret_cast<const Bytef*>(chunk.data()), chunk.size());
+      crc = crc32_z(crc, reinterpret_cast<const Bytef*>(chunk.data()),
+                    chunk.size());
       if (sha) sha->Update(chunk);
       if (add.observer) add.observer(chunk);
       if (encoder) {
@@ -206,14 +217,17 @@ struct ZipWriter::Impl {
     result.compressed_size = out.position() - result.data_offset;
     result.crc32 = static_cast<std::uint32_t>(crc);
     if (sha) result.sha256 = sha->Finish();
-    if (!h.zip64 && (result.compressed_size >= fmt::kMax32 || total >= fmt::kMax32)) {
+    if (!h.zip64 &&
+        (result.compressed_size >= fmt::kMax32 || total >= fmt::kMax32)) {
       return Internal(EntryContext(name) + ": compressed size " +
-                      std::to_string(result.compressed_size) + " exceeds its bound");
+                      std::to_string(result.compressed_size) +
+                      " exceeds its bound");
     }
     h.crc32 = result.crc32;
     h.size = result.size;
     h.compressed_size = result.compressed_size;
-    std::vector<std::byte> final_header = fmt::EncodeLocalHeader(h, header_offset, alignment);
+    std::vector<std::byte> final_header =
+        fmt::EncodeLocalHeader(h, header_offset, alignment);
     if (final_header.size() != header.size()) {
       return Internal(EntryContext(name) + ": local header changed length");
     }
@@ -227,8 +241,9 @@ struct ZipWriter::Impl {
     c.compressed_size = h.compressed_size;
     c.size = h.size;
     c.local_header_offset = header_offset;
-    c.external_attributes = directory ? (fmt::kUnixDirMode << 16) | fmt::kDosDirAttribute
-                                      : fmt::kUnixFileMode << 16;
+    c.external_attributes =
+        directory ? (fmt::kUnixDirMode << 16) | fmt::kDosDirAttribute
+                  : fmt::kUnixFileMode << 16;
     c.name = std::string(name);
     names.insert(c.name);
     entries.push_back(std::move(c));
@@ -236,15 +251,19 @@ struct ZipWriter::Impl {
   }
 
   Result<ZipAddResult> Add(std::string_view name, Compression method, int level,
-                           std::uint64_t size, ChunkSource& source, const ZipAddOptions& add) {
-    CARTON_ASSIGN_OR_RETURN(int resolved, zip_codec::ResolveLevel(method, level));
+                           std::uint64_t size, ChunkSource& source,
+                           const ZipAddOptions& add) {
+    CARTON_ASSIGN_OR_RETURN(int resolved,
+                            zip_codec::ResolveLevel(method, level));
     std::unique_ptr<zip_codec::Encoder> encoder;
     if (method != Compression::kStored) {
-      auto e = zip_codec::MakeEncoder(method, resolved, size, options.zstd_workers);
+      auto e =
+          zip_codec::MakeEncoder(method, resolved, size, options.zstd_workers);
       if (!e.ok()) return e.status().WithContext(EntryContext(name));
       encoder = std::move(e).value();
     }
-    return WriteEntry(name, method, std::move(encoder), size, source, add, false);
+    return WriteEntry(name, method, std::move(encoder), size, source, add,
+                      false);
   }
 
   Status WriteCentralDirectory() {
@@ -266,17 +285,21 @@ struct ZipWriter::Impl {
   }
 };
 
-Result<ZipWriter> ZipWriter::Create(const std::string& path, const ZipWriterOptions& options) {
+Result<ZipWriter> ZipWriter::Create(const std::string& path,
+                                    const ZipWriterOptions& options) {
   if (options.alignment == 0 || options.alignment > kZipMaxAlignment ||
       (options.alignment & (options.alignment - 1)) != 0) {
-    return InvalidArgument(path + ": alignment " + std::to_string(options.alignment) +
-                           " is not a power of two in 1.." + std::to_string(kZipMaxAlignment));
+    return InvalidArgument(
+        path + ": alignment " + std::to_string(options.alignment) +
+        " is not a power of two in 1.." + std::to_string(kZipMaxAlignment));
   }
   if (options.zstd_workers < 0) {
     return InvalidArgument(path + ": negative zstd worker count");
   }
-  CARTON_ASSIGN_OR_RETURN(auto out, zip_internal::ZipOutput::Create(path, options.durable));
-  auto impl = std::make_unique<Impl>(Impl{path, options, std::move(out), {}, {}, {}, {}, false});
+  CARTON_ASSIGN_OR_RETURN(
+      auto out, zip_internal::ZipOutput::Create(path, options.durable));
+  auto impl = std::make_unique<Impl>(
+      Impl{path, options, std::move(out), {}, {}, {}, {}, false});
   return ZipWriter(std::move(impl));
 }
 
@@ -287,30 +310,37 @@ ZipWriter::~ZipWriter() = default;
 
 std::size_t ZipWriter::entry_count() const { return impl_->entries.size(); }
 
-Result<ZipAddResult> ZipWriter::AddFile(std::string_view name, const std::string& source_path,
-                                        Compression method, int level, const ZipAddOptions& add) {
+Result<ZipAddResult> ZipWriter::AddFile(std::string_view name,
+                                        const std::string& source_path,
+                                        Compression method, int level,
+                                        const ZipAddOptions& add) {
   CARTON_RETURN_IF_ERROR(impl_->CheckWritable());
   CARTON_RETURN_IF_ERROR(impl_->CheckName(name));
   UniqueFd fd(::open(source_path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) {
-    std::string msg = EntryContext(name) + ": cannot open " + source_path + ": " + std::strerror(errno);
+    std::string msg = EntryContext(name) + ": cannot open " + source_path +
+                      ": " + std::strerror(errno);
     return errno == ENOENT ? NotFound(std::move(msg)) : IoError(std::move(msg));
   }
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) {
-    return IoError(EntryContext(name) + ": cannot stat " + source_path + ": " + std::strerror(errno));
+    return IoError(EntryContext(name) + ": cannot stat " + source_path + ": " +
+                   std::strerror(errno));
   }
   if (!S_ISREG(st.st_mode)) {
-    return InvalidArgument(EntryContext(name) + ": " + source_path + " is not a regular file");
+    return InvalidArgument(EntryContext(name) + ": " + source_path +
+                           " is not a regular file");
   }
   ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   for (auto& b : impl_->read_buffers) b.resize(kChunkSize);
   FileSource source(std::move(fd), source_path, &impl_->read_buffers);
-  return impl_->Add(name, method, level, static_cast<std::uint64_t>(st.st_size), source, add);
+  return impl_->Add(name, method, level, static_cast<std::uint64_t>(st.st_size),
+                    source, add);
 }
 
-Result<ZipAddResult> ZipWriter::AddBytes(std::string_view name, ByteView data, Compression method,
-                                         int level, const ZipAddOptions& add) {
+Result<ZipAddResult> ZipWriter::AddBytes(std::string_view name, ByteView data,
+                                         Compression method, int level,
+                                         const ZipAddOptions& add) {
   CARTON_RETURN_IF_ERROR(impl_->CheckWritable());
   CARTON_RETURN_IF_ERROR(impl_->CheckName(name));
   BytesSource source(data);
@@ -323,7 +353,9 @@ Status ZipWriter::AddDirectory(std::string_view name) {
   if (dir.empty() || dir.back() != '/') dir += '/';
   CARTON_RETURN_IF_ERROR(impl_->CheckName(dir));
   BytesSource source({});
-  return impl_->WriteEntry(dir, Compression::kStored, nullptr, 0, source, {}, true).status();
+  return impl_
+      ->WriteEntry(dir, Compression::kStored, nullptr, 0, source, {}, true)
+      .status();
 }
 
 Status ZipWriter::Finish() {

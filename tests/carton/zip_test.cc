@@ -1,12 +1,12 @@
-#include <catch2/catch.hpp>
+#include "carton/carton/zip.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
 
-#include "carton/carton/zip.h"
 #include "carton/common/atomic_file.h"
 #include "carton/manifest/sha256.h"
 #include "testing.h"
@@ -43,9 +43,10 @@ const Compression kAllMethods[] = {Compression::kStored, Compression::kDeflate,
                                    Compression::kZstd};
 
 // Writes `entries` (name -> bytes) with `method` and finishes.
-void WriteArchive(const std::string& path,
-                  const std::vector<std::pair<std::string, std::vector<std::byte>>>& entries,
-                  Compression method, ZipWriterOptions options = {}) {
+void WriteArchive(
+    const std::string& path,
+    const std::vector<std::pair<std::string, std::vector<std::byte>>>& entries,
+    Compression method, ZipWriterOptions options = {}) {
   auto w = ZipWriter::Create(path, options);
   REQUIRE(w.ok());
   for (const auto& [name, data] : entries) {
@@ -56,7 +57,8 @@ void WriteArchive(const std::string& path,
 }
 
 // Replaces every occurrence of `from` with `to` (same length) in `bytes`.
-int ReplaceAll(std::vector<std::byte>* bytes, std::string_view from, std::string_view to) {
+int ReplaceAll(std::vector<std::byte>* bytes, std::string_view from,
+               std::string_view to) {
   REQUIRE(from.size() == to.size());
   int count = 0;
   auto b = AsBytes(from);
@@ -71,19 +73,22 @@ int ReplaceAll(std::vector<std::byte>* bytes, std::string_view from, std::string
 }
 
 // Runs a python3 script that writes a zip archive at argv[1].
-void PythonZip(const TempDir& dir, const std::string& archive, const std::string& body) {
+void PythonZip(const TempDir& dir, const std::string& archive,
+               const std::string& body) {
   std::string script = dir.file("make_zip.py");
-  testing::WriteBytes(script, AsBytes("import sys, zipfile, warnings\n"
-                                      "warnings.simplefilter('ignore')\n"
-                                      "z = zipfile.ZipFile(sys.argv[1], 'w')\n" +
-                                      body + "z.close()\n"));
+  testing::WriteBytes(script,
+                      AsBytes("import sys, zipfile, warnings\n"
+                              "warnings.simplefilter('ignore')\n"
+                              "z = zipfile.ZipFile(sys.argv[1], 'w')\n" +
+                              body + "z.close()\n"));
   auto r = Run("python3 " + Quote(script) + " " + Quote(archive));
   REQUIRE(r.exit_code == 0);
 }
 
 }  // namespace
 
-TEST_CASE("carton zip: round trip for stored, deflate and zstd entries", "[zip]") {
+TEST_CASE("carton zip: round trip for stored, deflate and zstd entries",
+          "[zip]") {
   TempDir dir;
   const auto big = Pattern(3 << 20);
   testing::WriteBytes(dir.file("big.bin"), big);
@@ -96,8 +101,10 @@ TEST_CASE("carton zip: round trip for stored, deflate and zstd entries", "[zip]"
       REQUIRE(w.ok());
       REQUIRE(w->AddDirectory("model").ok());
       REQUIRE(w->AddBytes("model/empty", {}, method).ok());
-      REQUIRE(w->AddBytes("model/small.txt", AsBytes("hello, carton\n"), method).ok());
-      REQUIRE(w->AddFile("model/empty_file", dir.file("empty.bin"), method).ok());
+      REQUIRE(w->AddBytes("model/small.txt", AsBytes("hello, carton\n"), method)
+                  .ok());
+      REQUIRE(
+          w->AddFile("model/empty_file", dir.file("empty.bin"), method).ok());
       ZipAddOptions add;
       add.sha256 = true;
       std::uint64_t observed = 0;
@@ -108,7 +115,8 @@ TEST_CASE("carton zip: round trip for stored, deflate and zstd entries", "[zip]"
       CHECK(observed == big.size());
       REQUIRE(r->sha256.has_value());
       CHECK(*r->sha256 == manifest::Sha256Of(big));
-      if (method != Compression::kStored) CHECK(r->compressed_size < big.size());
+      if (method != Compression::kStored)
+        CHECK(r->compressed_size < big.size());
       REQUIRE(w->AddBytes("ünïcode/名前.bin", big, method).ok());
       CHECK(w->entry_count() == 6);
       REQUIRE(w->Finish().ok());
@@ -154,9 +162,13 @@ TEST_CASE("carton zip: the same input gives byte-identical archives", "[zip]") {
   auto write = [&](const std::string& path) {
     auto w = ZipWriter::Create(path);
     REQUIRE(w.ok());
-    REQUIRE(w->AddBytes("carton.toml", AsBytes("spec_version = 1\n"), Compression::kDeflate).ok());
-    REQUIRE(w->AddBytes("model/a", Pattern(100000, 2), Compression::kZstd, 5).ok());
-    REQUIRE(w->AddBytes("model/b", Pattern(5000, 3), Compression::kStored).ok());
+    REQUIRE(w->AddBytes("carton.toml", AsBytes("spec_version = 1\n"),
+                        Compression::kDeflate)
+                .ok());
+    REQUIRE(
+        w->AddBytes("model/a", Pattern(100000, 2), Compression::kZstd, 5).ok());
+    REQUIRE(
+        w->AddBytes("model/b", Pattern(5000, 3), Compression::kStored).ok());
     REQUIRE(w->AddDirectory("misc/").ok());
     REQUIRE(w->Finish().ok());
   };
@@ -178,9 +190,13 @@ TEST_CASE("carton zip: stored data is aligned and mapped in place", "[zip]") {
       REQUIRE(w.ok());
       for (int i = 0; i < 12; ++i) {
         // Compressed entries in between shift later offsets unpredictably.
-        std::string name = "tensor_data/" + std::string(static_cast<std::size_t>(i), 'n');
-        REQUIRE(w->AddBytes(name + ".z", Pattern(1000 + 37 * i, i), Compression::kDeflate).ok());
-        stored.emplace_back(name, Pattern(static_cast<std::size_t>(i) * 301, i + 100));
+        std::string name =
+            "tensor_data/" + std::string(static_cast<std::size_t>(i), 'n');
+        REQUIRE(w->AddBytes(name + ".z", Pattern(1000 + 37 * i, i),
+                            Compression::kDeflate)
+                    .ok());
+        stored.emplace_back(
+            name, Pattern(static_cast<std::size_t>(i) * 301, i + 100));
         auto r = w->AddBytes(name, stored.back().second, Compression::kStored);
         REQUIRE(r.ok());
         CHECK(r->data_offset % alignment == 0);
@@ -200,21 +216,25 @@ TEST_CASE("carton zip: stored data is aligned and mapped in place", "[zip]") {
     }
     auto compressed = z->DataOffset("tensor_data/.z");
     CHECK(compressed.status().code() == StatusCode::kInvalidArgument);
-    CHECK_THAT(compressed.status().message(), Catch::Contains("tensor_data/.z"));
+    CHECK_THAT(compressed.status().message(),
+               Catch::Contains("tensor_data/.z"));
     auto unzip = Run("unzip -tq " + Quote(path));
     CHECK(unzip.exit_code == 0);
   }
 }
 
-TEST_CASE("carton zip: python, unzip and bsdtar read the archives", "[zip][tools]") {
+TEST_CASE("carton zip: python, unzip and bsdtar read the archives",
+          "[zip][tools]") {
   TempDir dir;
   const auto data = Pattern(200000, 9);
   testing::WriteBytes(dir.file("expected.bin"), data);
   for (Compression method : kAllMethods) {
     INFO(CompressionName(method));
     std::string path = dir.file(std::string(CompressionName(method)) + ".zip");
-    WriteArchive(path, {{"carton.toml", Bytes("spec_version = 1\n")}, {"model/w.bin", data},
-                        {"model/empty", {}}},
+    WriteArchive(path,
+                 {{"carton.toml", Bytes("spec_version = 1\n")},
+                  {"model/w.bin", data},
+                  {"model/empty", {}}},
                  method);
     if (method == Compression::kZstd) {
       auto list = Run("bsdtar -tf " + Quote(path));
@@ -228,7 +248,8 @@ TEST_CASE("carton zip: python, unzip and bsdtar read the archives", "[zip][tools
     auto unzip = Run("unzip -t " + Quote(path));
     CHECK(unzip.exit_code == 0);
     CHECK(unzip.out.find("No errors detected") != std::string::npos);
-    auto extract = Run("unzip -p " + Quote(path) + " model/w.bin > " + Quote(dir.file("out.bin")));
+    auto extract = Run("unzip -p " + Quote(path) + " model/w.bin > " +
+                       Quote(dir.file("out.bin")));
     CHECK(extract.exit_code == 0);
     CHECK(ReadAll(dir.file("out.bin")) == data);
     auto list = Run("bsdtar -tf " + Quote(path));
@@ -236,16 +257,18 @@ TEST_CASE("carton zip: python, unzip and bsdtar read the archives", "[zip][tools
   }
 }
 
-TEST_CASE("carton zip: reads archives written by python's zipfile", "[zip][tools]") {
+TEST_CASE("carton zip: reads archives written by python's zipfile",
+          "[zip][tools]") {
   TempDir dir;
   std::string path = dir.file("py.zip");
-  PythonZip(dir, path,
-            "z.writestr('a.txt', b'abc' * 1000, compress_type=zipfile.ZIP_DEFLATED)\n"
-            "z.writestr('b.bin', b'xyz', compress_type=zipfile.ZIP_STORED)\n"
-            "i = zipfile.ZipInfo('link')\n"
-            "i.create_system = 3\n"
-            "i.external_attr = 0o120777 << 16\n"
-            "z.writestr(i, b'a.txt')\n");
+  PythonZip(
+      dir, path,
+      "z.writestr('a.txt', b'abc' * 1000, compress_type=zipfile.ZIP_DEFLATED)\n"
+      "z.writestr('b.bin', b'xyz', compress_type=zipfile.ZIP_STORED)\n"
+      "i = zipfile.ZipInfo('link')\n"
+      "i.create_system = 3\n"
+      "i.external_attr = 0o120777 << 16\n"
+      "z.writestr(i, b'a.txt')\n");
   auto z = ZipReader::Open(path);
   REQUIRE(z.ok());
   REQUIRE(z->entries().size() == 3);
@@ -256,8 +279,9 @@ TEST_CASE("carton zip: reads archives written by python's zipfile", "[zip][tools
   CHECK_FALSE(z->entries()[0].is_symlink);
 }
 
-TEST_CASE("carton zip: a flipped byte in entry data is reported with the entry name",
-          "[zip][corrupt]") {
+TEST_CASE(
+    "carton zip: a flipped byte in entry data is reported with the entry name",
+    "[zip][corrupt]") {
   TempDir dir;
   for (Compression method : kAllMethods) {
     INFO(CompressionName(method));
@@ -280,13 +304,16 @@ TEST_CASE("carton zip: a flipped byte in entry data is reported with the entry n
     auto r = z->Read("model/weights");
     REQUIRE_FALSE(r.ok());
     CHECK(r.status().code() == StatusCode::kCorrupt);
-    CHECK_THAT(r.status().message(), Catch::Contains("entry \"model/weights\""));
-    Status streamed = z->ReadTo("model/weights", [](ByteView) { return Status::Ok(); });
+    CHECK_THAT(r.status().message(),
+               Catch::Contains("entry \"model/weights\""));
+    Status streamed =
+        z->ReadTo("model/weights", [](ByteView) { return Status::Ok(); });
     CHECK(streamed.code() == StatusCode::kCorrupt);
   }
 }
 
-TEST_CASE("carton zip: a wrong crc-32 is named in the error", "[zip][corrupt]") {
+TEST_CASE("carton zip: a wrong crc-32 is named in the error",
+          "[zip][corrupt]") {
   TempDir dir;
   std::string path = dir.file("crc.zip");
   WriteArchive(path, {{"x", Bytes("payload")}}, Compression::kDeflate);
@@ -298,27 +325,33 @@ TEST_CASE("carton zip: a wrong crc-32 is named in the error", "[zip][corrupt]") 
   std::byte good[4], bad[4];
   StoreLE32(good, crc);
   StoreLE32(bad, crc ^ 1);
-  REQUIRE(ReplaceAll(&bytes, AsChars(ByteView(good, 4)), AsChars(ByteView(bad, 4))) == 2);
+  REQUIRE(ReplaceAll(&bytes, AsChars(ByteView(good, 4)),
+                     AsChars(ByteView(bad, 4))) == 2);
   auto z = ZipReader::OpenBuffer(bytes);
   REQUIRE(z.ok());
   auto r = z->Read("x");
   CHECK(r.status().code() == StatusCode::kCorrupt);
-  CHECK_THAT(r.status().message(), Catch::Contains("entry \"x\": crc-32 mismatch"));
+  CHECK_THAT(r.status().message(),
+             Catch::Contains("entry \"x\": crc-32 mismatch"));
 }
 
 TEST_CASE("carton zip: truncated archives are rejected", "[zip][corrupt]") {
   TempDir dir;
   std::string path = dir.file("t.zip");
-  WriteArchive(path, {{"a", Pattern(5000)}, {"b", Pattern(7000)}}, Compression::kZstd);
+  WriteArchive(path, {{"a", Pattern(5000)}, {"b", Pattern(7000)}},
+               Compression::kZstd);
   auto bytes = ReadAll(path);
-  for (std::size_t keep : {std::size_t{0}, std::size_t{10}, bytes.size() / 2, bytes.size() - 1}) {
+  for (std::size_t keep :
+       {std::size_t{0}, std::size_t{10}, bytes.size() / 2, bytes.size() - 1}) {
     INFO(keep);
-    std::vector<std::byte> cut(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(keep));
+    std::vector<std::byte> cut(
+        bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(keep));
     auto z = ZipReader::OpenBuffer(cut);
     REQUIRE_FALSE(z.ok());
     CHECK(z.status().code() == StatusCode::kCorrupt);
   }
-  testing::WriteBytes(dir.file("cut.zip"), ByteView(bytes).first(bytes.size() - 30));
+  testing::WriteBytes(dir.file("cut.zip"),
+                      ByteView(bytes).first(bytes.size() - 30));
   auto z = ZipReader::Open(dir.file("cut.zip"));
   REQUIRE_FALSE(z.ok());
   CHECK_THAT(z.status().message(), Catch::Contains("cut.zip"));
@@ -330,19 +363,22 @@ TEST_CASE("carton zip: hostile names are rejected on open", "[zip][corrupt]") {
     std::string python_name;  // as a python literal
     std::string quoted;       // as the error message shows it
   };
-  for (const Case& c : {Case{"'../x'", "\"../x\""}, Case{"'/etc/x'", "\"/etc/x\""},
-                        Case{"'a\\\\x'", "\"a\\\\x\""}, Case{"''", "\"\""},
-                        Case{"'a/../../x'", "\"a/../../x\""}, Case{"'a//b'", "\"a//b\""},
-                        Case{"'./a'", "\"./a\""}, Case{"'C:/x'", "\"C:/x\""}}) {
+  for (const Case& c :
+       {Case{"'../x'", "\"../x\""}, Case{"'/etc/x'", "\"/etc/x\""},
+        Case{"'a\\\\x'", "\"a\\\\x\""}, Case{"''", "\"\""},
+        Case{"'a/../../x'", "\"a/../../x\""}, Case{"'a//b'", "\"a//b\""},
+        Case{"'./a'", "\"./a\""}, Case{"'C:/x'", "\"C:/x\""}}) {
     INFO(c.python_name);
     std::string path = dir.file("hostile.zip");
     PythonZip(dir, path,
               "z.writestr('fine', b'1')\n"
-              "z.writestr(zipfile.ZipInfo(" + c.python_name + "), b'2')\n");
+              "z.writestr(zipfile.ZipInfo(" +
+                  c.python_name + "), b'2')\n");
     auto z = ZipReader::Open(path);
     REQUIRE_FALSE(z.ok());
     CHECK(z.status().code() == StatusCode::kCorrupt);
-    CHECK_THAT(z.status().message(), Catch::Contains("entry " + c.quoted + ": name"));
+    CHECK_THAT(z.status().message(),
+               Catch::Contains("entry " + c.quoted + ": name"));
   }
 }
 
@@ -351,28 +387,33 @@ TEST_CASE("carton zip: a NUL byte in a name is rejected", "[zip][corrupt]") {
   std::string path = dir.file("nul.zip");
   WriteArchive(path, {{"model/aXb", Bytes("1")}}, Compression::kStored);
   auto bytes = ReadAll(path);
-  REQUIRE(ReplaceAll(&bytes, "model/aXb", std::string_view("model/a\0b", 9)) == 2);
+  REQUIRE(ReplaceAll(&bytes, "model/aXb", std::string_view("model/a\0b", 9)) ==
+          2);
   auto z = ZipReader::OpenBuffer(bytes);
   REQUIRE_FALSE(z.ok());
   CHECK(z.status().code() == StatusCode::kCorrupt);
-  CHECK_THAT(z.status().message(), Catch::Contains("\"model/a\\x00b\": name contains a NUL byte"));
+  CHECK_THAT(z.status().message(),
+             Catch::Contains("\"model/a\\x00b\": name contains a NUL byte"));
 }
 
 TEST_CASE("carton zip: duplicate names are rejected", "[zip][corrupt]") {
   TempDir dir;
   std::string path = dir.file("dup.zip");
-  PythonZip(dir, path, "z.writestr('model/a', b'1')\nz.writestr('model/a', b'2')\n");
+  PythonZip(dir, path,
+            "z.writestr('model/a', b'1')\nz.writestr('model/a', b'2')\n");
   auto z = ZipReader::Open(path);
   REQUIRE_FALSE(z.ok());
   CHECK(z.status().code() == StatusCode::kCorrupt);
-  CHECK_THAT(z.status().message(), Catch::Contains("entry \"model/a\": duplicate name"));
+  CHECK_THAT(z.status().message(),
+             Catch::Contains("entry \"model/a\": duplicate name"));
 
   auto w = ZipWriter::Create(dir.file("w.zip"));
   REQUIRE(w.ok());
   REQUIRE(w->AddBytes("a", Bytes("1"), Compression::kStored).ok());
   auto again = w->AddBytes("a", Bytes("2"), Compression::kZstd);
   CHECK(again.status().code() == StatusCode::kInvalidArgument);
-  CHECK_THAT(again.status().message(), Catch::Contains("entry \"a\": duplicate name"));
+  CHECK_THAT(again.status().message(),
+             Catch::Contains("entry \"a\": duplicate name"));
   // A rejected name leaves the writer usable.
   REQUIRE(w->AddBytes("b", Bytes("2"), Compression::kZstd).ok());
   REQUIRE(w->Finish().ok());
@@ -381,21 +422,24 @@ TEST_CASE("carton zip: duplicate names are rejected", "[zip][corrupt]") {
   CHECK(r->entries().size() == 2);
 }
 
-TEST_CASE("carton zip: the writer rejects bad names, levels and options", "[zip]") {
+TEST_CASE("carton zip: the writer rejects bad names, levels and options",
+          "[zip]") {
   TempDir dir;
   auto w = ZipWriter::Create(dir.file("w.zip"));
   REQUIRE(w.ok());
-  const std::vector<std::string> bad_names = {"",      "/abs",  "../up", "a\\b", "a/./b",
-                                              std::string("a\0b", 3), "bad\xff"};
+  const std::vector<std::string> bad_names = {
+      "", "/abs", "../up", "a\\b", "a/./b", std::string("a\0b", 3), "bad\xff"};
   for (const std::string& name : bad_names) {
     auto r = w->AddBytes(name, Bytes("x"), Compression::kStored);
     CHECK(r.status().code() == StatusCode::kInvalidArgument);
   }
-  CHECK(w->AddBytes("a", Bytes("x"), Compression::kDeflate, 10).status().code() ==
-        StatusCode::kInvalidArgument);
+  CHECK(
+      w->AddBytes("a", Bytes("x"), Compression::kDeflate, 10).status().code() ==
+      StatusCode::kInvalidArgument);
   CHECK(w->AddBytes("a", Bytes("x"), Compression::kZstd, 22).status().code() ==
         StatusCode::kInvalidArgument);
-  auto missing = w->AddFile("a", dir.file("no-such-file"), Compression::kStored);
+  auto missing =
+      w->AddFile("a", dir.file("no-such-file"), Compression::kStored);
   CHECK(missing.status().code() == StatusCode::kNotFound);
   CHECK(w->AddBytes("a", Bytes("x"), Compression::kZstd, 19).ok());
   CHECK(w->Finish().ok());
@@ -403,7 +447,8 @@ TEST_CASE("carton zip: the writer rejects bad names, levels and options", "[zip]
 
   ZipWriterOptions bad;
   bad.alignment = 48;
-  CHECK(ZipWriter::Create(dir.file("x.zip"), bad).status().code() == StatusCode::kInvalidArgument);
+  CHECK(ZipWriter::Create(dir.file("x.zip"), bad).status().code() ==
+        StatusCode::kInvalidArgument);
 }
 
 TEST_CASE("carton zip: nothing is left behind without Finish", "[zip]") {
@@ -429,11 +474,12 @@ TEST_CASE("carton zip: nothing is left behind without Finish", "[zip]") {
   CHECK(z->entries().empty());
 }
 
-TEST_CASE("carton zip: unknown methods and encrypted entries fail when read", "[zip]") {
+TEST_CASE("carton zip: unknown methods and encrypted entries fail when read",
+          "[zip]") {
   TempDir dir;
   std::string path = dir.file("m.zip");
-  WriteArchive(path, {{"ok", Bytes("fine")}, {"odd", Bytes("data")}}, Compression::kStored,
-               {.alignment = 1});
+  WriteArchive(path, {{"ok", Bytes("fine")}, {"odd", Bytes("data")}},
+               Compression::kStored, {.alignment = 1});
   auto bytes = ReadAll(path);
   auto z0 = ZipReader::OpenBuffer(bytes);
   REQUIRE(z0.ok());
@@ -458,10 +504,12 @@ TEST_CASE("carton zip: unknown methods and encrypted entries fail when read", "[
   CHECK(z->Find("ok")->encrypted);
   auto odd = z->Read("odd");
   CHECK(odd.status().code() == StatusCode::kUnsupported);
-  CHECK_THAT(odd.status().message(), Catch::Contains("entry \"odd\": compression method 12"));
+  CHECK_THAT(odd.status().message(),
+             Catch::Contains("entry \"odd\": compression method 12"));
   auto ok = z->Read("ok");
   CHECK(ok.status().code() == StatusCode::kUnsupported);
-  CHECK_THAT(ok.status().message(), Catch::Contains("entry \"ok\": is encrypted"));
+  CHECK_THAT(ok.status().message(),
+             Catch::Contains("entry \"ok\": is encrypted"));
 }
 
 TEST_CASE("carton zip: entries sharing bytes are rejected", "[zip][corrupt]") {
@@ -469,30 +517,37 @@ TEST_CASE("carton zip: entries sharing bytes are rejected", "[zip][corrupt]") {
   ZipWriterOptions unaligned;
   unaligned.alignment = 1;
   // The local header and data of "b", on their own.
-  WriteArchive(dir.file("b.zip"), {{"b", Bytes("hello")}}, Compression::kStored, unaligned);
+  WriteArchive(dir.file("b.zip"), {{"b", Bytes("hello")}}, Compression::kStored,
+               unaligned);
   auto b_zip = ReadAll(dir.file("b.zip"));
   std::vector<std::byte> b_local(b_zip.begin(), b_zip.begin() + 30 + 1 + 5);
   // "a" holds a copy of them; "b"'s central entry is pointed at that copy.
   std::string path = dir.file("overlap.zip");
-  WriteArchive(path, {{"a", b_local}, {"b", Bytes("hello")}}, Compression::kStored, unaligned);
+  WriteArchive(path, {{"a", b_local}, {"b", Bytes("hello")}},
+               Compression::kStored, unaligned);
   auto bytes = ReadAll(path);
   std::size_t cd = bytes.size();
   for (std::size_t i = 0; i + 4 <= bytes.size(); ++i) {
-    if (LoadLE32(bytes.data() + i) == 0x02014b50 && bytes[i + 46] == std::byte{'b'}) cd = i;
+    if (LoadLE32(bytes.data() + i) == 0x02014b50 &&
+        bytes[i + 46] == std::byte{'b'})
+      cd = i;
   }
   REQUIRE(cd < bytes.size());
   StoreLE32(bytes.data() + cd + 42, 30 + 1);  // a's data offset
   auto z = ZipReader::OpenBuffer(bytes);
   REQUIRE_FALSE(z.ok());
   CHECK(z.status().code() == StatusCode::kCorrupt);
-  CHECK_THAT(z.status().message(), Catch::Contains("entry \"b\" overlaps entry \"a\""));
+  CHECK_THAT(z.status().message(),
+             Catch::Contains("entry \"b\" overlaps entry \"a\""));
 }
 
-TEST_CASE("carton zip: Read refuses entries over the size limit; ReadTo streams them",
-          "[zip]") {
+TEST_CASE(
+    "carton zip: Read refuses entries over the size limit; ReadTo streams them",
+    "[zip]") {
   TempDir dir;
   std::string path = dir.file("big.zip");
-  WriteArchive(path, {{"zeros", std::vector<std::byte>(1 << 20)}}, Compression::kZstd);
+  WriteArchive(path, {{"zeros", std::vector<std::byte>(1 << 20)}},
+               Compression::kZstd);
   auto z = ZipReader::Open(path, {.max_read_size = 1000});
   REQUIRE(z.ok());
   auto r = z->Read("zeros");
@@ -504,12 +559,14 @@ TEST_CASE("carton zip: Read refuses entries over the size limit; ReadTo streams 
            return Status::Ok();
          }).ok());
   CHECK(n == 1 << 20);
-  Status stop = z->ReadTo("zeros", [](ByteView) { return Status(StatusCode::kIoError, "full"); });
+  Status stop = z->ReadTo(
+      "zeros", [](ByteView) { return Status(StatusCode::kIoError, "full"); });
   CHECK(stop.code() == StatusCode::kIoError);
   CHECK(stop.message() == "full");
 }
 
-TEST_CASE("carton zip: more than 65535 entries use zip64 end records", "[zip][zip64]") {
+TEST_CASE("carton zip: more than 65535 entries use zip64 end records",
+          "[zip][zip64]") {
   TempDir dir;
   std::string path = dir.file("many.zip");
   constexpr int kEntries = 70000;
@@ -529,15 +586,17 @@ TEST_CASE("carton zip: more than 65535 entries use zip64 end records", "[zip][zi
   auto last = z->Read("e/69999");
   REQUIRE(last.ok());
   CHECK(*last == Bytes("69999"));
-  auto py = Run("python3 -c \"import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); "
-                "print(len(z.infolist()), z.read('e/69999').decode())\" " +
-                Quote(path));
+  auto py =
+      Run("python3 -c \"import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); "
+          "print(len(z.infolist()), z.read('e/69999').decode())\" " +
+          Quote(path));
   CHECK(py.exit_code == 0);
   CHECK(py.out == "70000 69999\n");
 }
 
 // Writes about 4.3 GiB; run on demand with "[zip64-large]".
-TEST_CASE("carton zip: entries and offsets past 4 GiB use zip64", "[.][zip64-large]") {
+TEST_CASE("carton zip: entries and offsets past 4 GiB use zip64",
+          "[.][zip64-large]") {
   TempDir dir;
   const std::uint64_t kSize = (std::uint64_t{4} << 30) + 12345;
   std::string source = dir.file("big.bin");
@@ -568,12 +627,63 @@ TEST_CASE("carton zip: entries and offsets past 4 GiB use zip64", "[.][zip64-lar
            return Status::Ok();
          }).ok());
   CHECK(n == kSize);
-  auto py = Run("python3 -c \"import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); "
-                "print([i.file_size for i in z.infolist()], z.read('after').decode())\" " +
-                Quote(path));
-  CHECK(py.out == "[" + std::to_string(kSize) + ", " + std::to_string(kSize) + ", 4] tail\n");
+  auto py =
+      Run("python3 -c \"import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); "
+          "print([i.file_size for i in z.infolist()], "
+          "z.read('after').decode())\" " +
+          Quote(path));
+  CHECK(py.out == "[" + std::to_string(kSize) + ", " + std::to_string(kSize) +
+                      ", 4] tail\n");
   auto unzip = Run("unzip -l " + Quote(path));
   CHECK(unzip.exit_code == 0);
   auto bsdtar = Run("bsdtar -tf " + Quote(path));
   CHECK(bsdtar.out == "big\nbig.zst\nafter\n");
+}
+
+TEST_CASE("carton zip: damaged archives give errors, never crashes",
+          "[zip][corrupt]") {
+  TempDir dir;
+  std::string path = dir.file("d.zip");
+  {
+    auto w = ZipWriter::Create(path, {.alignment = 1});
+    REQUIRE(w.ok());
+    REQUIRE(w->AddBytes("a", Pattern(3000, 1), Compression::kDeflate).ok());
+    REQUIRE(w->AddBytes("b/c", Pattern(3000, 2), Compression::kZstd).ok());
+    REQUIRE(w->AddBytes("d", Pattern(300, 3), Compression::kStored).ok());
+    REQUIRE(w->AddDirectory("e").ok());
+    REQUIRE(w->Finish().ok());
+  }
+  const auto original = ReadAll(path);
+  std::uint64_t x = 12345;
+  auto next = [&x] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  int opened = 0;
+  for (int iter = 0; iter < 3000; ++iter) {
+    auto bytes = original;
+    int flips = 1 + static_cast<int>(next() % 3);
+    for (int k = 0; k < flips; ++k) {
+      // Half the damage goes to the headers at the end, where it matters most.
+      std::size_t at =
+          next() % 2 ? next() % bytes.size()
+                     : bytes.size() - 1 -
+                           next() % std::min<std::size_t>(bytes.size(), 250);
+      bytes[at] = static_cast<std::byte>(next());
+    }
+    if (next() % 8 == 0) bytes.resize(next() % bytes.size());
+    auto z = ZipReader::OpenBuffer(bytes);
+    if (!z.ok()) {
+      CHECK(z.status().code() != StatusCode::kInternal);
+      continue;
+    }
+    ++opened;
+    for (const auto& e : z->entries()) {
+      auto r = z->Read(e.name);
+      if (!r.ok()) CHECK(r.status().code() != StatusCode::kInternal);
+    }
+  }
+  CHECK(opened > 0);
 }

@@ -86,7 +86,7 @@ struct ZipAddResult {
   std::uint64_t size = 0;             // uncompressed bytes
   std::uint64_t compressed_size = 0;  // bytes in the archive
   std::uint32_t crc32 = 0;
-  std::uint64_t data_offset = 0;      // where the entry's bytes start
+  std::uint64_t data_offset = 0;           // where the entry's bytes start
   std::optional<manifest::Digest> sha256;  // when ZipAddOptions::sha256
 };
 
@@ -141,13 +141,13 @@ class ZipWriter {
 // One entry of the central directory.
 struct ZipEntry {
   std::string name;
-  std::uint64_t index = 0;       // position in the central directory
-  std::uint16_t method = 0;      // zip method number; see CompressionFromZipMethod
+  std::uint64_t index = 0;   // position in the central directory
+  std::uint16_t method = 0;  // zip method number; see CompressionFromZipMethod
   std::uint64_t compressed_size = 0;
-  std::uint64_t size = 0;        // uncompressed
+  std::uint64_t size = 0;  // uncompressed
   std::uint32_t crc32 = 0;
-  bool is_dir = false;           // name ends with '/'
-  bool is_symlink = false;       // Unix mode S_IFLNK in the external attributes
+  bool is_dir = false;      // name ends with '/'
+  bool is_symlink = false;  // Unix mode S_IFLNK in the external attributes
   bool encrypted = false;
 };
 
