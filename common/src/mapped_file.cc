@@ -32,19 +32,24 @@ Result<MappedFile> MappedFile::Open(const std::string& path) {
   MappedFile f;
   f.path_ = path;
   f.size_ = static_cast<std::size_t>(st.st_size);
-  if (f.size_ == 0) return f;
+  if (f.size_ == 0) {
+    f.fd_ = std::move(fd);
+    return f;
+  }
   void* p = ::mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
   if (p == MAP_FAILED) {
     return IoError(path + ": cannot map: " + std::strerror(errno));
   }
   f.data_ = static_cast<const std::byte*>(p);
+  f.fd_ = std::move(fd);
   return f;
 }
 
 MappedFile::MappedFile(MappedFile&& o) noexcept
     : data_(std::exchange(o.data_, nullptr)),
       size_(std::exchange(o.size_, 0)),
-      path_(std::move(o.path_)) {}
+      path_(std::move(o.path_)),
+      fd_(std::move(o.fd_)) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
   if (this != &o) {
@@ -52,6 +57,7 @@ MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
     data_ = std::exchange(o.data_, nullptr);
     size_ = std::exchange(o.size_, 0);
     path_ = std::move(o.path_);
+    fd_ = std::move(o.fd_);
   }
   return *this;
 }
@@ -72,6 +78,24 @@ void MappedFile::AdviseSequential() const {
     ::madvise(p, size_, MADV_SEQUENTIAL);
     ::madvise(p, size_, MADV_WILLNEED);
   }
+}
+
+Status MappedFile::ReadAt(std::uint64_t offset, MutableByteView out) const {
+  if (!InBounds(offset, out.size(), size_)) {
+    return InvalidArgument(path_ + ": read of " + std::to_string(out.size()) + " bytes at " +
+                           std::to_string(offset) + " is past the end (" +
+                           std::to_string(size_) + " bytes)");
+  }
+  std::size_t done = 0;
+  while (done < out.size()) {
+    ssize_t n = ::pread(fd_.get(), out.data() + done, out.size() - done,
+                        static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return IoError(path_ + ": read failed: " + std::strerror(errno));
+    if (n == 0) return IoError(path_ + ": file shrank while reading");
+    done += static_cast<std::size_t>(n);
+  }
+  return Status::Ok();
 }
 
 Status MappedFile::Populate(std::uint64_t offset, std::uint64_t length) const {

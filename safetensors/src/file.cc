@@ -1,6 +1,7 @@
 #include "carton/safetensors/file.h"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <variant>
 
@@ -99,6 +100,23 @@ bool File::has_metadata() const { return impl_->header.has_metadata; }
 std::uint64_t File::header_size() const { return impl_->header.header_size; }
 ByteView File::bytes() const { return impl_->bytes; }
 const std::string& File::source() const { return impl_->source; }
+
+Status File::ReadInto(const TensorView& tensor, MutableByteView out) const {
+  if (out.size() != tensor.data.size()) {
+    return InvalidArgument("tensor \"" + std::string(tensor.name) + "\": buffer of " +
+                           std::to_string(out.size()) + " bytes for " +
+                           std::to_string(tensor.data.size()));
+  }
+  if (tensor.data.data() < impl_->bytes.data() ||
+      tensor.data.data() + tensor.data.size() > impl_->bytes.data() + impl_->bytes.size()) {
+    return InvalidArgument("tensor \"" + std::string(tensor.name) + "\" is not from " + impl_->source);
+  }
+  if (!impl_->mapping) {
+    if (!out.empty()) std::memcpy(out.data(), tensor.data.data(), out.size());
+    return Status::Ok();
+  }
+  return impl_->mapping->ReadAt(data_start() + tensor.data_offset, out);
+}
 
 Status File::Populate() const {
   if (!impl_->mapping) return Status::Ok();

@@ -76,3 +76,17 @@ TEST_CASE("common: AtomicFile fails cleanly in a missing directory", "[common]")
   CHECK(f.status().code() == StatusCode::kIoError);
   CHECK(f.status().message().find("no/such/dir/out") != std::string::npos);
 }
+
+TEST_CASE("common: MappedFile ReadAt reads ranges and checks bounds", "[common]") {
+  testing::TempDir dir;
+  testing::WriteBytes(dir.file("a"), AsBytes("0123456789"));
+  auto m = MappedFile::Open(dir.file("a"));
+  REQUIRE(m.ok());
+  std::vector<std::byte> out(4);
+  REQUIRE(m->ReadAt(3, out).ok());
+  CHECK(AsChars(out) == "3456");
+  CHECK(m->ReadAt(7, out).code() == StatusCode::kInvalidArgument);
+  CHECK(m->ReadAt(~0ull, out).code() == StatusCode::kInvalidArgument);
+  std::vector<std::byte> none;
+  CHECK(m->ReadAt(10, none).ok());
+}

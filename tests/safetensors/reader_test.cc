@@ -330,3 +330,28 @@ TEST_CASE("safetensors: Populate maps a file's tensors ahead of reading", "[safe
   auto b = File::FromOwnedBuffer(RawSafetensors(kValid, 11));
   CHECK(b->Populate().ok());
 }
+
+TEST_CASE("safetensors: ReadInto copies a tensor's bytes", "[safetensors][reader]") {
+  testing::TempDir dir;
+  std::string path = dir.file("r.safetensors");
+  auto bytes = RawSafetensors(kValid, 11);
+  for (std::size_t i = 0; i < 11; ++i) bytes[bytes.size() - 11 + i] = std::byte(i + 1);
+  testing::WriteBytes(path, bytes);
+  for (bool mapped : {true, false}) {
+    auto f = mapped ? File::Open(path) : File::FromBuffer(bytes);
+    REQUIRE(f.ok());
+    const TensorView& b = *f->Find("b");
+    std::vector<std::byte> out(3);
+    REQUIRE(f->ReadInto(b, out).ok());
+    CHECK(out == std::vector<std::byte>{std::byte{9}, std::byte{10}, std::byte{11}});
+    std::vector<std::byte> wrong(2);
+    Status s = f->ReadInto(b, wrong);
+    CHECK(s.code() == StatusCode::kInvalidArgument);
+    CHECK(s.message().find("buffer of 2 bytes for 3") != std::string::npos);
+  }
+  // A view from another file is refused.
+  auto other = File::FromOwnedBuffer(RawSafetensors(kValid, 11));
+  auto f = File::Open(path);
+  std::vector<std::byte> out(3);
+  CHECK(f->ReadInto(*other->Find("b"), out).code() == StatusCode::kInvalidArgument);
+}

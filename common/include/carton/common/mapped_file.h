@@ -15,6 +15,7 @@
 
 #include "carton/common/bytes.h"
 #include "carton/common/status.h"
+#include "carton/common/unique_fd.h"
 
 namespace carton {
 
@@ -44,11 +45,18 @@ class MappedFile {
   // Out-of-range parts are ignored. Errors: kIoError.
   Status Populate(std::uint64_t offset, std::uint64_t length) const;
 
+  // Copies [offset, offset + out.size()) into `out` with pread(2), without
+  // touching the mapping: for callers that copy the bytes anyway, this skips
+  // the page-table work of a first touch. Errors: kInvalidArgument (out of
+  // range), kIoError (including a file that shrank).
+  Status ReadAt(std::uint64_t offset, MutableByteView out) const;
+
  private:
   void Unmap();
   const std::byte* data_ = nullptr;
   std::size_t size_ = 0;
   std::string path_;
+  UniqueFd fd_;  // kept for ReadAt
 };
 
 }  // namespace carton

@@ -83,6 +83,13 @@ class File {
   Status Populate() const;
   Status Populate(const TensorView& tensor) const;
 
+  // Copies the bytes of `tensor` (a view from this File) into `out`, which
+  // must be exactly tensor.data.size() bytes. For a File from Open this
+  // reads the file with pread(2) instead of touching the mapping: the
+  // faster way to get bytes that will be copied anyway (into a framework's
+  // tensor, a device staging buffer). Errors: kInvalidArgument, kIoError.
+  Status ReadInto(const TensorView& tensor, MutableByteView out) const;
+
   // The path given to Open, or "<buffer>".
   const std::string& source() const;
 
