@@ -10,6 +10,7 @@
 #include "pack_walk.h"
 #include "zstd_probe.h"
 
+
 namespace carton {
 namespace {
 
@@ -26,29 +27,58 @@ Compression ChooseMethod(const PackOptions& options, const internal::SourceFile&
   return internal::ZstdPays(f.full_path, f.size) ? Compression::kZstd : Compression::kStored;
 }
 
+// One entry to write: a file on disk, or bytes generated here.
+struct Item {
+  std::string path;
+  const internal::SourceFile* file = nullptr;
+  std::string generated;
+};
+
 // carton.toml and tensor_data/index.toml must be valid before they are
 // packed: a carton that `carton verify` would reject is never written.
-Status CheckMetadata(const std::string& dir, std::vector<internal::SourceFile>* files,
-                     const PackOptions& options, std::optional<std::string>* generated_config) {
-  auto has = [&](std::string_view p) {
-    return std::any_of(files->begin(), files->end(), [&](auto& f) { return f.path == p; });
-  };
-  if (has("carton.toml")) {
-    CARTON_ASSIGN_OR_RETURN(auto bytes, ReadFile(dir + "/carton.toml"));
-    auto config = ParseConfig(AsChars(bytes), dir + "/carton.toml");
-    if (!config.ok()) return config.status();
-  } else if (options.config_if_missing) {
+// index.toml is always written, normalized (`inner = []` on every entry,
+// `tensor = []` when empty), because the original implementation's reader
+// requires both.
+Result<std::vector<Item>> PlanItems(const std::string& dir,
+                                    const std::vector<internal::SourceFile>& files,
+                                    const PackOptions& options) {
+  std::vector<Item> items;
+  bool has_config = false, has_index = false, has_tensor_files = false;
+  for (const auto& f : files) {
+    if (f.path == "carton.toml") {
+      has_config = true;
+      CARTON_ASSIGN_OR_RETURN(auto bytes, ReadFile(f.full_path));
+      auto config = ParseConfig(AsChars(bytes), dir + "/carton.toml");
+      if (!config.ok()) return config.status();
+    } else if (f.path == "tensor_data/index.toml") {
+      has_index = true;
+      CARTON_ASSIGN_OR_RETURN(auto bytes, ReadFile(f.full_path));
+      auto index = ParseIndex(AsChars(bytes));
+      if (!index.ok()) return index.status().WithContext(dir);
+      items.push_back({f.path, nullptr, WriteIndex(*index)});
+      continue;
+    } else if (f.path.rfind("tensor_data/", 0) == 0) {
+      has_tensor_files = true;
+    }
+    items.push_back({f.path, &f, {}});
+  }
+  if (!has_config) {
+    if (!options.config_if_missing) {
+      return InvalidArgument(dir +
+                             ": no carton.toml; give --runner and --framework-version to create one");
+    }
     CARTON_ASSIGN_OR_RETURN(std::string text, WriteConfig(*options.config_if_missing));
-    *generated_config = std::move(text);
-  } else {
-    return InvalidArgument(dir + ": no carton.toml; give --runner and --framework-version to create one");
+    items.push_back({"carton.toml", nullptr, std::move(text)});
   }
-  if (has("tensor_data/index.toml")) {
-    CARTON_ASSIGN_OR_RETURN(auto bytes, ReadFile(dir + "/tensor_data/index.toml"));
-    auto index = ParseIndex(AsChars(bytes));
-    if (!index.ok()) return index.status().WithContext(dir);
+  if (!has_index) {
+    if (has_tensor_files) {
+      return InvalidArgument(dir + "/tensor_data: holds files but no index.toml");
+    }
+    items.push_back({"tensor_data/index.toml", nullptr, WriteIndex(TensorDataIndex{})});
   }
-  return Status::Ok();
+  std::sort(items.begin(), items.end(),
+            [](const Item& a, const Item& b) { return a.path < b.path; });
+  return items;
 }
 
 }  // namespace
@@ -56,8 +86,7 @@ Status CheckMetadata(const std::string& dir, std::vector<internal::SourceFile>* 
 Result<PackReport> Pack(const std::string& dir, const std::string& out_path,
                         const PackOptions& options) {
   CARTON_ASSIGN_OR_RETURN(std::vector<internal::SourceFile> files, internal::WalkModelDir(dir));
-  std::optional<std::string> generated_config;
-  CARTON_RETURN_IF_ERROR(CheckMetadata(dir, &files, options, &generated_config));
+  CARTON_ASSIGN_OR_RETURN(std::vector<Item> items, PlanItems(dir, files, options));
 
   ZipWriterOptions zopts;
   zopts.alignment = options.alignment;
@@ -68,28 +97,22 @@ Result<PackReport> Pack(const std::string& dir, const std::string& out_path,
   std::vector<manifest::ManifestEntry> entries;
   ZipAddOptions add;
   add.sha256 = true;
-  auto record = [&](const std::string& path, const ZipAddResult& r, Compression method) {
-    report.files.push_back({path, r.size, r.compressed_size, method, *r.sha256});
-    entries.push_back({path, *r.sha256});
-  };
-  if (generated_config) {
-    // Sorted order puts carton.toml among the other files; it is generated
-    // from flags, so it goes first.
-    Compression method = options.compression == PackCompression::kAuto ||
-                                 options.compression == PackCompression::kZstd
-                             ? Compression::kZstd
-                             : options.compression == PackCompression::kDeflate
-                                   ? Compression::kDeflate
-                                   : Compression::kStored;
-    CARTON_ASSIGN_OR_RETURN(auto r, zip.AddBytes("carton.toml", AsBytes(*generated_config),
-                                                 method, options.level, add));
-    record("carton.toml", r, method);
-  }
-  for (const auto& f : files) {
-    Compression method = ChooseMethod(options, f);
-    auto r = zip.AddFile(f.path, f.full_path, method, options.level, add);
+  for (const auto& item : items) {
+    Compression method;
+    auto r = [&]() -> Result<ZipAddResult> {
+      if (item.file != nullptr) {
+        method = ChooseMethod(options, *item.file);
+        return zip.AddFile(item.path, item.file->full_path, method, options.level, add);
+      }
+      // Generated metadata is small text: zstd under auto.
+      internal::SourceFile virtual_file{item.path, "", item.generated.size()};
+      method = options.compression == PackCompression::kAuto ? Compression::kZstd
+                                                             : ChooseMethod(options, virtual_file);
+      return zip.AddBytes(item.path, AsBytes(item.generated), method, options.level, add);
+    }();
     if (!r.ok()) return r.status();
-    record(f.path, *r, method);
+    report.files.push_back({item.path, r->size, r->compressed_size, method, *r->sha256});
+    entries.push_back({item.path, *r->sha256});
   }
   CARTON_ASSIGN_OR_RETURN(manifest::Manifest m, manifest::Manifest::FromEntries(entries));
   std::string manifest_text = m.Serialize();

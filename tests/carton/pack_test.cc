@@ -7,6 +7,7 @@
 
 #include "carton/carton/info.h"
 #include "carton/carton/pack.h"
+#include "carton/carton/tensor_data.h"
 #include "carton/carton/verify.h"
 #include "carton/carton/zip.h"
 #include "carton_testing.h"
@@ -77,7 +78,17 @@ TEST_CASE("carton pack: every compression method round-trips", "[carton][pack]")
     std::string out = tmp.file("out");
     REQUIRE(Unpack(path, out).ok());
     for (const auto& [p, content] : MinimalFiles()) {
+      if (p == "tensor_data/index.toml") continue;  // normalized; compared below
       CHECK(testing::ReadText(out + "/" + p) == content);
+    }
+    auto packed = ParseIndex(testing::ReadText(out + "/tensor_data/index.toml"));
+    auto original = ParseIndex(testing::kMinimalIndex);
+    REQUIRE(packed.ok());
+    REQUIRE(packed->tensors.size() == original->tensors.size());
+    for (std::size_t i = 0; i < packed->tensors.size(); ++i) {
+      CHECK(packed->tensors[i].name == original->tensors[i].name);
+      CHECK(packed->tensors[i].file == original->tensors[i].file);
+      CHECK(packed->tensors[i].shape == original->tensors[i].shape);
     }
     CHECK(fs::exists(out + "/MANIFEST"));
   }
@@ -242,4 +253,80 @@ TEST_CASE("carton pack: drops empty directories and skips an old MANIFEST", "[ca
   auto zip = ZipReader::Open(tmp.file("m.carton"));
   for (const auto& e : zip->entries()) CHECK(e.name.find("empty") == std::string::npos);
   CHECK(Verify(tmp.file("m.carton"))->ok());
+}
+
+TEST_CASE("carton pack: always writes a normalized tensor_data/index.toml", "[carton][pack][compat]") {
+  // The original implementation's reader needs index.toml, and `inner` on
+  // every entry; we write both even when the directory has neither.
+  TempDir tmp;
+  auto files = MinimalFiles();
+  files.erase("tensor_data/index.toml");
+  files.erase("tensor_data/tensor_0.bin");
+  files.erase("tensor_data/tensor_1.bin");
+  files["carton.toml"] =
+      "spec_version = 1\n[runner]\nrunner_name = \"noop\"\n"
+      "required_framework_version = \"=1.0.0\"\nrunner_compat_version = 1\n";
+  testing::WriteTree(tmp.file("a"), files);
+  REQUIRE(Pack(tmp.file("a"), tmp.file("a.carton")).ok());
+  auto zip = ZipReader::Open(tmp.file("a.carton"));
+  auto index = zip->Read("tensor_data/index.toml");
+  REQUIRE(index.ok());
+  CHECK(AsChars(*index).find("tensor = []") != std::string::npos);
+  CHECK(Verify(tmp.file("a.carton"))->ok());
+
+  files = MinimalFiles();  // its index.toml has no `inner`
+  testing::WriteTree(tmp.file("b"), files);
+  REQUIRE(Pack(tmp.file("b"), tmp.file("b.carton")).ok());
+  auto zb = ZipReader::Open(tmp.file("b.carton"));
+  std::string text(AsChars(*zb->Read("tensor_data/index.toml")));
+  CHECK(text.find("inner = []") != std::string::npos);
+  CHECK(Verify(tmp.file("b.carton"))->ok());
+
+  files.erase("tensor_data/index.toml");
+  testing::WriteTree(tmp.file("c"), files);
+  std::filesystem::remove(tmp.file("c/tensor_data/index.toml"));
+  auto r = Pack(tmp.file("c"), tmp.file("c.carton"));
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("tensor_data: holds files but no index.toml") != std::string::npos);
+}
+
+TEST_CASE("carton verify: reads a carton laid out as the original implementation writes it",
+          "[carton][verify][compat]") {
+  // Every file zstd-compressed, MANIFEST stored, index.toml with `inner = []`
+  // on every entry including a nested tensor and its inner tensors.
+  TempDir tmp;
+  std::map<std::string, std::string> files = {
+      {"carton.toml", testing::kMinimalConfig},
+      {"model/model.pt", std::string(1000, 'p')},
+      {"tensor_data/index.toml",
+       "[[tensor]]\nname = \"n\"\ndtype = \"nested\"\ninner = [\"_carton_nested_inner_n_0\"]\n\n"
+       "[[tensor]]\nname = \"x\"\ndtype = \"float32\"\nshape = [2]\nfile = \"tensor_0.bin\"\ninner = []\n\n"
+       "[[tensor]]\nname = \"y\"\ndtype = \"float32\"\nshape = [2]\nfile = \"tensor_1.bin\"\ninner = []\n\n"
+       "[[tensor]]\nname = \"_carton_nested_inner_n_0\"\ndtype = \"string\"\nshape = [1]\n"
+       "file = \"tensor_2.toml\"\ninner = []\n"},
+      {"tensor_data/tensor_0.bin", std::string(8, '\0')},
+      {"tensor_data/tensor_1.bin", std::string(8, '\0')},
+      {"tensor_data/tensor_2.toml", "data = [\"s\"]\n"},
+  };
+  std::string path = tmp.file("rust.carton");
+  {
+    auto zip = ZipWriter::Create(path);
+    std::vector<manifest::ManifestEntry> entries;
+    for (const auto& [name, content] : files) {
+      REQUIRE(zip->AddBytes(name, AsBytes(content), Compression::kZstd, 3).ok());
+      entries.push_back({name, manifest::Sha256Of(AsBytes(content))});
+    }
+    auto m = manifest::Manifest::FromEntries(entries);
+    REQUIRE(zip->AddBytes("MANIFEST", AsBytes(m->Serialize()), Compression::kStored).ok());
+    REQUIRE(zip->Finish().ok());
+  }
+  auto report = Verify(path);
+  REQUIRE(report.ok());
+  for (auto& p : report->problems) INFO(p.where << ": " << p.message);
+  CHECK(report->ok());
+  auto info = ReadInfo(path);
+  REQUIRE(info.ok());
+  CHECK(info->tensor_index->Find("n")->nested());
+  REQUIRE(Unpack(path, tmp.file("out")).ok());
+  CHECK(testing::ReadText(tmp.file("out/tensor_data/tensor_2.toml")) == "data = [\"s\"]\n");
 }

@@ -43,7 +43,7 @@ TEST_CASE("cli: pack, verify, info, hash and unpack a model", "[cli][carton]") {
 
   auto verify = Run(Bin() + " verify '" + out + "'");
   CHECK(verify.exit_code == 0);
-  CHECK(verify.out.find(": ok (2 files") != std::string::npos);
+  CHECK(verify.out.find(": ok (3 files") != std::string::npos);
 
   auto h = Run(Bin() + " hash '" + out + "'");
   CHECK(h.exit_code == 0);
@@ -61,7 +61,7 @@ TEST_CASE("cli: pack, verify, info, hash and unpack a model", "[cli][carton]") {
   auto j = nlohmann::json::parse(json.out);
   CHECK(j["manifest_hash"] == hash);
   CHECK(j["runner"]["runner_name"] == "noop");
-  CHECK(j["files"].size() == 2);
+  CHECK(j["files"].size() == 3);
 
   auto unpack = Run(Bin() + " unpack '" + out + "' '" + tmp.file("x") + "'");
   CHECK(unpack.exit_code == 0);
