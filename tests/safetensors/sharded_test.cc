@@ -23,7 +23,9 @@ constexpr char kShard2[] = "model-00002-of-00002.safetensors";
 // Writes a shard holding 4-byte U8 tensors named `names`; each tensor's
 // bytes are its name's first letter repeated.
 void WriteShard(const std::string& path, const std::vector<std::string>& names) {
-  static std::vector<std::string> storage;
+  // Reserved up front: the sources borrow from these strings.
+  std::vector<std::string> storage;
+  storage.reserve(names.size());
   std::vector<TensorSource> tensors;
   for (const auto& n : names) {
     storage.push_back(std::string(4, n[0]));
