@@ -12,6 +12,7 @@
 #include "carton/carton/zip.h"
 #include "carton/manifest/manifest.h"
 #include "carton/manifest/sha256.h"
+#include "carton/common/mapped_file.h"
 
 namespace carton {
 namespace {
@@ -91,7 +92,14 @@ class Checker {
       Status s;
       auto mapped = zip_.MappedData(me.path);
       if (mapped.ok()) {
-        h.Update(*mapped);
+        // In steps, dropping each step's pages afterwards, so that the
+        // resident set stays small however large the archive.
+        constexpr std::size_t kStep = 16 << 20;
+        for (std::size_t off = 0; off < mapped->size(); off += kStep) {
+          ByteView step = mapped->subspan(off, std::min(kStep, mapped->size() - off));
+          h.Update(step);
+          ReleaseMappedPages(step);
+        }
         bytes += mapped->size();
       } else {
         s = zip_.ReadTo(me.path, [&](ByteView chunk) {

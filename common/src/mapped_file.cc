@@ -80,6 +80,15 @@ void MappedFile::AdviseSequential() const {
   }
 }
 
+void ReleaseMappedPages(ByteView range) {
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  auto begin = reinterpret_cast<std::uintptr_t>(range.data());
+  auto end = begin + range.size();
+  begin = (begin + page - 1) / page * page;
+  end = end / page * page;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 Status MappedFile::ReadAt(std::uint64_t offset, MutableByteView out) const {
   if (!InBounds(offset, out.size(), size_)) {
     return InvalidArgument(path_ + ": read of " + std::to_string(out.size()) + " bytes at " +

@@ -19,6 +19,12 @@
 
 namespace carton {
 
+// Drops this process's page mappings for the whole pages inside `range`
+// (part of a read-only file mapping) without affecting the data: later
+// reads fault the pages back in from the page cache. Keeps the resident set
+// small while streaming through a large mapping once.
+void ReleaseMappedPages(ByteView range);
+
 class MappedFile {
  public:
   // Maps `path`. Errors: kNotFound if it does not exist, kInvalidArgument if
