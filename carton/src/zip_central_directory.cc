@@ -170,7 +170,6 @@ Result<CentralRecord> ReadCentralRecord(ByteView archive, std::uint64_t offset,
                    std::to_string(offset));
   }
   CentralRecord r;
-  r.version_made_by = LoadLE16(p + 4);
   r.flags = LoadLE16(p + 8);
   r.method = LoadLE16(p + 10);
   r.crc32 = LoadLE32(p + 16);
@@ -180,7 +179,6 @@ Result<CentralRecord> ReadCentralRecord(ByteView archive, std::uint64_t offset,
   const std::uint16_t extra_size = LoadLE16(p + 30);
   const std::uint16_t comment_size = LoadLE16(p + 32);
   const std::uint16_t disk16 = LoadLE16(p + 34);
-  r.external_attributes = LoadLE32(p + 38);
   const std::uint32_t offset32 = LoadLE32(p + 42);
   r.compressed_size = csize32;
   r.size = size32;
@@ -196,8 +194,9 @@ Result<CentralRecord> ReadCentralRecord(ByteView archive, std::uint64_t offset,
   }
   r.name = AsChars(archive.subspan(name_offset, name_size));
   std::uint32_t disk = disk16;
-  Status s = ReadZip64Extra(archive.subspan(name_offset + name_size, extra_size),
-                            size32, csize32, offset32, disk16, &r, &disk);
+  Status s =
+      ReadZip64Extra(archive.subspan(name_offset + name_size, extra_size),
+                     size32, csize32, offset32, disk16, &r, &disk);
   if (!s.ok()) return s.WithContext("entry " + QuoteName(r.name));
   if (disk != 0)
     return Unsupported("entry " + QuoteName(r.name) + ": " + Multidisk());

@@ -76,14 +76,13 @@ Status EntrySource::Refill() {
   buffer_pos_ = 0;
   buffer_end_ = 0;
   if (data_.file_path.empty()) {
-    CARTON_RETURN_IF_ERROR(
-        spool_->Read(data_.spool_offset + fetched_,
-                     MutableByteView(buffer_.data(), want)));
+    CARTON_RETURN_IF_ERROR(spool_->Read(data_.spool_offset + fetched_,
+                                        MutableByteView(buffer_.data(), want)));
     buffer_end_ = want;
   } else {
     while (buffer_end_ < want) {
-      ssize_t r = ::read(fd_.get(), buffer_.data() + buffer_end_,
-                         want - buffer_end_);
+      ssize_t r =
+          ::read(fd_.get(), buffer_.data() + buffer_end_, want - buffer_end_);
       if (r < 0) {
         if (errno == EINTR) continue;
         return IoError("entry " + fmt::QuoteName(data_.name) + ": read of " +
@@ -149,10 +148,10 @@ zip_int64_t EntrySource::Handle(void* data, zip_uint64_t len,
                                 zip_source_cmd_t cmd) {
   switch (cmd) {
     case ZIP_SOURCE_SUPPORTS:
-      return zip_source_make_command_bitmap(
-          ZIP_SOURCE_OPEN, ZIP_SOURCE_READ, ZIP_SOURCE_CLOSE, ZIP_SOURCE_STAT,
-          ZIP_SOURCE_ERROR, ZIP_SOURCE_FREE, ZIP_SOURCE_GET_FILE_ATTRIBUTES,
-          -1);
+      return zip_source_make_command_bitmap(ZIP_SOURCE_OPEN, ZIP_SOURCE_READ,
+                                            ZIP_SOURCE_CLOSE, ZIP_SOURCE_STAT,
+                                            ZIP_SOURCE_ERROR, ZIP_SOURCE_FREE,
+                                            ZIP_SOURCE_GET_FILE_ATTRIBUTES, -1);
     case ZIP_SOURCE_STAT: {
       auto* st = ZIP_SOURCE_GET_ARGS(zip_stat_t, data, len, zip_error_.get());
       if (st == nullptr) return -1;
@@ -182,15 +181,15 @@ zip_int64_t EntrySource::Handle(void* data, zip_uint64_t len,
       Status s = Open();
       if (!s.ok()) {
         fd_.Reset();
-        const int code = s.code() == StatusCode::kInternal ? ZIP_ER_INTERNAL
-                                                           : ZIP_ER_OPEN;
+        const int code =
+            s.code() == StatusCode::kInternal ? ZIP_ER_INTERNAL : ZIP_ER_OPEN;
         return Fail(std::move(s), code);
       }
       return 0;
     }
     case ZIP_SOURCE_READ: {
-      auto r = Read(static_cast<std::byte*>(data),
-                    static_cast<std::size_t>(len));
+      auto r =
+          Read(static_cast<std::byte*>(data), static_cast<std::size_t>(len));
       if (!r.ok()) return Fail(r.status(), ZIP_ER_READ);
       return static_cast<zip_int64_t>(*r);
     }

@@ -29,7 +29,7 @@
 namespace carton::zip_internal {
 
 struct EntryData {
-  std::string name;  // for messages
+  std::string name;          // for messages
   std::uint16_t method = 0;  // zip method of the bytes handed to libzip
   std::uint64_t size = 0;    // uncompressed
   std::uint64_t compressed_size = 0;

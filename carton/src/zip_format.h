@@ -106,15 +106,13 @@ Result<CentralDirectoryLocation> LocateCentralDirectory(ByteView archive);
 // The fields of one central directory record (APPNOTE 4.3.12) that carton
 // cross-checks against libzip, with zip64 values already applied.
 struct CentralRecord {
-  std::uint16_t version_made_by = 0;
   std::uint16_t flags = 0;
   std::uint16_t method = 0;
   std::uint32_t crc32 = 0;
   std::uint64_t compressed_size = 0;
   std::uint64_t size = 0;
   std::uint64_t local_header_offset = 0;
-  std::uint32_t external_attributes = 0;
-  std::string_view name;  // raw bytes, borrowed from the archive
+  std::string_view name;   // raw bytes, borrowed from the archive
   std::uint64_t next = 0;  // offset of the record after this one
 };
 

@@ -106,7 +106,8 @@ Status ZipOutput::Write(ByteView data) {
   if (position_ >= buffer_start_ && position_ <= end &&
       data.size() <= buffer_.size() - (position_ - buffer_start_)) {
     std::size_t at = static_cast<std::size_t>(position_ - buffer_start_);
-    if (!data.empty()) std::memcpy(buffer_.data() + at, data.data(), data.size());
+    if (!data.empty())
+      std::memcpy(buffer_.data() + at, data.data(), data.size());
     buffered_ = std::max(buffered_, at + data.size());
   } else {
     CARTON_RETURN_IF_ERROR(Flush());
@@ -173,7 +174,9 @@ zip_int64_t ZipOutput::Handle(void* data, zip_uint64_t len,
     case ZIP_SOURCE_ERROR:
       return zip_error_to_data(zip_error_.get(), data, len);
     case ZIP_SOURCE_BEGIN_WRITE:
-      if (done_) return Fail(Internal(path_ + ": output already closed"), ZIP_ER_INTERNAL);
+      if (done_)
+        return Fail(Internal(path_ + ": output already closed"),
+                    ZIP_ER_INTERNAL);
       position_ = size_ = buffer_start_ = 0;
       buffered_ = 0;
       return 0;

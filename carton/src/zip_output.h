@@ -8,7 +8,7 @@
 // writes are gathered in a 4 MiB buffer that also absorbs those rewrites;
 // the file sees large writes only.
 //
-// Move-free (libzip keeps a pointer to it): held by unique_ptr, and it must
+// Not movable (libzip keeps a pointer to it): held by unique_ptr, and it must
 // outlive the zip_t opened on its source. Not thread-safe.
 #pragma once
 

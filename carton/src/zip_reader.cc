@@ -187,16 +187,16 @@ struct ZipReader::Impl {
         return zip_internal::ReadError(zip_get_error(za), context);
       Status s = CheckRecordMatchesLibzip(r, st);
       if (!s.ok()) return s.WithContext(context);
-      auto local = fmt::ParseLocalHeader(data, r.local_header_offset, cd.offset);
+      auto local =
+          fmt::ParseLocalHeader(data, r.local_header_offset, cd.offset);
       if (!local.ok()) return local.status().WithContext(context);
       s = CheckLocalMatchesCentral(*local, r);
       if (!s.ok()) return s.WithContext(context);
       if (!InBounds(local->data_offset, r.compressed_size, cd.offset)) {
-        return Corrupt(context + ": " + std::to_string(r.compressed_size) +
-                       " bytes of data at offset " +
-                       std::to_string(local->data_offset) +
-                       " run past the central directory at " +
-                       std::to_string(cd.offset));
+        return Corrupt(
+            context + ": " + std::to_string(r.compressed_size) +
+            " bytes of data at offset " + std::to_string(local->data_offset) +
+            " run past the central directory at " + std::to_string(cd.offset));
       }
       zip_uint8_t opsys = 0;
       zip_uint32_t attributes = 0;
@@ -211,9 +211,9 @@ struct ZipReader::Impl {
       e.size = r.size;
       e.crc32 = r.crc32;
       e.is_dir = name.back() == '/';
-      e.is_symlink = opsys == ZIP_OPSYS_UNIX &&
-                     ((attributes >> 16) & fmt::kUnixTypeMask) ==
-                         fmt::kUnixSymlinkType;
+      e.is_symlink =
+          opsys == ZIP_OPSYS_UNIX &&
+          ((attributes >> 16) & fmt::kUnixTypeMask) == fmt::kUnixSymlinkType;
       e.encrypted =
           st.encryption_method != ZIP_EM_NONE ||
           (r.flags & (fmt::kFlagEncrypted | fmt::kFlagStrongEncryption)) != 0;
@@ -322,18 +322,19 @@ struct ZipReader::Impl {
       sink_error = sink(chunk);
       return sink_error;
     };
-    std::vector<std::byte> buffer(static_cast<std::size_t>(
-        std::clamp<std::uint64_t>(zstd ? e.compressed_size : e.size,
-                                  kMinReadChunk, kMaxReadChunk)));
+    std::vector<std::byte> buffer(
+        static_cast<std::size_t>(std::clamp<std::uint64_t>(
+            zstd ? e.compressed_size : e.size, kMinReadChunk, kMaxReadChunk)));
     Status s;
     for (;;) {
       zip_int64_t n = zip_fread(file.get(), buffer.data(), buffer.size());
       if (n < 0) {
         zip_error_t* error = zip_file_get_error(file.get());
         if (zip_error_code_zip(error) == ZIP_ER_CRC) {
-          s = Corrupt("crc-32 mismatch: the data does not match the "
-                      "directory's " +
-                      fmt::Hex(e.crc32, 8));
+          s = Corrupt(
+              "crc-32 mismatch: the data does not match the "
+              "directory's " +
+              fmt::Hex(e.crc32, 8));
         } else {
           s = zip_internal::ReadError(error, "");
         }

@@ -19,11 +19,12 @@ std::string SpoolPathFor(const std::string& output_path) {
   static thread_local std::mt19937_64 rng(
       std::random_device{}() ^ static_cast<std::uint64_t>(::getpid()));
   auto slash = output_path.rfind('/');
-  std::string dir = slash == std::string::npos
-                        ? std::string(".")
-                        : output_path.substr(0, std::max<std::size_t>(slash, 1));
-  std::string base = slash == std::string::npos ? output_path
-                                                : output_path.substr(slash + 1);
+  std::string dir =
+      slash == std::string::npos
+          ? std::string(".")
+          : output_path.substr(0, std::max<std::size_t>(slash, 1));
+  std::string base =
+      slash == std::string::npos ? output_path : output_path.substr(slash + 1);
   return dir + "/." + base + ".spool-" + std::to_string(rng() % 1000000000);
 }
 
@@ -102,8 +103,8 @@ Status Spool::Read(std::uint64_t offset, MutableByteView out) const {
   std::byte* p = out.data();
   std::size_t n = out.size();
   while (n > 0 && offset < flushed_) {
-    std::size_t want = static_cast<std::size_t>(
-        std::min<std::uint64_t>(n, flushed_ - offset));
+    std::size_t want =
+        static_cast<std::size_t>(std::min<std::uint64_t>(n, flushed_ - offset));
     ssize_t r = ::pread(fd_.get(), p, want, static_cast<off_t>(offset));
     if (r < 0) {
       if (errno == EINTR) continue;

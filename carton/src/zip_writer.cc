@@ -178,8 +178,8 @@ struct ZipWriter::Impl {
   // the fixed time and Unix mode that make output deterministic.
   Status SetFixedMetadata(zip_uint64_t index, std::string_view name,
                           std::uint32_t attributes) {
-    if (zip_file_set_dostime(archive.get(), index, fmt::kDosTime,
-                             fmt::kDosDate, 0) != 0 ||
+    if (zip_file_set_dostime(archive.get(), index, fmt::kDosTime, fmt::kDosDate,
+                             0) != 0 ||
         zip_file_set_external_attributes(archive.get(), index, 0,
                                          ZIP_OPSYS_UNIX, attributes) != 0) {
       return LibzipFailure(name);
@@ -215,8 +215,7 @@ struct ZipWriter::Impl {
     // compressed ones keep the method their source reports.
     if (stored && zip_set_file_compression(archive.get(), i, ZIP_CM_STORE, 0))
       return LibzipFailure(name);
-    CARTON_RETURN_IF_ERROR(
-        SetFixedMetadata(i, name, fmt::kUnixFileMode << 16));
+    CARTON_RETURN_IF_ERROR(SetFixedMetadata(i, name, fmt::kUnixFileMode << 16));
     if (pad != 0) {
       // The field's data: the alignment, then zeros.
       std::vector<zip_uint8_t> field(pad - fmt::kExtraHeaderSize, 0);
@@ -304,14 +303,15 @@ struct ZipWriter::Impl {
       if (!e.ok()) return e.status().WithContext(EntryContext(name));
       encoder = std::move(e).value();
     }
-    auto r = AddData(name, method, std::move(encoder), size, source, add,
-                     file_path);
+    auto r =
+        AddData(name, method, std::move(encoder), size, source, add, file_path);
     if (!r.ok()) return Poison(r.status());
     return r;
   }
 
   Status AddDirectory(const std::string& dir) {
-    zip_int64_t index = zip_dir_add(archive.get(), dir.c_str(), ZIP_FL_ENC_UTF_8);
+    zip_int64_t index =
+        zip_dir_add(archive.get(), dir.c_str(), ZIP_FL_ENC_UTF_8);
     if (index < 0) return LibzipFailure(dir);
     const auto i = static_cast<zip_uint64_t>(index);
     if (zip_set_file_compression(archive.get(), i, ZIP_CM_STORE, 0) != 0)
@@ -368,13 +368,22 @@ Result<ZipWriter> ZipWriter::Create(const std::string& path,
       auto out, zip_internal::ZipOutput::Create(path, options.durable));
   CARTON_ASSIGN_OR_RETURN(zip_internal::SourcePtr src, out->MakeSource());
   zip_internal::LibzipError error;
-  zip_t* z = zip_open_from_source(src.get(), ZIP_CREATE | ZIP_TRUNCATE,
-                                  error.get());
+  zip_t* z =
+      zip_open_from_source(src.get(), ZIP_CREATE | ZIP_TRUNCATE, error.get());
   if (z == nullptr) return zip_internal::WriteError(error.get(), path);
   src.release();  // the archive owns it now
-  auto impl = std::unique_ptr<Impl>(new Impl{
-      path, options, std::move(out), zip_internal::Spool(path), {}, {}, {}, 0,
-      0, {}, {}, false});
+  auto impl = std::unique_ptr<Impl>(new Impl{path,
+                                             options,
+                                             std::move(out),
+                                             zip_internal::Spool(path),
+                                             {},
+                                             {},
+                                             {},
+                                             0,
+                                             0,
+                                             {},
+                                             {},
+                                             false});
   impl->archive.reset(z);
   return ZipWriter(std::move(impl));
 }
