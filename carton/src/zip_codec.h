@@ -1,5 +1,6 @@
-// Streaming deflate and zstd for zip entries: encoders for ZipWriter,
-// decoders for ZipReader.
+// Streaming codecs for zip entries: deflate and zstd encoders for ZipWriter,
+// which compresses entries before libzip writes them raw, and a zstd decoder
+// for ZipReader (libzip 1.7 cannot decode zstd; it decodes deflate itself).
 //
 // Deflate is raw (no zlib header), as zip stores it. Memory per encoder or
 // decoder is bounded: a 1 MiB output buffer plus the codec's own state (zstd
@@ -43,16 +44,27 @@ Result<std::unique_ptr<Encoder>> MakeEncoder(Compression method, int level,
                                              std::uint64_t size,
                                              int zstd_workers);
 
-// Decodes one complete raw deflate stream, rejecting truncated data and
-// bytes after the end of the stream. `size_hint` (the expected output size)
-// only picks the buffer size. Untrusted input. Errors: kCorrupt, errors
-// from `out`.
-Status Inflate(ByteView in, std::uint64_t size_hint, const ByteSink& out);
+// Decodes one or more complete zstd frames fed in pieces. Untrusted input.
+class ZstdDecoder {
+ public:
+  // `size_hint` (the expected output size) only picks the buffer size.
+  // Errors: kInternal (no memory for a context).
+  static Result<ZstdDecoder> Make(std::uint64_t size_hint);
 
-// Decodes one or more complete zstd frames. Untrusted input.
-// Errors: kCorrupt, kUnsupported (window larger than kZstdMaxWindowLog),
-// errors from `out`.
-Status DecompressZstd(ByteView in, std::uint64_t size_hint,
-                      const ByteSink& out);
+  ZstdDecoder(ZstdDecoder&&) noexcept;
+  ZstdDecoder& operator=(ZstdDecoder&&) noexcept;
+  ~ZstdDecoder();
+
+  // Decodes `in`, handing output to `out`. Errors: kCorrupt, kUnsupported
+  // (window larger than kZstdMaxWindowLog), errors from `out`.
+  Status Update(ByteView in, const ByteSink& out);
+  // Errors: kCorrupt if the input was empty or ended inside a frame.
+  Status Finish() const;
+
+ private:
+  struct State;
+  explicit ZstdDecoder(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace carton::zip_codec

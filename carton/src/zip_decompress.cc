@@ -1,6 +1,6 @@
-// Streaming decoders for ZipReader. The compressed bytes are untrusted.
+// The streaming zstd decoder for ZipReader. The compressed bytes are
+// untrusted.
 
-#include <zlib.h>
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -15,81 +15,48 @@ namespace {
 
 constexpr std::size_t kMinOutputChunk = 4096;
 constexpr std::size_t kMaxOutputChunk = 1 << 20;
-constexpr std::size_t kZlibMaxChunk = std::size_t{1} << 30;
 
-std::size_t OutputChunk(std::uint64_t size_hint) {
-  return static_cast<std::size_t>(
-      std::clamp<std::uint64_t>(size_hint, kMinOutputChunk, kMaxOutputChunk));
-}
-
-struct InflateEnd {
-  void operator()(z_stream* s) const {
-    inflateEnd(s);
-    delete s;
-  }
-};
 struct ZstdDCtxFree {
   void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
 };
 
 }  // namespace
 
-Status Inflate(ByteView in, std::uint64_t size_hint, const ByteSink& out) {
-  auto raw = std::make_unique<z_stream>();
-  if (inflateInit2(raw.get(), -MAX_WBITS) != Z_OK)
-    return Internal("cannot initialise inflate");
-  std::unique_ptr<z_stream, InflateEnd> stream(raw.release());
-  std::vector<std::byte> buffer(OutputChunk(size_hint));
-  std::size_t fed = 0;
-  for (;;) {
-    if (stream->avail_in == 0 && fed < in.size()) {
-      std::size_t n = std::min(in.size() - fed, kZlibMaxChunk);
-      stream->next_in =
-          reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data() + fed));
-      stream->avail_in = static_cast<uInt>(n);
-      fed += n;
-    }
-    stream->next_out = reinterpret_cast<Bytef*>(buffer.data());
-    stream->avail_out = static_cast<uInt>(buffer.size());
-    int r = inflate(stream.get(), Z_NO_FLUSH);
-    std::size_t have = buffer.size() - stream->avail_out;
-    if (r == Z_DATA_ERROR) {
-      return Corrupt(std::string("invalid deflate data: ") +
-                     (stream->msg ? stream->msg : "?"));
-    }
-    if (r == Z_MEM_ERROR) return Internal("inflate ran out of memory");
-    if (have != 0) CARTON_RETURN_IF_ERROR(out(ByteView(buffer.data(), have)));
-    if (r == Z_STREAM_END) break;
-    bool input_done = stream->avail_in == 0 && fed == in.size();
-    if (r == Z_BUF_ERROR || (r == Z_OK && input_done && have == 0)) {
-      // No progress is possible: the input ended inside the stream.
-      if (input_done) return Corrupt("deflate data is truncated");
-      return Internal("inflate made no progress");
-    }
-    if (r != Z_OK) return Corrupt("inflate failed (" + std::to_string(r) + ")");
-  }
-  std::size_t left = stream->avail_in + (in.size() - fed);
-  if (left != 0) {
-    return Corrupt(std::to_string(left) +
-                   " bytes follow the end of the deflate data");
-  }
-  return Status::Ok();
-}
+struct ZstdDecoder::State {
+  std::unique_ptr<ZSTD_DCtx, ZstdDCtxFree> dctx;
+  std::vector<std::byte> buffer;
+  bool fed = false;
+  // ZSTD_decompressStream's last hint: 0 when a frame has just ended.
+  std::size_t pending = 1;
+};
 
-Status DecompressZstd(ByteView in, std::uint64_t size_hint,
-                      const ByteSink& out) {
-  if (in.empty()) return Corrupt("zstd data is empty");
-  std::unique_ptr<ZSTD_DCtx, ZstdDCtxFree> dctx(ZSTD_createDCtx());
-  if (!dctx) return Internal("cannot allocate a zstd context");
-  if (ZSTD_isError(ZSTD_DCtx_setParameter(dctx.get(), ZSTD_d_windowLogMax,
-                                          kZstdMaxWindowLog))) {
+ZstdDecoder::ZstdDecoder(std::unique_ptr<State> state)
+    : state_(std::move(state)) {}
+ZstdDecoder::ZstdDecoder(ZstdDecoder&&) noexcept = default;
+ZstdDecoder& ZstdDecoder::operator=(ZstdDecoder&&) noexcept = default;
+ZstdDecoder::~ZstdDecoder() = default;
+
+Result<ZstdDecoder> ZstdDecoder::Make(std::uint64_t size_hint) {
+  auto state = std::make_unique<State>();
+  state->dctx.reset(ZSTD_createDCtx());
+  if (!state->dctx) return Internal("cannot allocate a zstd context");
+  if (ZSTD_isError(ZSTD_DCtx_setParameter(
+          state->dctx.get(), ZSTD_d_windowLogMax, kZstdMaxWindowLog))) {
     return Internal("zstd rejects the window limit");
   }
-  std::vector<std::byte> buffer(OutputChunk(size_hint));
+  state->buffer.resize(static_cast<std::size_t>(
+      std::clamp<std::uint64_t>(size_hint, kMinOutputChunk, kMaxOutputChunk)));
+  return ZstdDecoder(std::move(state));
+}
+
+Status ZstdDecoder::Update(ByteView in, const ByteSink& out) {
+  State& s = *state_;
+  if (!in.empty()) s.fed = true;
   ZSTD_inBuffer input{in.data(), in.size(), 0};
   for (;;) {
-    ZSTD_outBuffer output{buffer.data(), buffer.size(), 0};
-    std::size_t r = ZSTD_decompressStream(dctx.get(), &output, &input);
+    ZSTD_outBuffer output{s.buffer.data(), s.buffer.size(), 0};
+    const std::size_t consumed = input.pos;
+    std::size_t r = ZSTD_decompressStream(s.dctx.get(), &output, &input);
     if (ZSTD_isError(r)) {
       if (ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge) {
         return Unsupported("zstd data needs a window larger than " +
@@ -98,14 +65,22 @@ Status DecompressZstd(ByteView in, std::uint64_t size_hint,
       }
       return Corrupt(std::string("invalid zstd data: ") + ZSTD_getErrorName(r));
     }
+    // A call that neither reads nor writes (flushing after a full buffer)
+    // answers for the next frame; keep the hint of the one that ended.
+    if (input.pos != consumed || output.pos != 0) s.pending = r;
     if (output.pos != 0)
-      CARTON_RETURN_IF_ERROR(out(ByteView(buffer.data(), output.pos)));
-    // r == 0: a frame just ended and its output is flushed.
-    if (r == 0 && input.pos == input.size) return Status::Ok();
-    if (r != 0 && input.pos == input.size && output.pos < output.size) {
-      return Corrupt("zstd data is truncated");
-    }
+      CARTON_RETURN_IF_ERROR(out(ByteView(s.buffer.data(), output.pos)));
+    // A buffer that was not filled means zstd holds no more output for the
+    // input given so far.
+    if (input.pos == input.size && output.pos < output.size)
+      return Status::Ok();
   }
+}
+
+Status ZstdDecoder::Finish() const {
+  if (!state_->fed) return Corrupt("zstd data is empty");
+  if (state_->pending != 0) return Corrupt("zstd data is truncated");
+  return Status::Ok();
 }
 
 }  // namespace carton::zip_codec

@@ -1,6 +1,13 @@
-// The on-disk structures of a zip archive (APPNOTE 6.3): local headers,
-// central directory headers and the end records, each with an encoder (for
-// ZipWriter) and a decoder (for ZipReader).
+// The few on-disk zip structures (APPNOTE 6.3) carton decodes itself, next
+// to libzip, which does the real reading and writing.
+//
+// libzip has no API for where an entry's data starts, and it hides some
+// hostile details (it turns NUL bytes in names into spaces, it does not
+// look for entries that share bytes). So ZipReader locates the central
+// directory, walks its records for each entry's raw name and local header
+// offset, and parses the local header that offset points at; it then
+// cross-checks all of that against what libzip reports (zip_reader.cc).
+// Nothing here encodes zip structures.
 //
 // Decoders take the whole archive as a byte view plus offsets, treat it as
 // untrusted, check every range without overflow and return kCorrupt or
@@ -12,7 +19,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "carton/common/bytes.h"
 #include "carton/common/status.h"
@@ -31,6 +37,7 @@ inline constexpr std::size_t kEndSize = 22;
 inline constexpr std::size_t kZip64EndSize = 56;
 inline constexpr std::size_t kZip64LocatorSize = 20;
 inline constexpr std::size_t kMaxCommentSize = 0xFFFF;
+inline constexpr std::size_t kExtraHeaderSize = 4;
 
 inline constexpr std::uint16_t kZip64ExtraId = 0x0001;
 // Padding that aligns an entry's data (the id Android's zipalign uses): a
@@ -43,20 +50,13 @@ inline constexpr std::uint16_t kMax16 = 0xFFFF;
 inline constexpr std::uint16_t kFlagEncrypted = 0x0001;
 inline constexpr std::uint16_t kFlagDataDescriptor = 0x0008;
 inline constexpr std::uint16_t kFlagStrongEncryption = 0x0040;
-inline constexpr std::uint16_t kFlagUtf8 = 0x0800;
 
 inline constexpr std::uint16_t kMethodStored = 0;
 inline constexpr std::uint16_t kMethodDeflate = 8;
 inline constexpr std::uint16_t kMethodZstd = 93;
 
-// "Version needed to extract" values (APPNOTE 4.4.3.2).
-inline constexpr std::uint16_t kVersionStored = 10;
-inline constexpr std::uint16_t kVersionDeflate = 20;
-inline constexpr std::uint16_t kVersionZip64 = 45;
+// "Version needed to extract" for zstd entries (APPNOTE 4.4.3.2).
 inline constexpr std::uint16_t kVersionZstd = 63;
-// "Version made by": Unix (3) in the high byte, APPNOTE 6.3 in the low one.
-inline constexpr std::uint16_t kVersionMadeByUnix = (3 << 8) | 63;
-inline constexpr std::uint8_t kHostUnix = 3;
 
 // 1980-01-01 00:00:00, the earliest DOS timestamp.
 inline constexpr std::uint16_t kDosTime = 0;
@@ -68,33 +68,7 @@ inline constexpr std::uint32_t kUnixTypeMask = 0170000;
 inline constexpr std::uint32_t kUnixSymlinkType = 0120000;
 inline constexpr std::uint32_t kDosDirAttribute = 0x10;
 
-// A local file header (APPNOTE 4.3.7).
-struct LocalHeader {
-  std::uint16_t version_needed = kVersionDeflate;
-  std::uint16_t flags = 0;
-  std::uint16_t method = 0;
-  std::uint16_t time = kDosTime;
-  std::uint16_t date = kDosDate;
-  std::uint32_t crc32 = 0;
-  std::uint64_t compressed_size = 0;
-  std::uint64_t size = 0;
-  // Sizes go to a zip64 extra field (both of them, as APPNOTE 4.5.3
-  // requires in local headers) and the 32-bit fields hold 0xFFFFFFFF.
-  bool zip64 = false;
-  std::string_view name;
-};
-
-// Encodes `h` for a header that starts at archive offset `offset`. With
-// `alignment` > 1 an alignment extra field makes the data that follows the
-// header start at a multiple of `alignment`. The length depends only on the
-// name, `zip64`, `offset` and `alignment`, so a header encoded again with
-// the final CRC and sizes can overwrite the first one.
-// REQUIRES: name.size() <= 0xFFFF; alignment a power of two <= 32768.
-std::vector<std::byte> EncodeLocalHeader(const LocalHeader& h,
-                                         std::uint64_t offset,
-                                         std::uint32_t alignment);
-
-// A local header read back from an archive.
+// A local header read back from an archive (APPNOTE 4.3.7).
 struct ParsedLocalHeader {
   std::uint16_t version_needed = 0;
   std::uint16_t flags = 0;
@@ -115,50 +89,42 @@ Result<ParsedLocalHeader> ParseLocalHeader(ByteView archive,
                                            std::uint64_t offset,
                                            std::uint64_t limit);
 
-// A central directory header (APPNOTE 4.3.12).
-struct CentralHeader {
-  std::uint16_t version_made_by = kVersionMadeByUnix;
-  std::uint16_t version_needed = kVersionDeflate;
+// Where the central directory is, from the end records (APPNOTE 4.3.14 to
+// 4.3.16).
+struct CentralDirectoryLocation {
+  std::uint64_t entry_count = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+};
+
+// Finds and decodes the end records: the end record must be the last thing
+// in the archive (followed only by its comment), the central directory must
+// end where the end records start, and the entry count must fit in it.
+// Untrusted input. Errors: kCorrupt, kUnsupported (multi-disk archives).
+Result<CentralDirectoryLocation> LocateCentralDirectory(ByteView archive);
+
+// The fields of one central directory record (APPNOTE 4.3.12) that carton
+// cross-checks against libzip, with zip64 values already applied.
+struct CentralRecord {
   std::uint16_t flags = 0;
   std::uint16_t method = 0;
-  std::uint16_t time = kDosTime;
-  std::uint16_t date = kDosDate;
   std::uint32_t crc32 = 0;
   std::uint64_t compressed_size = 0;
   std::uint64_t size = 0;
   std::uint64_t local_header_offset = 0;
-  std::uint32_t external_attributes = 0;
-  std::string name;
+  std::string_view name;   // raw bytes, borrowed from the archive
+  std::uint64_t next = 0;  // offset of the record after this one
 };
 
-// Appends `h`, with a zip64 extra field for whichever of its sizes and
-// offset do not fit in 32 bits. REQUIRES: name.size() <= 0xFFFF.
-void AppendCentralHeader(const CentralHeader& h, std::vector<std::byte>* out);
-
-// Where the central directory is, from the end records.
-struct EndRecord {
-  std::uint64_t entry_count = 0;
-  std::uint64_t cd_offset = 0;
-  std::uint64_t cd_size = 0;
-};
-
-// Appends the end records for a central directory described by `end`, to be
-// written at archive offset `offset`: a zip64 end record and locator when a
-// value does not fit the classic record, then the classic record.
-void AppendEndRecords(const EndRecord& end, std::uint64_t offset,
-                      std::vector<std::byte>* out);
-
-// Finds and decodes the end records. `cd_limit` receives the offset of the
-// first end record; the central directory must end there. Untrusted input.
-Result<EndRecord> ParseEndRecords(ByteView archive, std::uint64_t* cd_limit);
-
-// Decodes the central directory `end` describes. Names are returned raw;
-// callers validate them. Untrusted input.
-Result<std::vector<CentralHeader>> ParseCentralDirectory(
-    ByteView archive, const EndRecord& end, std::uint64_t cd_limit);
+// Decodes the record at `offset`, which must end at or before `limit` (the
+// end of the central directory). Untrusted input. Errors: kCorrupt,
+// kUnsupported (an entry on another disk).
+Result<CentralRecord> ReadCentralRecord(ByteView archive, std::uint64_t offset,
+                                        std::uint64_t limit);
 
 // nullopt if `name` is acceptable as an entry name; otherwise why not
-// ("is empty", "is absolute", ...). Rules in zip.h.
+// ("is empty", "is absolute", ...). A trailing '/' marks a directory; the
+// rest must pass manifest::ValidateEntryPath. Rules in zip.h.
 std::optional<std::string> CheckEntryName(std::string_view name);
 
 // True if `s` is well-formed UTF-8.

@@ -1,6 +1,6 @@
-// Local file headers (APPNOTE 4.3.7) and the extra fields they carry.
+// Local file headers (APPNOTE 4.3.7) and the extra fields they carry, read
+// back to find where an entry's data starts.
 
-#include <cstring>
 #include <string>
 
 #include "zip_format.h"
@@ -8,65 +8,11 @@
 namespace carton::zip_format {
 namespace {
 
-constexpr std::size_t kExtraHeaderSize = 4;
-constexpr std::size_t kLocalZip64ExtraSize = kExtraHeaderSize + 16;
-// The alignment field holds at least its 16-bit alignment value.
-constexpr std::size_t kMinAlignmentField = kExtraHeaderSize + 2;
-
-// Size of the alignment extra field (0 for none) that makes data following a
-// header prefix ending at `end` start at a multiple of `alignment`.
-std::size_t AlignmentFieldSize(std::uint64_t end, std::uint32_t alignment) {
-  if (alignment <= 1) return 0;
-  std::uint64_t misalignment = end % alignment;
-  if (misalignment == 0) return 0;
-  std::uint64_t field = alignment - misalignment;
-  while (field < kMinAlignmentField) field += alignment;
-  return static_cast<std::size_t>(field);
-}
-
 std::string At(std::uint64_t offset) {
   return "at offset " + std::to_string(offset);
 }
 
 }  // namespace
-
-std::vector<std::byte> EncodeLocalHeader(const LocalHeader& h,
-                                         std::uint64_t offset,
-                                         std::uint32_t alignment) {
-  std::size_t zip64_size = h.zip64 ? kLocalZip64ExtraSize : 0;
-  std::size_t prefix = kLocalHeaderSize + h.name.size() + zip64_size;
-  std::size_t align_size = AlignmentFieldSize(offset + prefix, alignment);
-  std::vector<std::byte> out(prefix + align_size, std::byte{0});
-  std::byte* p = out.data();
-  StoreLE32(p, kLocalHeaderSignature);
-  StoreLE16(p + 4, h.version_needed);
-  StoreLE16(p + 6, h.flags);
-  StoreLE16(p + 8, h.method);
-  StoreLE16(p + 10, h.time);
-  StoreLE16(p + 12, h.date);
-  StoreLE32(p + 14, h.crc32);
-  StoreLE32(p + 18,
-            h.zip64 ? kMax32 : static_cast<std::uint32_t>(h.compressed_size));
-  StoreLE32(p + 22, h.zip64 ? kMax32 : static_cast<std::uint32_t>(h.size));
-  StoreLE16(p + 26, static_cast<std::uint16_t>(h.name.size()));
-  StoreLE16(p + 28, static_cast<std::uint16_t>(zip64_size + align_size));
-  if (!h.name.empty())
-    std::memcpy(p + kLocalHeaderSize, h.name.data(), h.name.size());
-  p += kLocalHeaderSize + h.name.size();
-  if (h.zip64) {
-    StoreLE16(p, kZip64ExtraId);
-    StoreLE16(p + 2, 16);
-    StoreLE64(p + 4, h.size);
-    StoreLE64(p + 12, h.compressed_size);
-    p += kLocalZip64ExtraSize;
-  }
-  if (align_size != 0) {
-    StoreLE16(p, kAlignmentExtraId);
-    StoreLE16(p + 2, static_cast<std::uint16_t>(align_size - kExtraHeaderSize));
-    StoreLE16(p + 4, static_cast<std::uint16_t>(alignment));
-  }
-  return out;
-}
 
 Result<ParsedLocalHeader> ParseLocalHeader(ByteView archive,
                                            std::uint64_t offset,

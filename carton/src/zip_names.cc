@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "carton/manifest/manifest.h"
 #include "zip_format.h"
 
 namespace carton::zip_format {
@@ -31,6 +32,12 @@ std::optional<std::string> CheckEntryName(std::string_view name) {
     if (slash == std::string_view::npos) break;
     rest.remove_prefix(slash + 1);
   }
+  // The checks above give the precise messages for the common hostile
+  // names; the MANIFEST path rules cover the rest (control characters,
+  // invalid UTF-8, components that begin or end with a space).
+  Status path = manifest::ValidateEntryPath(
+      name.back() == '/' ? name.substr(0, name.size() - 1) : name);
+  if (!path.ok()) return "breaks the path rules (" + path.message() + ")";
   return std::nullopt;
 }
 

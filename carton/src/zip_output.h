@@ -1,64 +1,73 @@
-// ZipOutput: the buffered, seekable, all-or-nothing file a ZipWriter writes.
+// ZipOutput: the file a ZipWriter's archive goes to, as a libzip write
+// source.
 //
-// Like AtomicFile (bytes go to a temporary file next to the destination and
-// Commit() renames it into place; otherwise the destructor removes it), plus
-// WriteAt() so a local header can be rewritten once its entry's CRC and
-// sizes are known, and WriteAsync() so the caller can compute the next
-// chunk's CRC while the previous chunk is being written. Writes are gathered
-// into a 4 MiB buffer; large writes go straight to the file. Move-only; not
-// thread-safe (the one background write is internal).
+// Like AtomicFile: bytes go to a temporary file next to the destination,
+// committing renames it into place (after fsync when durable), and the
+// destructor removes it otherwise. libzip writes in 8 KiB pieces and seeks
+// back to rewrite each local header once the entry's data is written, so
+// writes are gathered in a 4 MiB buffer that also absorbs those rewrites;
+// the file sees large writes only.
+//
+// Not movable (libzip keeps a pointer to it): held by unique_ptr, and it must
+// outlive the zip_t opened on its source. Not thread-safe.
 #pragma once
 
 #include <cstdint>
-#include <future>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "carton/common/bytes.h"
 #include "carton/common/status.h"
 #include "carton/common/unique_fd.h"
+#include "zip_libzip.h"
 
 namespace carton::zip_internal {
 
 class ZipOutput {
  public:
-  // Errors: kInvalidArgument (empty path), kIoError.
-  static Result<ZipOutput> Create(const std::string& path, bool durable);
+  // Creates the temporary file. Errors: kInvalidArgument (empty path or a
+  // path naming a directory), kIoError.
+  static Result<std::unique_ptr<ZipOutput>> Create(const std::string& path,
+                                                   bool durable);
 
-  ZipOutput(ZipOutput&&) noexcept;
-  ZipOutput& operator=(ZipOutput&&) noexcept;
   ZipOutput(const ZipOutput&) = delete;
   ZipOutput& operator=(const ZipOutput&) = delete;
   ~ZipOutput();
 
-  // Appends `data`.
-  Status Write(ByteView data);
-  // Appends `data`, possibly on a background thread: `data` must stay valid
-  // and unchanged until the next call on this object, which waits for the
-  // write and reports its error.
-  Status WriteAsync(ByteView data);
-  // Overwrites bytes already written. REQUIRES: offset + data.size() <=
-  // position().
-  Status WriteAt(std::uint64_t offset, ByteView data);
-  // Bytes written so far: the offset of the next Write.
-  std::uint64_t position() const {
-    return flushed_ + pending_size_ + buffered_;
-  }
+  // A source for zip_open_from_source(ZIP_CREATE | ZIP_TRUNCATE): it
+  // reports that no archive exists yet, takes libzip's writes and commits
+  // or rolls back when libzip says so. Errors: kInternal.
+  Result<SourcePtr> MakeSource();
 
+  // Where the next byte written will go (libzip's TELL_WRITE).
+  std::uint64_t position() const { return position_; }
+
+  // Appends `data` without libzip (for the empty archive, which libzip will
+  // not write).
+  Status Write(ByteView data);
   // Flushes, closes and renames into place; removes the temporary file on
   // failure.
   Status Commit();
   // Removes the temporary file.
   void Abort();
 
+  // The first failure, with the path and the operating system's reason
+  // (libzip keeps only a code); OK if there was none.
+  const Status& error() const { return error_; }
+
   const std::string& path() const { return path_; }
 
  private:
   ZipOutput() = default;
+  static zip_int64_t Callback(void* self, void* data, zip_uint64_t len,
+                              zip_source_cmd_t cmd);
+  zip_int64_t Handle(void* data, zip_uint64_t len, zip_source_cmd_t cmd);
+  // Records `s` (the first one wins) and sets libzip's error to `code`
+  // with the current errno.
+  zip_int64_t Fail(Status s, int zip_code);
   Status Flush();
-  Status WriteAll(const std::byte* p, std::size_t n);
-  // Waits for the background write, if any.
-  Status Wait();
+  Status PWriteAll(const std::byte* p, std::size_t n, std::uint64_t offset);
 
   std::string path_;
   std::string temp_path_;
@@ -66,10 +75,12 @@ class ZipOutput {
   bool durable_ = false;
   bool done_ = true;
   std::vector<std::byte> buffer_;
-  std::size_t buffered_ = 0;
-  std::uint64_t flushed_ = 0;  // bytes already in the file
-  std::future<Status> pending_;
-  std::uint64_t pending_size_ = 0;
+  std::uint64_t buffer_start_ = 0;  // file offset of buffer_[0]
+  std::size_t buffered_ = 0;        // valid bytes in buffer_
+  std::uint64_t position_ = 0;
+  std::uint64_t size_ = 0;  // end of the furthest write
+  Status error_;
+  LibzipError zip_error_;
 };
 
 }  // namespace carton::zip_internal

@@ -1,8 +1,19 @@
-// ZipReader: validates an untrusted archive once, then reads entries from it.
+// ZipReader: opens an untrusted archive with libzip, cross-checks it once,
+// then reads entries through libzip.
+//
+// libzip (ZIP_CHECKCONS) validates the end records, the central directory
+// and every local header against it. On top of that, Open() walks the
+// central directory itself (zip_format.h) for what libzip does not give:
+// raw names (libzip turns NUL bytes into spaces), where each entry's data
+// starts (for MappedData) and whether entries share bytes. Each record must
+// agree with libzip's view of the same entry, so both parsers see one
+// archive. When libzip rejects the archive without saying which entry is
+// at fault, the same checks run on a lenient open to name it.
 
 #include <zlib.h>
 
 #include <algorithm>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -12,13 +23,16 @@
 #include "carton/common/mapped_file.h"
 #include "zip_codec.h"
 #include "zip_format.h"
+#include "zip_libzip.h"
 
 namespace carton {
 namespace {
 
 namespace fmt = zip_format;
+using zip_internal::ArchivePtr;
 
-constexpr std::size_t kStoredChunk = 4 << 20;
+constexpr std::size_t kMinReadChunk = 4096;
+constexpr std::size_t kMaxReadChunk = 1 << 20;
 
 struct StringHash {
   using is_transparent = void;
@@ -31,16 +45,10 @@ std::string EntryContext(std::string_view name) {
   return "entry " + fmt::QuoteName(name);
 }
 
-bool IsUnixSymlink(const fmt::CentralHeader& h) {
-  return (h.version_made_by >> 8) == fmt::kHostUnix &&
-         ((h.external_attributes >> 16) & fmt::kUnixTypeMask) ==
-             fmt::kUnixSymlinkType;
-}
-
 // The local header must describe the same entry as the central directory:
 // a reader that walks local headers must not see another archive.
 Status CheckLocalMatchesCentral(const fmt::ParsedLocalHeader& local,
-                                const fmt::CentralHeader& central) {
+                                const fmt::CentralRecord& central) {
   if (AsChars(local.name) != central.name) {
     return Corrupt("local header name " + fmt::QuoteName(AsChars(local.name)) +
                    " differs from the central directory");
@@ -71,6 +79,30 @@ Status CheckLocalMatchesCentral(const fmt::ParsedLocalHeader& local,
   return Status::Ok();
 }
 
+// The central record and libzip must describe the same entry.
+Status CheckRecordMatchesLibzip(const fmt::CentralRecord& r,
+                                const zip_stat_t& st) {
+  constexpr zip_uint64_t kNeeded = ZIP_STAT_NAME | ZIP_STAT_SIZE |
+                                   ZIP_STAT_COMP_SIZE | ZIP_STAT_CRC |
+                                   ZIP_STAT_COMP_METHOD;
+  if ((st.valid & kNeeded) != kNeeded) {
+    return Corrupt("libzip cannot describe the entry");
+  }
+  // Encrypted entries may name their real method elsewhere (WinZip AES),
+  // which libzip reports instead of the record's.
+  const bool method_ok = st.encryption_method != ZIP_EM_NONE ||
+                         st.comp_method == static_cast<zip_int32_t>(r.method);
+  if (std::string_view(st.name) != r.name || st.size != r.size ||
+      st.comp_size != r.compressed_size || st.crc != r.crc32 || !method_ok) {
+    return Corrupt("libzip reads the central directory differently (name " +
+                   fmt::QuoteName(st.name) + ", size " +
+                   std::to_string(st.size) + ", compressed " +
+                   std::to_string(st.comp_size) + ", crc " +
+                   fmt::Hex(st.crc, 8) + ")");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 struct ZipReader::Impl {
@@ -82,55 +114,109 @@ struct ZipReader::Impl {
   std::vector<std::uint64_t> data_offsets;
   std::unordered_map<std::string, std::size_t, StringHash, std::equal_to<>>
       by_name;
+  // A libzip archive is used by one thread at a time: each read takes an
+  // idle one, opening another when there is none.
+  mutable std::mutex pool_mutex;
+  mutable std::vector<ArchivePtr> idle;
 
   Status Fail(Status s) const {
     return label.empty() ? s : s.WithContext(label);
   }
 
+  Result<ArchivePtr> OpenArchive(bool check) const {
+    zip_internal::LibzipError error;
+    zip_source_t* src =
+        zip_source_buffer_create(data.data(), data.size(), 0, error.get());
+    if (src == nullptr) return zip_internal::ReadError(error.get(), "");
+    zip_t* z = zip_open_from_source(
+        src, ZIP_RDONLY | (check ? ZIP_CHECKCONS : 0), error.get());
+    if (z == nullptr) {
+      zip_source_free(src);
+      return zip_internal::ReadError(error.get(), "");
+    }
+    return ArchivePtr(z);
+  }
+
   Status Load() {
-    std::uint64_t cd_limit = 0;
-    CARTON_ASSIGN_OR_RETURN(fmt::EndRecord end,
-                            fmt::ParseEndRecords(data, &cd_limit));
-    CARTON_ASSIGN_OR_RETURN(auto headers,
-                            fmt::ParseCentralDirectory(data, end, cd_limit));
-    entries.reserve(headers.size());
-    data_offsets.reserve(headers.size());
+    CARTON_ASSIGN_OR_RETURN(fmt::CentralDirectoryLocation cd,
+                            fmt::LocateCentralDirectory(data));
+    auto strict = OpenArchive(/*check=*/true);
+    if (!strict.ok()) {
+      auto lax = OpenArchive(/*check=*/false);
+      if (lax.ok()) CARTON_RETURN_IF_ERROR(Index(lax->get(), cd));
+      return strict.status();
+    }
+    CARTON_RETURN_IF_ERROR(Index(strict->get(), cd));
+    idle.push_back(std::move(strict).value());
+    return Status::Ok();
+  }
+
+  // Lists the entries of `za`, checking each against its central record
+  // and local header.
+  Status Index(zip_t* za, const fmt::CentralDirectoryLocation& cd) {
+    const zip_int64_t n = zip_get_num_entries(za, 0);
+    if (n < 0 || static_cast<std::uint64_t>(n) != cd.entry_count) {
+      return Corrupt("libzip finds " + std::to_string(n) +
+                     " entries where the end record lists " +
+                     std::to_string(cd.entry_count));
+    }
+    const auto count = static_cast<std::size_t>(n);
+    entries.reserve(count);
+    data_offsets.reserve(count);
     struct Span {
       std::uint64_t begin, end;
       std::size_t index;
     };
     std::vector<Span> spans;
-    spans.reserve(headers.size());
-    for (std::size_t i = 0; i < headers.size(); ++i) {
-      const fmt::CentralHeader& h = headers[i];
-      const std::string context = EntryContext(h.name);
-      if (auto why = fmt::CheckEntryName(h.name))
+    spans.reserve(count);
+    const std::uint64_t cd_end = cd.offset + cd.size;
+    std::uint64_t pos = cd.offset;
+    for (std::size_t i = 0; i < count; ++i) {
+      CARTON_ASSIGN_OR_RETURN(fmt::CentralRecord r,
+                              fmt::ReadCentralRecord(data, pos, cd_end));
+      pos = r.next;
+      const std::string name(r.name);
+      const std::string context = EntryContext(name);
+      if (auto why = fmt::CheckEntryName(name))
         return Corrupt(context + ": name " + *why);
-      if (!by_name.emplace(h.name, i).second)
+      if (!by_name.emplace(name, i).second)
         return Corrupt(context + ": duplicate name");
-      auto local =
-          fmt::ParseLocalHeader(data, h.local_header_offset, end.cd_offset);
-      if (!local.ok()) return local.status().WithContext(context);
-      Status s = CheckLocalMatchesCentral(*local, h);
+      zip_stat_t st;
+      zip_stat_init(&st);
+      if (zip_stat_index(za, i, ZIP_FL_ENC_RAW, &st) != 0)
+        return zip_internal::ReadError(zip_get_error(za), context);
+      Status s = CheckRecordMatchesLibzip(r, st);
       if (!s.ok()) return s.WithContext(context);
-      if (!InBounds(local->data_offset, h.compressed_size, end.cd_offset)) {
-        return Corrupt(context + ": " + std::to_string(h.compressed_size) +
-                       " bytes of data at offset " +
-                       std::to_string(local->data_offset) +
-                       " run past the central directory at " +
-                       std::to_string(end.cd_offset));
+      auto local =
+          fmt::ParseLocalHeader(data, r.local_header_offset, cd.offset);
+      if (!local.ok()) return local.status().WithContext(context);
+      s = CheckLocalMatchesCentral(*local, r);
+      if (!s.ok()) return s.WithContext(context);
+      if (!InBounds(local->data_offset, r.compressed_size, cd.offset)) {
+        return Corrupt(
+            context + ": " + std::to_string(r.compressed_size) +
+            " bytes of data at offset " + std::to_string(local->data_offset) +
+            " run past the central directory at " + std::to_string(cd.offset));
       }
+      zip_uint8_t opsys = 0;
+      zip_uint32_t attributes = 0;
+      if (zip_file_get_external_attributes(za, i, 0, &opsys, &attributes) != 0)
+        return zip_internal::ReadError(zip_get_error(za), context);
+
       ZipEntry e;
-      e.name = h.name;
+      e.name = name;
       e.index = i;
-      e.method = h.method;
-      e.compressed_size = h.compressed_size;
-      e.size = h.size;
-      e.crc32 = h.crc32;
-      e.is_dir = h.name.back() == '/';
-      e.is_symlink = IsUnixSymlink(h);
+      e.method = r.method;
+      e.compressed_size = r.compressed_size;
+      e.size = r.size;
+      e.crc32 = r.crc32;
+      e.is_dir = name.back() == '/';
+      e.is_symlink =
+          opsys == ZIP_OPSYS_UNIX &&
+          ((attributes >> 16) & fmt::kUnixTypeMask) == fmt::kUnixSymlinkType;
       e.encrypted =
-          (h.flags & (fmt::kFlagEncrypted | fmt::kFlagStrongEncryption)) != 0;
+          st.encryption_method != ZIP_EM_NONE ||
+          (r.flags & (fmt::kFlagEncrypted | fmt::kFlagStrongEncryption)) != 0;
       if (e.method == fmt::kMethodStored && !e.encrypted &&
           e.size != e.compressed_size) {
         return Corrupt(context + ": stored, but its size " +
@@ -139,9 +225,13 @@ struct ZipReader::Impl {
                        std::to_string(e.compressed_size));
       }
       spans.push_back(
-          {h.local_header_offset, local->data_offset + h.compressed_size, i});
+          {r.local_header_offset, local->data_offset + r.compressed_size, i});
       data_offsets.push_back(local->data_offset);
       entries.push_back(std::move(e));
+    }
+    if (pos != cd_end) {
+      return Corrupt("central directory has " + std::to_string(cd_end - pos) +
+                     " bytes after its " + std::to_string(count) + " entries");
     }
     // Entries that share bytes let a small archive expand without bound.
     std::sort(spans.begin(), spans.end(),
@@ -163,6 +253,24 @@ struct ZipReader::Impl {
     return it->second;
   }
 
+  Result<ArchivePtr> Acquire() const {
+    {
+      std::lock_guard<std::mutex> lock(pool_mutex);
+      if (!idle.empty()) {
+        ArchivePtr a = std::move(idle.back());
+        idle.pop_back();
+        return a;
+      }
+    }
+    // Open() validated these bytes already.
+    return OpenArchive(/*check=*/false);
+  }
+
+  void Release(ArchivePtr a) const {
+    std::lock_guard<std::mutex> lock(pool_mutex);
+    idle.push_back(std::move(a));
+  }
+
   // Decodes entry `i` into `sink`, checking size and CRC. Errors from the
   // sink come back unchanged; all others name the entry.
   Status Decode(std::size_t i, const Sink& sink) const {
@@ -174,7 +282,30 @@ struct ZipReader::Impl {
       return Fail(Unsupported(context + ": compression method " +
                               std::to_string(e.method) + " is not supported"));
     }
-    ByteView in = data.subspan(data_offsets[i], e.compressed_size);
+    auto archive = Acquire();
+    if (!archive.ok()) return Fail(archive.status().WithContext(context));
+    Status s = DecodeWith(archive->get(), e, *method, sink);
+    Release(std::move(archive).value());
+    return s;
+  }
+
+  Status DecodeWith(zip_t* za, const ZipEntry& e, Compression method,
+                    const Sink& sink) const {
+    const std::string context = EntryContext(e.name);
+    // libzip 1.7 has no zstd: it hands over the compressed bytes, and the
+    // size and CRC-32 are checked here. It checks them itself for the rest.
+    const bool zstd = method == Compression::kZstd;
+    std::optional<zip_codec::ZstdDecoder> decoder;
+    if (zstd) {
+      auto d = zip_codec::ZstdDecoder::Make(e.size);
+      if (!d.ok()) return Fail(d.status().WithContext(context));
+      decoder.emplace(std::move(d).value());
+    }
+    zip_internal::FilePtr file(
+        zip_fopen_index(za, e.index, zstd ? ZIP_FL_COMPRESSED : 0));
+    if (!file) {
+      return Fail(zip_internal::ReadError(zip_get_error(za), context));
+    }
     uLong crc = crc32_z(0, nullptr, 0);
     std::uint64_t total = 0;
     Status sink_error;
@@ -184,33 +315,44 @@ struct ZipReader::Impl {
                        std::to_string(e.size) + " bytes");
       }
       total += chunk.size();
-      crc = crc32_z(crc, reinterpret_cast<const Bytef*>(chunk.data()),
-                    chunk.size());
+      if (zstd) {
+        crc = crc32_z(crc, reinterpret_cast<const Bytef*>(chunk.data()),
+                      chunk.size());
+      }
       sink_error = sink(chunk);
       return sink_error;
     };
+    std::vector<std::byte> buffer(
+        static_cast<std::size_t>(std::clamp<std::uint64_t>(
+            zstd ? e.compressed_size : e.size, kMinReadChunk, kMaxReadChunk)));
     Status s;
-    switch (*method) {
-      case Compression::kStored:
-        for (std::size_t pos = 0; pos < in.size() && s.ok();
-             pos += kStoredChunk) {
-          s = check(in.subspan(pos, std::min(kStoredChunk, in.size() - pos)));
+    for (;;) {
+      zip_int64_t n = zip_fread(file.get(), buffer.data(), buffer.size());
+      if (n < 0) {
+        zip_error_t* error = zip_file_get_error(file.get());
+        if (zip_error_code_zip(error) == ZIP_ER_CRC) {
+          s = Corrupt(
+              "crc-32 mismatch: the data does not match the "
+              "directory's " +
+              fmt::Hex(e.crc32, 8));
+        } else {
+          s = zip_internal::ReadError(error, "");
         }
         break;
-      case Compression::kDeflate:
-        s = zip_codec::Inflate(in, e.size, check);
-        break;
-      case Compression::kZstd:
-        s = zip_codec::DecompressZstd(in, e.size, check);
-        break;
+      }
+      if (n == 0) break;
+      ByteView chunk(buffer.data(), static_cast<std::size_t>(n));
+      s = zstd ? decoder->Update(chunk, check) : check(chunk);
+      if (!s.ok()) break;
     }
     if (!sink_error.ok()) return sink_error;
+    if (s.ok() && zstd) s = decoder->Finish();
     if (!s.ok()) return Fail(s.WithContext(context));
     if (total != e.size) {
       return Fail(Corrupt(context + ": decodes to " + std::to_string(total) +
                           " bytes, but its size is " + std::to_string(e.size)));
     }
-    if (crc != e.crc32) {
+    if (zstd && crc != e.crc32) {
       return Fail(Corrupt(context + ": crc-32 mismatch: the directory says " +
                           fmt::Hex(e.crc32, 8) + ", the data gives " +
                           fmt::Hex(crc, 8)));

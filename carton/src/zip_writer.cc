@@ -1,11 +1,17 @@
-// ZipWriter: streams entries into a new archive.
+// ZipWriter: builds an archive with libzip.
 //
-// Each entry is written in one pass: local header (CRC and sizes zero), data,
-// then the header is encoded again with the real values and written over the
-// first one. Whether the header carries a zip64 field is decided before the
-// data from an upper bound of the compressed size, so the rewrite never
-// changes its length. No data descriptors are written, so every reader finds
-// the CRC and sizes in both headers.
+// Each Add*() reads its input once, computing CRC-32 and SHA-256, and
+// compresses deflate and zstd entries into the spool; libzip then writes
+// everything in Finish() (zip_close), taking compressed bytes as they are
+// from an EntrySource whose STAT gives method, sizes and CRC-32.
+//
+// libzip writes new entries in index order, each as a local header of 30
+// bytes, the name, a zip64 extra field when a size needs one, and the extra
+// fields set with ZIP_FL_LOCAL, then the data. With every size known when
+// the entry is added, the offset of every local header is known too, so
+// the alignment field (0xD935) of a stored entry can be sized to put its
+// data on the alignment. EntrySource checks each such offset when libzip
+// reaches it.
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,6 +19,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <unordered_set>
@@ -22,16 +29,25 @@
 #include "carton/carton/zip.h"
 #include "carton/common/unique_fd.h"
 #include "zip_codec.h"
+#include "zip_entry_source.h"
 #include "zip_format.h"
+#include "zip_libzip.h"
 #include "zip_output.h"
+#include "zip_spool.h"
 
 namespace carton {
 namespace {
 
 namespace fmt = zip_format;
+using zip_internal::ArchivePtr;
+using zip_internal::EntryData;
+using zip_internal::EntrySource;
 
 constexpr std::size_t kChunkSize = 4 << 20;
-constexpr std::size_t kCentralFlush = 1 << 20;
+// An alignment field holds at least its 16-bit alignment value.
+constexpr std::size_t kMinAlignmentField = fmt::kExtraHeaderSize + 2;
+// Local header zip64 field: both sizes (APPNOTE 4.5.3).
+constexpr std::size_t kLocalZip64Field = fmt::kExtraHeaderSize + 16;
 
 // A source of an entry's uncompressed bytes, in chunks; an empty chunk means
 // the end.
@@ -54,19 +70,15 @@ class BytesSource final : public ChunkSource {
   ByteView data_;
 };
 
-// Reads into two buffers in turn, so the previous chunk stays valid while
-// ZipOutput::WriteAsync writes it.
 class FileSource final : public ChunkSource {
  public:
-  FileSource(UniqueFd fd, std::string path,
-             std::vector<std::byte> (*buffers)[2])
-      : fd_(std::move(fd)), path_(std::move(path)), buffers_(buffers) {}
+  FileSource(UniqueFd fd, std::string path, std::vector<std::byte>* buffer)
+      : fd_(std::move(fd)), path_(std::move(path)), buffer_(buffer) {}
   Result<ByteView> Next() override {
-    std::vector<std::byte>& buffer = (*buffers_)[next_];
-    next_ ^= 1;
     std::size_t have = 0;
-    while (have < buffer.size()) {
-      ssize_t r = ::read(fd_.get(), buffer.data() + have, buffer.size() - have);
+    while (have < buffer_->size()) {
+      ssize_t r =
+          ::read(fd_.get(), buffer_->data() + have, buffer_->size() - have);
       if (r < 0) {
         if (errno == EINTR) continue;
         return IoError(path_ + ": read failed: " + std::strerror(errno));
@@ -74,32 +86,14 @@ class FileSource final : public ChunkSource {
       if (r == 0) break;
       have += static_cast<std::size_t>(r);
     }
-    return ByteView(buffer.data(), have);
+    return ByteView(buffer_->data(), have);
   }
 
  private:
   UniqueFd fd_;
   std::string path_;
-  std::vector<std::byte> (*buffers_)[2];
-  int next_ = 0;
+  std::vector<std::byte>* buffer_;
 };
-
-// True if the compressed size of `size` input bytes might not fit in 32
-// bits. The margin (size/128 + 64 KiB) exceeds the worst-case expansion of
-// both zlib's deflate and zstd.
-bool MightNeedZip64(Compression method, std::uint64_t size) {
-  if (method == Compression::kStored) return size >= fmt::kMax32;
-  std::uint64_t bound;
-  return !CheckedAdd(size, size / 128 + 65536, &bound) || bound >= fmt::kMax32;
-}
-
-std::uint16_t VersionNeeded(Compression method, bool zip64) {
-  std::uint16_t v = method == Compression::kStored ? fmt::kVersionStored
-                    : method == Compression::kZstd ? fmt::kVersionZstd
-                                                   : fmt::kVersionDeflate;
-  if (zip64 && v < fmt::kVersionZip64) v = fmt::kVersionZip64;
-  return v;
-}
 
 std::string EntryContext(std::string_view name) {
   return "entry " + fmt::QuoteName(name);
@@ -111,15 +105,40 @@ Status ChangedSize(std::string_view name, std::uint64_t size) {
                  std::to_string(size) + " bytes)");
 }
 
+// Bytes libzip adds to a local header for the zip64 field: with either size
+// at or past 0xFFFFFFFF it writes the field, holding both sizes when one of
+// them exceeds that value (libzip 1.7, _zip_dirent_write).
+std::size_t LocalZip64Size(std::uint64_t size, std::uint64_t compressed) {
+  if (size < fmt::kMax32 && compressed < fmt::kMax32) return 0;
+  if (size > fmt::kMax32 || compressed > fmt::kMax32) return kLocalZip64Field;
+  return fmt::kExtraHeaderSize;
+}
+
+// Size of the alignment extra field (0 for none) that makes data following a
+// header prefix ending at `end` start at a multiple of `alignment`.
+std::size_t AlignmentFieldSize(std::uint64_t end, std::uint32_t alignment) {
+  if (alignment <= 1) return 0;
+  std::uint64_t misalignment = end % alignment;
+  if (misalignment == 0) return 0;
+  std::uint64_t field = alignment - misalignment;
+  while (field < kMinAlignmentField) field += alignment;
+  return static_cast<std::size_t>(field);
+}
+
 }  // namespace
 
 struct ZipWriter::Impl {
   std::string path;
   ZipWriterOptions options;
-  zip_internal::ZipOutput out;
-  std::vector<fmt::CentralHeader> entries;
+  std::unique_ptr<zip_internal::ZipOutput> out;
+  zip_internal::Spool spool;
+  std::vector<std::unique_ptr<EntrySource>> sources;
+  // Declared last so it is discarded before the objects its sources use.
+  ArchivePtr archive;
   std::unordered_set<std::string> names;
-  std::vector<std::byte> read_buffers[2];
+  std::size_t entries = 0;
+  std::uint64_t next_header = 0;  // offset of the next local header
+  std::vector<std::byte> read_buffer;
   Status failed;
   bool finished = false;
 
@@ -137,62 +156,107 @@ struct ZipWriter::Impl {
     if (auto why = fmt::CheckEntryName(name)) {
       return InvalidArgument(EntryContext(name) + ": name " + *why);
     }
-    if (!fmt::IsValidUtf8(name)) {
-      return InvalidArgument(EntryContext(name) + ": name is not valid UTF-8");
-    }
     if (names.count(std::string(name)) != 0) {
       return InvalidArgument(EntryContext(name) + ": duplicate name");
     }
     return Status::Ok();
   }
 
-  // Everything after the first byte is written: an error poisons the writer.
-  Result<ZipAddResult> WriteEntry(std::string_view name, Compression method,
-                                  std::unique_ptr<zip_codec::Encoder> encoder,
-                                  std::uint64_t size, ChunkSource& source,
-                                  const ZipAddOptions& add, bool directory) {
-    Result<ZipAddResult> r = WriteEntryUnchecked(
-        name, method, std::move(encoder), size, source, add, directory);
-    if (!r.ok()) {
-      failed = r.status();
-      out.Abort();
-    }
-    return r;
+  Status Poison(Status s) {
+    failed = s;
+    archive.reset();
+    out->Abort();
+    return s;
   }
 
-  Result<ZipAddResult> WriteEntryUnchecked(
-      std::string_view name, Compression method,
-      std::unique_ptr<zip_codec::Encoder> encoder, std::uint64_t size,
-      ChunkSource& source, const ZipAddOptions& add, bool directory) {
-    const std::uint64_t header_offset = out.position();
-    fmt::LocalHeader h;
-    h.zip64 = MightNeedZip64(method, size);
-    const bool zip64 = h.zip64 || header_offset >= fmt::kMax32;
-    // APPNOTE 4.4.3.2 lists 2.0 for directories.
-    h.version_needed = !directory ? VersionNeeded(method, zip64)
-                       : zip64    ? fmt::kVersionZip64
-                                  : fmt::kVersionDeflate;
-    // Names are checked to be UTF-8; the flag tells readers so.
-    bool ascii =
-        std::none_of(name.begin(), name.end(), [](char c) { return c & 0x80; });
-    h.flags = ascii ? 0 : fmt::kFlagUtf8;
-    h.method = ZipMethodNumber(method);
-    h.name = name;
-    const std::uint32_t alignment =
-        method == Compression::kStored && !directory ? options.alignment : 1;
-    std::vector<std::byte> header =
-        fmt::EncodeLocalHeader(h, header_offset, alignment);
-    CARTON_RETURN_IF_ERROR(out.Write(header));
+  Status LibzipFailure(std::string_view name) {
+    return zip_internal::WriteError(zip_get_error(archive.get()),
+                                    EntryContext(name));
+  }
 
-    ZipAddResult result;
-    result.data_offset = out.position();
+  // Sets what libzip would otherwise take from the clock and the source:
+  // the fixed time and Unix mode that make output deterministic.
+  Status SetFixedMetadata(zip_uint64_t index, std::string_view name,
+                          std::uint32_t attributes) {
+    if (zip_file_set_dostime(archive.get(), index, fmt::kDosTime, fmt::kDosDate,
+                             0) != 0 ||
+        zip_file_set_external_attributes(archive.get(), index, 0,
+                                         ZIP_OPSYS_UNIX, attributes) != 0) {
+      return LibzipFailure(name);
+    }
+    return Status::Ok();
+  }
+
+  // Hands the entry described by `data` (everything but data_offset) to
+  // libzip and returns where its data will start.
+  Result<std::uint64_t> AddToArchive(EntryData data) {
+    const std::string name = data.name;
+    const bool stored = data.method == fmt::kMethodStored;
+    const std::uint64_t prefix =
+        fmt::kLocalHeaderSize + name.size() +
+        LocalZip64Size(data.size, data.compressed_size);
+    const std::size_t pad =
+        stored ? AlignmentFieldSize(next_header + prefix, options.alignment)
+               : 0;
+    data.data_offset = next_header + prefix + pad;
+    const std::uint64_t data_offset = data.data_offset;
+    const std::uint64_t compressed_size = data.compressed_size;
+
+    auto source =
+        std::make_unique<EntrySource>(std::move(data), &spool, out.get());
+    CARTON_ASSIGN_OR_RETURN(zip_internal::SourcePtr src, source->MakeSource());
+    sources.push_back(std::move(source));
+    zip_int64_t index =
+        zip_file_add(archive.get(), name.c_str(), src.get(), ZIP_FL_ENC_UTF_8);
+    if (index < 0) return LibzipFailure(name);
+    src.release();  // the archive owns it now
+    const auto i = static_cast<zip_uint64_t>(index);
+    // Without an explicit method libzip would deflate stored bytes; the
+    // compressed ones keep the method their source reports.
+    if (stored && zip_set_file_compression(archive.get(), i, ZIP_CM_STORE, 0))
+      return LibzipFailure(name);
+    CARTON_RETURN_IF_ERROR(SetFixedMetadata(i, name, fmt::kUnixFileMode << 16));
+    if (pad != 0) {
+      // The field's data: the alignment, then zeros.
+      std::vector<zip_uint8_t> field(pad - fmt::kExtraHeaderSize, 0);
+      field[0] = static_cast<zip_uint8_t>(options.alignment & 0xFF);
+      field[1] = static_cast<zip_uint8_t>(options.alignment >> 8);
+      if (zip_file_extra_field_set(archive.get(), i, fmt::kAlignmentExtraId,
+                                   ZIP_EXTRA_FIELD_NEW, field.data(),
+                                   static_cast<zip_uint16_t>(field.size()),
+                                   ZIP_FL_LOCAL) != 0) {
+        return LibzipFailure(name);
+      }
+    }
+    names.insert(name);
+    ++entries;
+    next_header = data_offset + compressed_size;
+    return data_offset;
+  }
+
+  // Reads `source` once: CRC-32, SHA-256 and the observer, and for deflate
+  // and zstd the compression into the spool. Stored bytes from memory are
+  // copied to the spool; a stored file (`file_path`) is read again by
+  // libzip.
+  Result<ZipAddResult> AddData(std::string_view name, Compression method,
+                               std::unique_ptr<zip_codec::Encoder> encoder,
+                               std::uint64_t size, ChunkSource& source,
+                               const ZipAddOptions& add,
+                               const std::string& file_path) {
+    const bool to_spool = method != Compression::kStored || file_path.empty();
+    EntryData data;
+    data.name = std::string(name);
+    data.method = ZipMethodNumber(method);
+    if (!to_spool) data.file_path = file_path;
+    data.spool_offset = spool.size();
+    const zip_codec::ByteSink sink = [this](ByteView b) {
+      return spool.Append(b);
+    };
+
     std::optional<manifest::Sha256> sha;
     if (add.sha256) sha.emplace();
     uLong crc = crc32_z(0, nullptr, 0);
     std::uint64_t total = 0;
-    const zip_codec::ByteSink sink = [this](ByteView b) {
-      return out.Write(b);
-    };
     for (;;) {
       CARTON_ASSIGN_OR_RETURN(ByteView chunk, source.Next());
       if (chunk.empty()) break;
@@ -204,55 +268,32 @@ struct ZipWriter::Impl {
       if (add.observer) add.observer(chunk);
       if (encoder) {
         CARTON_RETURN_IF_ERROR(encoder->Update(chunk, sink));
-      } else {
-        // The source keeps `chunk` valid until its next-but-one chunk; the
-        // next call on `out` waits for this write.
-        CARTON_RETURN_IF_ERROR(out.WriteAsync(chunk));
+      } else if (to_spool) {
+        CARTON_RETURN_IF_ERROR(spool.Append(chunk));
       }
     }
     if (total != size) return ChangedSize(name, size);
     if (encoder) CARTON_RETURN_IF_ERROR(encoder->Finish(sink));
 
+    ZipAddResult result;
     result.size = total;
-    result.compressed_size = out.position() - result.data_offset;
+    result.compressed_size =
+        to_spool ? spool.size() - data.spool_offset : total;
     result.crc32 = static_cast<std::uint32_t>(crc);
     if (sha) result.sha256 = sha->Finish();
-    if (!h.zip64 &&
-        (result.compressed_size >= fmt::kMax32 || total >= fmt::kMax32)) {
-      return Internal(EntryContext(name) + ": compressed size " +
-                      std::to_string(result.compressed_size) +
-                      " exceeds its bound");
-    }
-    h.crc32 = result.crc32;
-    h.size = result.size;
-    h.compressed_size = result.compressed_size;
-    std::vector<std::byte> final_header =
-        fmt::EncodeLocalHeader(h, header_offset, alignment);
-    if (final_header.size() != header.size()) {
-      return Internal(EntryContext(name) + ": local header changed length");
-    }
-    CARTON_RETURN_IF_ERROR(out.WriteAt(header_offset, final_header));
-
-    fmt::CentralHeader c;
-    c.version_needed = h.version_needed;
-    c.flags = h.flags;
-    c.method = h.method;
-    c.crc32 = h.crc32;
-    c.compressed_size = h.compressed_size;
-    c.size = h.size;
-    c.local_header_offset = header_offset;
-    c.external_attributes =
-        directory ? (fmt::kUnixDirMode << 16) | fmt::kDosDirAttribute
-                  : fmt::kUnixFileMode << 16;
-    c.name = std::string(name);
-    names.insert(c.name);
-    entries.push_back(std::move(c));
+    data.size = result.size;
+    data.compressed_size = result.compressed_size;
+    data.crc32 = result.crc32;
+    CARTON_ASSIGN_OR_RETURN(result.data_offset, AddToArchive(std::move(data)));
     return result;
   }
 
+  // Everything after the input starts being read poisons the writer on
+  // error: later calls and Finish() return that error.
   Result<ZipAddResult> Add(std::string_view name, Compression method, int level,
                            std::uint64_t size, ChunkSource& source,
-                           const ZipAddOptions& add) {
+                           const ZipAddOptions& add,
+                           const std::string& file_path) {
     CARTON_ASSIGN_OR_RETURN(int resolved,
                             zip_codec::ResolveLevel(method, level));
     std::unique_ptr<zip_codec::Encoder> encoder;
@@ -262,26 +303,53 @@ struct ZipWriter::Impl {
       if (!e.ok()) return e.status().WithContext(EntryContext(name));
       encoder = std::move(e).value();
     }
-    return WriteEntry(name, method, std::move(encoder), size, source, add,
-                      false);
+    auto r =
+        AddData(name, method, std::move(encoder), size, source, add, file_path);
+    if (!r.ok()) return Poison(r.status());
+    return r;
   }
 
-  Status WriteCentralDirectory() {
-    const std::uint64_t cd_offset = out.position();
-    std::vector<std::byte> buffer;
-    buffer.reserve(kCentralFlush + fmt::kCentralHeaderSize + 2 * fmt::kMax16);
-    for (const auto& e : entries) {
-      fmt::AppendCentralHeader(e, &buffer);
-      if (buffer.size() >= kCentralFlush) {
-        CARTON_RETURN_IF_ERROR(out.Write(buffer));
-        buffer.clear();
-      }
+  Status AddDirectory(const std::string& dir) {
+    zip_int64_t index =
+        zip_dir_add(archive.get(), dir.c_str(), ZIP_FL_ENC_UTF_8);
+    if (index < 0) return LibzipFailure(dir);
+    const auto i = static_cast<zip_uint64_t>(index);
+    if (zip_set_file_compression(archive.get(), i, ZIP_CM_STORE, 0) != 0)
+      return LibzipFailure(dir);
+    CARTON_RETURN_IF_ERROR(SetFixedMetadata(
+        i, dir, (fmt::kUnixDirMode << 16) | fmt::kDosDirAttribute));
+    names.insert(dir);
+    ++entries;
+    next_header += fmt::kLocalHeaderSize + dir.size();
+    return Status::Ok();
+  }
+
+  // The first detailed reason zip_close failed: libzip keeps only codes.
+  Status CloseFailure(zip_t* z) const {
+    for (const auto& s : sources) {
+      if (!s->error().ok()) return s->error();
     }
-    CARTON_RETURN_IF_ERROR(out.Write(buffer));
-    buffer.clear();
-    fmt::EndRecord end{entries.size(), cd_offset, out.position() - cd_offset};
-    fmt::AppendEndRecords(end, out.position(), &buffer);
-    return out.Write(buffer);
+    if (!out->error().ok()) return out->error();
+    return zip_internal::WriteError(zip_get_error(z), path);
+  }
+
+  Status Close() {
+    if (entries == 0) {
+      // libzip removes an archive left without entries instead of writing
+      // one; an empty archive is just the end record.
+      archive.reset();
+      std::array<std::byte, fmt::kEndSize> end{};
+      StoreLE32(end.data(), fmt::kEndSignature);
+      CARTON_RETURN_IF_ERROR(out->Write(end));
+      return out->Commit();
+    }
+    zip_t* z = archive.release();
+    if (zip_close(z) != 0) {
+      Status s = CloseFailure(z);
+      zip_discard(z);
+      return s;
+    }
+    return Status::Ok();
   }
 };
 
@@ -298,8 +366,25 @@ Result<ZipWriter> ZipWriter::Create(const std::string& path,
   }
   CARTON_ASSIGN_OR_RETURN(
       auto out, zip_internal::ZipOutput::Create(path, options.durable));
-  auto impl = std::make_unique<Impl>(
-      Impl{path, options, std::move(out), {}, {}, {}, {}, false});
+  CARTON_ASSIGN_OR_RETURN(zip_internal::SourcePtr src, out->MakeSource());
+  zip_internal::LibzipError error;
+  zip_t* z =
+      zip_open_from_source(src.get(), ZIP_CREATE | ZIP_TRUNCATE, error.get());
+  if (z == nullptr) return zip_internal::WriteError(error.get(), path);
+  src.release();  // the archive owns it now
+  auto impl = std::unique_ptr<Impl>(new Impl{path,
+                                             options,
+                                             std::move(out),
+                                             zip_internal::Spool(path),
+                                             {},
+                                             {},
+                                             {},
+                                             0,
+                                             0,
+                                             {},
+                                             {},
+                                             false});
+  impl->archive.reset(z);
   return ZipWriter(std::move(impl));
 }
 
@@ -308,7 +393,7 @@ ZipWriter::ZipWriter(ZipWriter&&) noexcept = default;
 ZipWriter& ZipWriter::operator=(ZipWriter&&) noexcept = default;
 ZipWriter::~ZipWriter() = default;
 
-std::size_t ZipWriter::entry_count() const { return impl_->entries.size(); }
+std::size_t ZipWriter::entry_count() const { return impl_->entries; }
 
 Result<ZipAddResult> ZipWriter::AddFile(std::string_view name,
                                         const std::string& source_path,
@@ -332,10 +417,10 @@ Result<ZipAddResult> ZipWriter::AddFile(std::string_view name,
                            " is not a regular file");
   }
   ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
-  for (auto& b : impl_->read_buffers) b.resize(kChunkSize);
-  FileSource source(std::move(fd), source_path, &impl_->read_buffers);
+  impl_->read_buffer.resize(kChunkSize);
+  FileSource source(std::move(fd), source_path, &impl_->read_buffer);
   return impl_->Add(name, method, level, static_cast<std::uint64_t>(st.st_size),
-                    source, add);
+                    source, add, source_path);
 }
 
 Result<ZipAddResult> ZipWriter::AddBytes(std::string_view name, ByteView data,
@@ -344,7 +429,7 @@ Result<ZipAddResult> ZipWriter::AddBytes(std::string_view name, ByteView data,
   CARTON_RETURN_IF_ERROR(impl_->CheckWritable());
   CARTON_RETURN_IF_ERROR(impl_->CheckName(name));
   BytesSource source(data);
-  return impl_->Add(name, method, level, data.size(), source, add);
+  return impl_->Add(name, method, level, data.size(), source, add, {});
 }
 
 Status ZipWriter::AddDirectory(std::string_view name) {
@@ -352,21 +437,15 @@ Status ZipWriter::AddDirectory(std::string_view name) {
   std::string dir(name);
   if (dir.empty() || dir.back() != '/') dir += '/';
   CARTON_RETURN_IF_ERROR(impl_->CheckName(dir));
-  BytesSource source({});
-  return impl_
-      ->WriteEntry(dir, Compression::kStored, nullptr, 0, source, {}, true)
-      .status();
+  Status s = impl_->AddDirectory(dir);
+  if (!s.ok()) return impl_->Poison(s);
+  return Status::Ok();
 }
 
 Status ZipWriter::Finish() {
   CARTON_RETURN_IF_ERROR(impl_->CheckWritable());
-  Status s = impl_->WriteCentralDirectory();
-  if (s.ok()) s = impl_->out.Commit();
-  if (!s.ok()) {
-    impl_->failed = s;
-    impl_->out.Abort();
-    return s;
-  }
+  Status s = impl_->Close();
+  if (!s.ok()) return impl_->Poison(s);
   impl_->finished = true;
   return Status::Ok();
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "carton/common/atomic_file.h"
@@ -686,4 +687,139 @@ TEST_CASE("carton zip: damaged archives give errors, never crashes",
     }
   }
   CHECK(opened > 0);
+}
+
+TEST_CASE("carton zip: zstd entries round trip at decoder buffer boundaries",
+          "[zip]") {
+  TempDir dir;
+  std::string path = dir.file("sizes.zip");
+  const std::vector<std::size_t> sizes = {
+      0, 1, 4095, 4096, 4097, 5000, 65536, 1 << 20, (1 << 20) + 1};
+  {
+    auto w = ZipWriter::Create(path);
+    REQUIRE(w.ok());
+    for (std::size_t n : sizes) {
+      // Runs compress to a few bytes, so one read hands over the whole
+      // frame and the output buffer fills exactly.
+      REQUIRE(w->AddBytes("runs/" + std::to_string(n),
+                          std::vector<std::byte>(n, std::byte{'w'}),
+                          Compression::kZstd)
+                  .ok());
+      REQUIRE(w->AddBytes("pattern/" + std::to_string(n), Pattern(n, n),
+                          Compression::kZstd)
+                  .ok());
+    }
+    REQUIRE(w->Finish().ok());
+  }
+  auto z = ZipReader::Open(path);
+  REQUIRE(z.ok());
+  for (std::size_t n : sizes) {
+    INFO(n);
+    auto runs = z->Read("runs/" + std::to_string(n));
+    REQUIRE(runs.ok());
+    CHECK(*runs == std::vector<std::byte>(n, std::byte{'w'}));
+    auto pattern = z->Read("pattern/" + std::to_string(n));
+    REQUIRE(pattern.ok());
+    CHECK(*pattern == Pattern(n, n));
+  }
+}
+
+TEST_CASE("carton zip: a stored source file that changes before Finish fails",
+          "[zip]") {
+  TempDir dir;
+  const std::string source = dir.file("src.bin");
+  for (std::string change : {"grow", "shrink", "rewrite"}) {
+    INFO(change);
+    testing::WriteBytes(source, Pattern(10000, 4));
+    std::string path = dir.file("changed.zip");
+    auto w = ZipWriter::Create(path);
+    REQUIRE(w.ok());
+    auto added = w->AddFile("model/w", source, Compression::kStored);
+    REQUIRE(added.ok());
+    auto data = Pattern(10000, 4);
+    if (change == "grow") data.push_back(std::byte{'x'});
+    if (change == "shrink") data.pop_back();
+    if (change == "rewrite") data[5000] ^= std::byte{1};
+    testing::WriteBytes(source, data);
+    Status s = w->Finish();
+    CHECK(s.code() == StatusCode::kIoError);
+    CHECK_THAT(s.message(), Catch::Contains("entry \"model/w\""));
+    CHECK_FALSE(std::filesystem::exists(path));
+  }
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    files.push_back(e.path().filename().string());
+  }
+  CHECK(files == std::vector<std::string>{"src.bin"});
+}
+
+TEST_CASE("carton zip: large in-memory entries spill to a hidden spool file",
+          "[zip]") {
+  TempDir dir;
+  std::string path = dir.file("spill.zip");
+  // Stored bytes from memory are copied to the spool; past 32 MiB it is a
+  // file, unlinked as soon as it is created.
+  const std::vector<std::byte> big(40 << 20, std::byte{7});
+  const auto tail = Pattern(300000, 8);
+  {
+    auto w = ZipWriter::Create(path, {.alignment = 4096});
+    REQUIRE(w.ok());
+    REQUIRE(w->AddBytes("big", big, Compression::kStored).ok());
+    REQUIRE(w->AddBytes("tail.zst", tail, Compression::kZstd).ok());
+    auto r = w->AddBytes("tail", tail, Compression::kStored);
+    REQUIRE(r.ok());
+    CHECK(r->data_offset % 4096 == 0);
+    std::size_t visible = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+      (void)e;
+      ++visible;
+    }
+    CHECK(visible == 1);  // the archive's temporary file only
+    REQUIRE(w->Finish().ok());
+  }
+  auto z = ZipReader::Open(path);
+  REQUIRE(z.ok());
+  auto b = z->MappedData("big");
+  REQUIRE(b.ok());
+  CHECK(std::equal(b->begin(), b->end(), big.begin(), big.end()));
+  auto t = z->Read("tail.zst");
+  REQUIRE(t.ok());
+  CHECK(*t == tail);
+}
+
+TEST_CASE("carton zip: entries can be read from several threads at once",
+          "[zip]") {
+  TempDir dir;
+  std::string path = dir.file("threads.zip");
+  std::vector<std::pair<std::string, std::vector<std::byte>>> entries;
+  {
+    auto w = ZipWriter::Create(path);
+    REQUIRE(w.ok());
+    for (int i = 0; i < 8; ++i) {
+      for (Compression method : kAllMethods) {
+        std::string name =
+            std::string(CompressionName(method)) + "/" + std::to_string(i);
+        entries.emplace_back(name, Pattern(200000 + 1000 * i, i));
+        REQUIRE(w->AddBytes(name, entries.back().second, method).ok());
+      }
+    }
+    REQUIRE(w->Finish().ok());
+  }
+  auto z = ZipReader::Open(path);
+  REQUIRE(z.ok());
+  std::vector<int> ok(entries.size(), 0);
+  {
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        for (std::size_t i = t; i < entries.size(); i += 4) {
+          auto r = z->Read(entries[i].first);
+          ok[i] = r.ok() && *r == entries[i].second;
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+  }
+  CHECK(std::count(ok.begin(), ok.end(), 1) ==
+        static_cast<std::ptrdiff_t>(entries.size()));
 }

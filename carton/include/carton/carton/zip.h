@@ -1,5 +1,6 @@
 // The zip container of a .carton file: ZipWriter writes one, ZipReader reads
-// one.
+// one, both with libzip (plus libzstd for zstd entries, which libzip 1.7
+// does not support).
 //
 // The subset of the zip format (PKWARE APPNOTE 6.3) used here:
 //   - compression methods stored (0), deflate (8) and zstd (93);
@@ -17,13 +18,17 @@
 // ZipReader treats the archive as untrusted. Open() parses the central
 // directory and every local header and rejects, as kCorrupt naming the entry:
 // names that are empty, absolute, contain a backslash, a NUL byte, or an
-// empty, "." or ".." component; duplicate names; entries whose data runs
-// outside the archive or overlaps another entry; local headers that disagree
-// with the central directory. Entries that are encrypted or use another
-// compression method are listed but give kUnsupported when read. Every read
-// checks the decoded size and the CRC-32.
+// empty, "." or ".." component, or otherwise break the path rules of
+// manifest::ValidateEntryPath (a trailing '/' marks a directory); duplicate
+// names; entries whose data runs outside the archive or overlaps another
+// entry; local headers that disagree with the central directory. Entries
+// that are encrypted or use another compression method are listed but give
+// kUnsupported when read. Every read checks the decoded size and the CRC-32.
 //
-// Ownership: ZipWriter owns its temporary output file; ZipReader owns a
+// Ownership: ZipWriter owns its temporary output file and a spool for entry
+// data (compressed entries and stored entries added from memory wait there
+// until Finish(): in memory up to 32 MiB, then in a temporary file next to
+// the output that is unlinked as soon as it is created); ZipReader owns a
 // mapping of the archive (Open) or borrows the caller's buffer (OpenBuffer).
 // Views returned by ZipReader::MappedData borrow from that mapping or buffer.
 //
@@ -106,7 +111,10 @@ class ZipWriter {
   ~ZipWriter();
 
   // Appends the file at `source_path` as entry `name`, streaming it (memory
-  // stays bounded whatever the file size). `level`: 0 picks the method's
+  // stays bounded whatever the file size). A stored entry's bytes are read
+  // again by Finish(), so the file must stay in place, unchanged, until
+  // then; Finish() fails with kIoError if its size or CRC-32 changed.
+  // `level`: 0 picks the method's
   // default (deflate 6, zstd 3); deflate takes 1..9, zstd
   // ZSTD_minCLevel()..kZipMaxZstdLevel; stored ignores it.
   // Errors: kInvalidArgument (bad name or level, duplicate name),
@@ -126,8 +134,9 @@ class ZipWriter {
   // Adds a directory entry; a missing trailing '/' is added.
   Status AddDirectory(std::string_view name);
 
-  // Writes the central directory and renames the archive into place. After
-  // an error nothing is left at the destination or the temporary path.
+  // Writes the archive (the entries' local headers and data, then the
+  // central directory) and renames it into place. After an error nothing is
+  // left at the destination or the temporary path.
   Status Finish();
 
   std::size_t entry_count() const;
