@@ -1,0 +1,64 @@
+// BlobCache: a content-addressed directory of fetched files.
+//
+// Layout under the cache root:
+//   blobs/sha256/<64 hex>   a file whose sha256 is its name
+//   locks/sha256-<64 hex>.lock   advisory locks that keep processes from
+//                           downloading the same blob twice at once
+// Blobs only appear by atomic rename of a fully verified file, so readers
+// never see a partial blob, and any number of threads or processes may fetch
+// the same blob into one cache at once: all succeed and one file results.
+//
+// Thread-safety: a BlobCache holds only its root path; all methods may be
+// called concurrently, also from several processes sharing the directory.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "carton/common/status.h"
+#include "carton/links/fetch.h"
+#include "carton/manifest/sha256.h"
+
+namespace carton::links {
+
+// The cache root: $CARTON_CACHE_DIR if set and non-empty, else
+// $XDG_CACHE_HOME/carton if that is an absolute path, else
+// $HOME/.cache/carton. Errors: kNotFound when none of these is usable.
+Result<std::string> DefaultCacheDir();
+
+class BlobCache {
+ public:
+  // A cache rooted at `root`; directories are created on first Fetch.
+  explicit BlobCache(std::string root);
+  // A cache at DefaultCacheDir().
+  static Result<BlobCache> OpenDefault();
+
+  const std::string& root() const { return root_; }
+  // Where the blob with this sha256 lives (whether or not it is present).
+  std::string BlobPath(const manifest::Digest& digest) const;
+
+  // The path of the cached blob. The hash is not recomputed (use Verify);
+  // when `expected_size_or_0` is non-zero and the file's size differs, the
+  // file is discarded.
+  // Errors: kNotFound (absent, or discarded), kIoError.
+  Result<std::string> Get(const manifest::Digest& digest,
+                          std::uint64_t expected_size_or_0 = 0) const;
+
+  // Get(), or on a miss FetchToFile() straight into the cache and then the
+  // path. A hit does no network access. Errors: those of FetchToFile, and
+  // kIoError when the cache directories cannot be created.
+  Result<std::string> Fetch(const manifest::Digest& digest, const std::vector<std::string>& urls,
+                            std::uint64_t expected_size_or_0,
+                            const FetchOptions& options = {}) const;
+
+  // Rehashes the cached blob. A blob with the wrong size (when known) or
+  // sha256 is discarded. Errors: kNotFound (absent), kCorrupt (wrong, now
+  // discarded), kIoError.
+  Status Verify(const manifest::Digest& digest, std::uint64_t expected_size_or_0 = 0) const;
+
+ private:
+  std::string root_;
+};
+
+}  // namespace carton::links

@@ -1,0 +1,78 @@
+// Fetching one file, named by its sha256, from a list of URLs.
+//
+// FetchToFile tries each URL in order, retrying transient failures with
+// exponential backoff, and falls back to the next URL on any failure,
+// including a body whose sha256 does not match. The body is decoded (every
+// Content-Encoding libcurl knows: gzip, deflate, br, zstd), streamed into a
+// temporary file beside the destination while it is hashed, and renamed into
+// place only when its size and sha256 match. A completed transfer proves
+// nothing by itself: a body cut off inside its encoding still arrives
+// "successfully", and only the hash catches it. The destination therefore
+// either holds the right bytes or is left untouched; no partial file remains.
+// Guarantees and limits are listed in links/FORMAT.md "Fetching".
+//
+// Thread-safety: FetchToFile may run on many threads at once (each call owns
+// its own connection). Progress is drawn on stderr only when it is a
+// terminal.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "carton/common/status.h"
+#include "carton/manifest/sha256.h"
+
+namespace carton::links {
+
+inline constexpr int kDefaultMaxRedirects = 5;
+// Decoded bytes accepted from one response when the expected size is not
+// known: a cap against decompression bombs.
+inline constexpr std::uint64_t kDefaultMaxDecodedSize = std::uint64_t{64} << 30;
+
+struct FetchOptions {
+  // Time allowed to connect to one server.
+  std::chrono::milliseconds connect_timeout{15'000};
+  // An attempt is abandoned when it receives fewer than `low_speed_limit`
+  // bytes per second for `low_speed_time` (a stalled server).
+  std::uint32_t low_speed_limit = 1024;
+  std::chrono::seconds low_speed_time{30};
+  // Attempts per URL (>= 1). Only transient failures are retried: connection
+  // errors, timeouts, bodies cut short, HTTP 408, 429 and 5xx.
+  int attempts_per_url = 4;
+  // Wait before the second attempt; doubles each time, up to max_backoff.
+  std::chrono::milliseconds initial_backoff{500};
+  std::chrono::milliseconds max_backoff{16'000};
+  // A Retry-After header (on 429 or 503) replaces the backoff, capped here.
+  std::chrono::seconds max_retry_after{60};
+  // Redirects followed per attempt (>= 0); only to http and https URLs.
+  int max_redirects = kDefaultMaxRedirects;
+  // Most decoded bytes accepted; the transfer is aborted past it. When the
+  // expected size is known, that size is the cap.
+  std::uint64_t max_decoded_size = kDefaultMaxDecodedSize;
+  // file:// URLs are refused unless this is set (a LINKS file from an
+  // untrusted carton must not read local files).
+  bool allow_file_links = false;
+  // Draw a progress line on stderr (only when stderr is a terminal).
+  bool show_progress = true;
+};
+
+// Fetches the file whose sha256 is `expected` into `dest_path`.
+// `expected_size_or_0` is its size in bytes, or 0 when unknown.
+// On success `dest_path` holds exactly those bytes (replaced atomically).
+// Errors, after every URL failed (one message lists each URL's failure):
+//   kInvalidArgument  no URLs, bad options, or only refused URLs (file://
+//                     without allow_file_links, other schemes).
+//   kNetworkError     transfers failed (connection, timeout, HTTP status
+//                     >= 400 or otherwise not 2xx, refused redirect).
+//   kCorrupt          bodies arrived but had the wrong size or sha256, or
+//                     exceeded the size cap.
+//   kIoError          the temporary file beside `dest_path` could not be
+//                     created or written (returned at once).
+// When URLs failed in different ways the code is kNetworkError.
+Status FetchToFile(const std::vector<std::string>& urls, const manifest::Digest& expected,
+                   std::uint64_t expected_size_or_0, const std::string& dest_path,
+                   const FetchOptions& options = {});
+
+}  // namespace carton::links

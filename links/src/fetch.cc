@@ -1,0 +1,98 @@
+// The retry and fallback policy around single transfers (FORMAT.md
+// "Fetching").
+#include "carton/links/fetch.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "transfer.h"
+#include "url.h"
+
+namespace carton::links {
+namespace {
+
+Status CheckOptions(const FetchOptions& options, std::uint64_t expected_size_or_0) {
+  if (options.attempts_per_url < 1) return InvalidArgument("attempts_per_url must be at least 1");
+  if (options.max_redirects < 0) return InvalidArgument("max_redirects must not be negative");
+  if (options.connect_timeout.count() < 0 || options.low_speed_time.count() < 0 ||
+      options.initial_backoff.count() < 0 || options.max_backoff.count() < 0 ||
+      options.max_retry_after.count() < 0) {
+    return InvalidArgument("fetch timeouts and delays must not be negative");
+  }
+  if (expected_size_or_0 > options.max_decoded_size) {
+    return InvalidArgument("expected size " + std::to_string(expected_size_or_0) +
+                           " exceeds max_decoded_size " + std::to_string(options.max_decoded_size));
+  }
+  return Status::Ok();
+}
+
+// Why `url` may not be tried at all, or OK.
+Status CheckAllowed(const std::string& url, const FetchOptions& options) {
+  if (auto problem = UrlProblem(url)) {
+    return InvalidArgument(QuoteForMessage(url) + ": " + *problem);
+  }
+  if (SchemeOf(url) == Scheme::kFile && !options.allow_file_links) {
+    return InvalidArgument(url + ": file links are not allowed (allow_file_links is off)");
+  }
+  return Status::Ok();
+}
+
+std::chrono::milliseconds Backoff(const FetchOptions& options, int failed_attempts) {
+  auto delay = options.initial_backoff;
+  for (int i = 1; i < failed_attempts && delay < options.max_backoff; ++i) delay *= 2;
+  return std::min(delay, options.max_backoff);
+}
+
+// One Status for all URLs' failures: their common code if they share one,
+// else kNetworkError; the message lists each failure in order.
+Status Aggregate(const manifest::Digest& expected, const std::vector<Status>& failures) {
+  StatusCode code = failures.front().code();
+  std::string message = "sha256 " + manifest::ToHex(expected) +
+                        (failures.size() == 1 ? ": the only url failed: " : ": every url failed: ");
+  for (std::size_t i = 0; i < failures.size(); ++i) {
+    if (failures[i].code() != code) code = StatusCode::kNetworkError;
+    if (i > 0) message += "; ";
+    message += failures[i].message();
+  }
+  return Status(code, std::move(message));
+}
+
+}  // namespace
+
+Status FetchToFile(const std::vector<std::string>& urls, const manifest::Digest& expected,
+                   std::uint64_t expected_size_or_0, const std::string& dest_path,
+                   const FetchOptions& options) {
+  CARTON_RETURN_IF_ERROR(CheckOptions(options, expected_size_or_0));
+  if (urls.empty()) {
+    return InvalidArgument("sha256 " + manifest::ToHex(expected) + ": no urls to fetch from");
+  }
+  CARTON_ASSIGN_OR_RETURN(Transfer transfer, Transfer::Create());
+
+  std::vector<Status> failures;
+  for (const std::string& url : urls) {
+    if (Status allowed = CheckAllowed(url, options); !allowed.ok()) {
+      failures.push_back(std::move(allowed));
+      continue;
+    }
+    for (int attempt = 1;; ++attempt) {
+      AttemptResult r = transfer.Attempt(url, expected, expected_size_or_0, dest_path, options);
+      if (r.status.ok()) return Status::Ok();
+      if (r.fatal) return r.status;
+      if (!r.transient || attempt == options.attempts_per_url) {
+        if (attempt > 1) {
+          r.status = Status(r.status.code(), r.status.message() + " (after " +
+                                                 std::to_string(attempt) + " attempts)");
+        }
+        failures.push_back(std::move(r.status));
+        break;
+      }
+      const auto delay = r.retry_after ? std::chrono::duration_cast<std::chrono::milliseconds>(
+                                             std::min(*r.retry_after, options.max_retry_after))
+                                       : Backoff(options, attempt);
+      std::this_thread::sleep_for(delay);
+    }
+  }
+  return Aggregate(expected, failures);
+}
+
+}  // namespace carton::links

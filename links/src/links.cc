@@ -1,0 +1,129 @@
+// LINKS parsing and writing (links/FORMAT.md). The only file that sees
+// toml++; its exceptions stop here.
+#include "carton/links/links.h"
+
+#include <toml++/toml.h>
+
+#include <string>
+
+#include "toml_screen.h"
+#include "url.h"
+
+namespace carton::links {
+namespace {
+
+constexpr std::string_view kSource = "LINKS";
+constexpr std::int64_t kVersion = 1;
+
+std::string At(const toml::source_region& where, std::string_view message) {
+  return std::string(kSource) + ":" + std::to_string(where.begin.line) + ":" +
+         std::to_string(where.begin.column) + ": " + std::string(message);
+}
+
+Result<std::vector<std::string>> ParseUrlList(const std::string& hex, const toml::node& value) {
+  const std::string where = "urls." + hex;
+  const toml::array* list = value.as_array();
+  if (list == nullptr) {
+    return Corrupt(At(value.source(), where + " must be an array of url strings"));
+  }
+  if (list->empty()) return Corrupt(At(value.source(), where + " lists no urls"));
+  if (list->size() > kMaxUrlsPerHash) {
+    return Corrupt(At(value.source(), where + " lists " + std::to_string(list->size()) +
+                                          " urls, more than the limit of " +
+                                          std::to_string(kMaxUrlsPerHash)));
+  }
+  std::vector<std::string> urls;
+  urls.reserve(list->size());
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const toml::node& entry = *list->get(i);
+    const std::string item = where + "[" + std::to_string(i) + "]";
+    const auto* text = entry.as_string();
+    if (text == nullptr) return Corrupt(At(entry.source(), item + " must be a string"));
+    const std::string& url = text->get();
+    if (auto problem = UrlProblem(url)) {
+      return Corrupt(At(entry.source(), item + ": " + *problem + ": " + QuoteForMessage(url)));
+    }
+    urls.push_back(url);
+  }
+  return urls;
+}
+
+Result<Links> FromTable(const toml::table& root) {
+  const toml::node* version = root.get("version");
+  if (version == nullptr) return Corrupt(std::string(kSource) + ": missing version");
+  const auto* number = version->as_integer();
+  if (number == nullptr) return Corrupt(At(version->source(), "version must be an integer"));
+  if (number->get() != kVersion) {
+    return Unsupported(At(version->source(), "version " + std::to_string(number->get()) +
+                                                 " is not supported (only 1)"));
+  }
+
+  const toml::node* urls_node = root.get("urls");
+  if (urls_node == nullptr) return Corrupt(std::string(kSource) + ": missing [urls] table");
+  const toml::table* urls = urls_node->as_table();
+  if (urls == nullptr) return Corrupt(At(urls_node->source(), "urls must be a table"));
+
+  Links links;
+  for (const auto& [key, value] : *urls) {
+    const std::optional<manifest::Digest> digest = manifest::ParseHex(key.str());
+    if (!digest) {
+      return Corrupt(At(key.source(), "key " + QuoteForMessage(key.str()) +
+                                          " is not a sha256 (64 lowercase hex digits)"));
+    }
+    CARTON_ASSIGN_OR_RETURN(auto list, ParseUrlList(std::string(key.str()), value));
+    links.urls.emplace(*digest, std::move(list));
+  }
+  return links;
+}
+
+void AppendBasicString(std::string* out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  out->push_back('"');
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(c);
+    } else if (u < 0x20 || u == 0x7F) {
+      out->append("\\u00");
+      out->push_back(kHex[u >> 4]);
+      out->push_back(kHex[u & 0xF]);
+    } else {
+      out->push_back(c);
+    }
+  }
+  out->push_back('"');
+}
+
+}  // namespace
+
+Result<Links> ParseLinks(std::string_view toml_text) {
+  if (toml_text.size() > kMaxLinksSize) {
+    return Corrupt(std::string(kSource) + ": " + std::to_string(toml_text.size()) +
+                   " bytes, more than the limit of " + std::to_string(kMaxLinksSize));
+  }
+  CARTON_RETURN_IF_ERROR(ScreenDottedKeys(toml_text, kSource));
+  toml::table root;
+  try {
+    root = toml::parse(toml_text, kSource);
+  } catch (const toml::parse_error& e) {
+    return Corrupt(At(e.source(), e.description()));
+  }
+  return FromTable(root);
+}
+
+std::string WriteLinks(const Links& links) {
+  std::string out = "version = 1\n\n[urls]\n";
+  for (const auto& [digest, urls] : links.urls) {
+    out += manifest::ToHex(digest);
+    out += " = [";
+    for (std::size_t i = 0; i < urls.size(); ++i) {
+      if (i > 0) out += ", ";
+      AppendBasicString(&out, urls[i]);
+    }
+    out += "]\n";
+  }
+  return out;
+}
+
+}  // namespace carton::links

@@ -1,0 +1,269 @@
+#include "transfer.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <mutex>
+#include <utility>
+
+#include "carton/common/atomic_file.h"
+
+namespace carton::links {
+namespace {
+
+// Redirects may only lead to plain web URLs, even when file links are
+// allowed: a server must never be able to point us at a local file.
+constexpr char kRedirectProtocols[] = "http,https";
+constexpr char kWebProtocols[] = "http,https";
+constexpr char kWebAndFileProtocols[] = "http,https,file";
+constexpr char kUserAgent[] = "carton";
+constexpr auto kProgressInterval = std::chrono::milliseconds(200);
+
+bool IsSuccess(long status) {
+  // 206 would mean a range we never asked for, so not the whole file.
+  return status >= 200 && status <= 299 && status != 206;
+}
+
+bool IsTransientStatus(long status) { return status == 408 || status == 429 || status >= 500; }
+
+bool IsTransientCurlError(CURLcode code) {
+  switch (code) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_GOT_NOTHING:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_HTTP3:
+    case CURLE_QUIC_CONNECT_ERROR:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string Mib(curl_off_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return buf;
+}
+
+// A one-line progress display on stderr, drawn only on a terminal.
+class Progress {
+ public:
+  Progress(const std::string& url, bool wanted) : url_(url), enabled_(wanted && ::isatty(2)) {}
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  ~Progress() {
+    if (!drawn_) return;
+    Draw();  // the final count
+    std::fputs("\n", stderr);
+  }
+
+  bool enabled() const { return enabled_; }
+
+  void Update(curl_off_t now, curl_off_t total) {
+    now_ = now;
+    total_ = total;
+    const auto t = std::chrono::steady_clock::now();
+    if (drawn_ && t - last_ < kProgressInterval) return;
+    last_ = t;
+    drawn_ = true;
+    Draw();
+  }
+
+ private:
+  void Draw() const {
+    std::string line = "\rcarton: fetching " + url_ + ": " + Mib(now_);
+    if (total_ > 0) line += " of " + Mib(total_);
+    line += "\x1b[K";  // clear the rest of the previous line
+    std::fputs(line.c_str(), stderr);
+  }
+
+  std::string url_;
+  bool enabled_;
+  bool drawn_ = false;
+  curl_off_t now_ = 0;
+  curl_off_t total_ = 0;
+  std::chrono::steady_clock::time_point last_;
+};
+
+int OnProgress(void* user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t, curl_off_t) {
+  static_cast<Progress*>(user)->Update(dlnow, dltotal);
+  return 0;
+}
+
+// Receives the decoded body. Returning less than offered makes libcurl abort
+// the transfer with CURLE_WRITE_ERROR; the reason is kept here.
+struct Sink {
+  CURL* curl = nullptr;
+  AtomicFile* file = nullptr;
+  manifest::Sha256* hasher = nullptr;
+  std::uint64_t cap = 0;
+  std::uint64_t received = 0;
+  bool status_checked = false;
+  long refused_status = 0;
+  bool over_cap = false;
+  Status write_error;
+};
+
+std::size_t OnBody(char* data, std::size_t, std::size_t n, void* user) {
+  auto* sink = static_cast<Sink*>(user);
+  if (!sink->status_checked) {
+    sink->status_checked = true;
+    long status = 0;
+    curl_easy_getinfo(sink->curl, CURLINFO_RESPONSE_CODE, &status);
+    // An error page is not the file; stop before storing any of it.
+    if (status != 0 && !IsSuccess(status)) {
+      sink->refused_status = status;
+      return 0;
+    }
+  }
+  if (n > sink->cap - sink->received) {
+    sink->over_cap = true;
+    return 0;
+  }
+  const ByteView bytes(reinterpret_cast<const std::byte*>(data), n);
+  sink->hasher->Update(bytes);
+  if (Status s = sink->file->Write(bytes); !s.ok()) {
+    sink->write_error = std::move(s);
+    return 0;
+  }
+  sink->received += n;
+  return n;
+}
+
+std::once_flag global_init_once;
+CURLcode global_init_result = CURLE_OK;
+
+template <typename T>
+bool Set(CURL* curl, CURLoption option, T value) {
+  return curl_easy_setopt(curl, option, value) == CURLE_OK;
+}
+
+AttemptResult Fail(Status status, bool transient = false) {
+  AttemptResult r;
+  r.status = std::move(status);
+  r.transient = transient;
+  return r;
+}
+
+}  // namespace
+
+Result<Transfer> Transfer::Create() {
+  std::call_once(global_init_once,
+                 [] { global_init_result = curl_global_init(CURL_GLOBAL_DEFAULT); });
+  if (global_init_result != CURLE_OK) {
+    return Internal(std::string("cannot initialise libcurl: ") +
+                    curl_easy_strerror(global_init_result));
+  }
+  CurlEasy curl(curl_easy_init());
+  if (!curl) return Internal("cannot create a libcurl handle");
+  return Transfer(std::move(curl));
+}
+
+AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest& expected,
+                                std::uint64_t expected_size_or_0, const std::string& dest_path,
+                                const FetchOptions& options) {
+  auto file = AtomicFile::Create(dest_path);
+  if (!file.ok()) {
+    AttemptResult r = Fail(file.status());
+    r.fatal = true;
+    return r;
+  }
+  CURL* curl = curl_.get();
+  curl_easy_reset(curl);
+
+  manifest::Sha256 hasher;
+  Sink sink;
+  sink.curl = curl;
+  sink.file = &*file;
+  sink.hasher = &hasher;
+  sink.cap = expected_size_or_0 != 0 ? expected_size_or_0 : options.max_decoded_size;
+  Progress progress(url, options.show_progress);
+  error_buffer_.fill('\0');
+
+  const bool configured =
+      Set(curl, CURLOPT_URL, url.c_str()) && Set(curl, CURLOPT_NOSIGNAL, 1L) &&
+      Set(curl, CURLOPT_ERRORBUFFER, error_buffer_.data()) &&
+      Set(curl, CURLOPT_PROTOCOLS_STR,
+          options.allow_file_links ? kWebAndFileProtocols : kWebProtocols) &&
+      Set(curl, CURLOPT_REDIR_PROTOCOLS_STR, kRedirectProtocols) &&
+      Set(curl, CURLOPT_FOLLOWLOCATION, 1L) &&
+      Set(curl, CURLOPT_MAXREDIRS, static_cast<long>(options.max_redirects)) &&
+      // "" asks for every encoding this libcurl decodes (gzip, deflate, br, zstd).
+      Set(curl, CURLOPT_ACCEPT_ENCODING, "") && Set(curl, CURLOPT_USERAGENT, kUserAgent) &&
+      Set(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.connect_timeout.count())) &&
+      Set(curl, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(options.low_speed_limit)) &&
+      Set(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options.low_speed_time.count())) &&
+      Set(curl, CURLOPT_WRITEFUNCTION, &OnBody) && Set(curl, CURLOPT_WRITEDATA, &sink) &&
+      (!progress.enabled() ||
+       (Set(curl, CURLOPT_XFERINFOFUNCTION, &OnProgress) &&
+        Set(curl, CURLOPT_XFERINFODATA, &progress) && Set(curl, CURLOPT_NOPROGRESS, 0L)));
+  if (!configured) return Fail(Internal(url + ": libcurl rejected an option"));
+
+  const CURLcode code = curl_easy_perform(curl);
+  long status = 0;
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+
+  if (!sink.write_error.ok()) {
+    AttemptResult r = Fail(sink.write_error.WithContext(url));
+    r.fatal = true;
+    return r;
+  }
+  if (sink.over_cap) {
+    return Fail(Corrupt(
+        url + ": body exceeds " +
+        (expected_size_or_0 != 0
+             ? "the expected " + std::to_string(expected_size_or_0) + " bytes"
+             : "the limit of " + std::to_string(options.max_decoded_size) + " decoded bytes")));
+  }
+  if (sink.refused_status != 0 || (code == CURLE_OK && status != 0 && !IsSuccess(status))) {
+    const long shown = sink.refused_status != 0 ? sink.refused_status : status;
+    AttemptResult r = Fail(NetworkError(url + ": http status " + std::to_string(shown)),
+                           IsTransientStatus(shown));
+    curl_off_t retry_after = 0;
+    if (curl_easy_getinfo(curl, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK &&
+        retry_after > 0) {
+      r.retry_after = std::chrono::seconds(retry_after);
+    }
+    return r;
+  }
+  if (code != CURLE_OK) {
+    // A redirect to a refused protocol leaves the 3xx status, and libcurl
+    // has already made the refused target the effective URL.
+    char* target = nullptr;
+    if (code == CURLE_UNSUPPORTED_PROTOCOL && status >= 300 && status <= 399 &&
+        curl_easy_getinfo(curl, CURLINFO_EFFECTIVE_URL, &target) == CURLE_OK && target != nullptr) {
+      return Fail(NetworkError(url + ": redirect to " + target +
+                               " refused (only http and https redirects are followed)"));
+    }
+    std::string message = url + ": " + curl_easy_strerror(code);
+    if (error_buffer_[0] != '\0') message += std::string(" (") + error_buffer_.data() + ")";
+    return Fail(NetworkError(std::move(message)), IsTransientCurlError(code));
+  }
+
+  if (expected_size_or_0 != 0 && sink.received != expected_size_or_0) {
+    return Fail(Corrupt(url + ": got " + std::to_string(sink.received) + " bytes, expected " +
+                        std::to_string(expected_size_or_0)));
+  }
+  const manifest::Digest got = hasher.Finish();
+  if (got != expected) {
+    return Fail(Corrupt(url + ": sha256 is " + manifest::ToHex(got) + ", expected " +
+                        manifest::ToHex(expected) + " (" + std::to_string(sink.received) +
+                        " bytes received)"));
+  }
+  if (Status s = file->Commit(); !s.ok()) {
+    AttemptResult r = Fail(std::move(s));
+    r.fatal = true;
+    return r;
+  }
+  return AttemptResult{};
+}
+
+}  // namespace carton::links
