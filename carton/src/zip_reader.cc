@@ -325,6 +325,23 @@ struct ZipReader::Impl {
     std::vector<std::byte> buffer(
         static_cast<std::size_t>(std::clamp<std::uint64_t>(
             zstd ? e.compressed_size : e.size, kMinReadChunk, kMaxReadChunk)));
+    // Streaming a large entry from our own mapping would leave every page
+    // of it resident; drop the pages already read (the data stays in the
+    // page cache). Never done to a caller's buffer (OpenBuffer), where it
+    // would discard memory.
+    const bool own_mapping = this->file.size() > 0;
+    const std::uint64_t offset = data_offsets[static_cast<std::size_t>(&e - entries.data())];
+    std::uint64_t raw_read = 0, released = 0;
+    auto release_read_pages = [&] {
+      constexpr std::uint64_t kLag = 4 << 20;  // libzip may read a little behind
+      std::uint64_t done =
+          zstd ? raw_read
+               : (e.size == 0 ? 0 : static_cast<std::uint64_t>(
+                                        static_cast<long double>(e.compressed_size) * total / e.size));
+      if (!own_mapping || done <= released + kLag) return;
+      ReleaseMappedPages(data.subspan(offset + released, done - kLag - released));
+      released = done - kLag;
+    };
     Status s;
     for (;;) {
       zip_int64_t n = zip_fread(file.get(), buffer.data(), buffer.size());
@@ -344,6 +361,8 @@ struct ZipReader::Impl {
       ByteView chunk(buffer.data(), static_cast<std::size_t>(n));
       s = zstd ? decoder->Update(chunk, check) : check(chunk);
       if (!s.ok()) break;
+      raw_read += static_cast<std::uint64_t>(n);
+      release_read_pages();
     }
     if (!sink_error.ok()) return sink_error;
     if (s.ok() && zstd) s = decoder->Finish();
