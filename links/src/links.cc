@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "toml_screen.h"
+#include "carton/common/toml_screen.h"
 #include "url.h"
 
 namespace carton::links {
@@ -102,7 +102,7 @@ Result<Links> ParseLinks(std::string_view toml_text) {
     return Corrupt(std::string(kSource) + ": " + std::to_string(toml_text.size()) +
                    " bytes, more than the limit of " + std::to_string(kMaxLinksSize));
   }
-  CARTON_RETURN_IF_ERROR(ScreenDottedKeys(toml_text, kSource));
+  CARTON_RETURN_IF_ERROR(ScreenTomlDottedKeys(toml_text, kSource, kMaxDottedKeyParts));
   toml::table root;
   try {
     root = toml::parse(toml_text, kSource);
