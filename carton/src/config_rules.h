@@ -5,6 +5,8 @@
 // else a predicate to append to the field's name, e.g. `must not be empty`.
 #pragma once
 
+#include "carton/common/utf8.h"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -23,7 +25,7 @@ std::string CheckExampleRef(std::string_view ref);
 // "spec_version 2 is not supported (...)"; empty if `v` is 1.
 std::string CheckSpecVersion(std::int64_t v);
 
-bool IsValidUtf8(std::string_view s);
+using carton::IsValidUtf8;  // carton/common/utf8.h
 
 // `s` in double quotes for a message: quotes, backslashes and control bytes
 // escaped, long values shortened.

@@ -5,6 +5,7 @@
 
 #include "carton/carton/config.h"
 #include "carton/carton/semver.h"
+#include "carton/common/utf8.h"
 #include "config_rules.h"
 
 namespace carton {
@@ -78,45 +79,6 @@ std::string CheckSpecVersion(std::int64_t v) {
   return "spec_version " + std::to_string(v) +
          " is not supported (this library reads version " +
          std::to_string(kConfigSpecVersion) + ")";
-}
-
-bool IsValidUtf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    auto b = static_cast<unsigned char>(s[i]);
-    if (b < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t n = 0;
-    char32_t cp = 0;
-    char32_t min = 0;
-    if ((b & 0xE0) == 0xC0) {
-      n = 1;
-      cp = b & 0x1F;
-      min = 0x80;
-    } else if ((b & 0xF0) == 0xE0) {
-      n = 2;
-      cp = b & 0x0F;
-      min = 0x800;
-    } else if ((b & 0xF8) == 0xF0) {
-      n = 3;
-      cp = b & 0x07;
-      min = 0x10000;
-    } else {
-      return false;
-    }
-    if (n >= s.size() - i) return false;
-    for (std::size_t k = 1; k <= n; ++k) {
-      auto c = static_cast<unsigned char>(s[i + k]);
-      if ((c & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (c & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-      return false;
-    i += n + 1;
-  }
-  return true;
 }
 
 std::string QuoteForMessage(std::string_view s) {

@@ -1,6 +1,8 @@
 // Pieces shared by the tensor_data sources (private to carton/src).
 #pragma once
 
+#include "carton/common/utf8.h"
+
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -15,9 +17,7 @@
 
 namespace carton::tensor_data_internal {
 
-// True when `s` is well-formed UTF-8 (no overlongs, surrogates or code
-// points past U+10FFFF).
-bool IsValidUtf8(std::string_view s);
+using carton::IsValidUtf8;  // carton/common/utf8.h
 
 // Why `path` is not an acceptable relative path inside tensor_data/ ("is
 // absolute", "has a \"..\" component", ...), or nullopt when it is. The

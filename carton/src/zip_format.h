@@ -14,6 +14,8 @@
 // kUnsupported. Their messages do not name the archive; callers add that.
 #pragma once
 
+#include "carton/common/utf8.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -127,8 +129,7 @@ Result<CentralRecord> ReadCentralRecord(ByteView archive, std::uint64_t offset,
 // rest must pass manifest::ValidateEntryPath. Rules in zip.h.
 std::optional<std::string> CheckEntryName(std::string_view name);
 
-// True if `s` is well-formed UTF-8.
-bool IsValidUtf8(std::string_view s);
+using carton::IsValidUtf8;  // carton/common/utf8.h
 
 // "0x" and `digits` lowercase hex digits (more if `v` needs them).
 std::string Hex(std::uint64_t v, int digits);

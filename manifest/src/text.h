@@ -6,12 +6,11 @@
 #include <string>
 #include <string_view>
 
+#include "carton/common/utf8.h"
+
 namespace carton::manifest::internal {
 
-// Offset of the first byte that breaks UTF-8 (overlong forms, surrogates and
-// code points past U+10FFFF included), or std::string_view::npos if `s` is
-// valid.
-std::size_t FindInvalidUtf8(std::string_view s);
+using carton::FindInvalidUtf8;
 
 // `s` in double quotes, safe to print: control characters, `"` and `\` are
 // escaped, and so is every byte >= 0x80 unless `s` is valid UTF-8. Strings
