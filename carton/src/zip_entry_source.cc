@@ -37,6 +37,13 @@ zip_int64_t EntrySource::Fail(Status s, int zip_code) {
   return -1;
 }
 
+FileIdentity IdentityOf(const struct stat& st) {
+  return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+          static_cast<std::uint64_t>(st.st_size),
+          st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec,
+          st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec};
+}
+
 Status EntrySource::Open() {
   const std::string context = "entry " + fmt::QuoteName(data_.name);
   if (output_->position() != data_.data_offset) {
@@ -48,7 +55,6 @@ Status EntrySource::Open() {
       std::min<std::uint64_t>(kBufferSize, data_.compressed_size)));
   buffer_pos_ = buffer_end_ = 0;
   fetched_ = 0;
-  crc_ = crc32_z(0, nullptr, 0);
   if (data_.file_path.empty()) return Status::Ok();
   fd_.Reset(::open(data_.file_path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd_.valid()) {
@@ -60,11 +66,9 @@ Status EntrySource::Open() {
     return IoError(context + ": cannot stat " + data_.file_path + ": " +
                    std::strerror(errno));
   }
-  if (static_cast<std::uint64_t>(st.st_size) != data_.size) {
+  if (IdentityOf(st) != data_.identity) {
     return IoError(context + ": " + data_.file_path +
-                   " changed size before it was written (" +
-                   std::to_string(data_.size) + " bytes, now " +
-                   std::to_string(st.st_size) + ")");
+                   " changed between adding it and writing the archive");
   }
   ::posix_fadvise(fd_.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   return Status::Ok();
@@ -94,8 +98,6 @@ Status EntrySource::Refill() {
       }
       buffer_end_ += static_cast<std::size_t>(r);
     }
-    crc_ = crc32_z(crc_, reinterpret_cast<const Bytef*>(buffer_.data()),
-                   buffer_end_);
   }
   fetched_ += buffer_end_;
   return Status::Ok();
@@ -112,11 +114,10 @@ Status EntrySource::CheckFileEnd() {
     return IoError(context + ": " + data_.file_path +
                    " grew before it was written");
   }
-  if (crc_ != data_.crc32) {
+  struct stat st;
+  if (::fstat(fd_.get(), &st) != 0 || IdentityOf(st) != data_.identity) {
     return IoError(context + ": " + data_.file_path +
-                   " changed before it was written (crc-32 " +
-                   fmt::Hex(crc_, 8) + ", first read " +
-                   fmt::Hex(data_.crc32, 8) + ")");
+                   " changed while the archive was written");
   }
   return Status::Ok();
 }

@@ -5,9 +5,12 @@
 // copies compressed bytes (deflate and zstd, already compressed into the
 // spool) as they are and writes the sizes it was told into the local header
 // before the data. Stored bytes come from the spool or, for AddFile, from
-// the source file, read a second time: that read checks the file still has
-// the size and CRC-32 the first read found, so the archive cannot hold
-// bytes other than those ZipAddResult (and its SHA-256) describe.
+// the source file, read a second time: that read checks the file is still
+// the one the first read saw (same device, inode, size, and modification and
+// change times to the nanosecond), so the archive cannot hold bytes other
+// than those ZipAddResult (and its SHA-256) describe, without hashing the
+// file twice. A write to the file always updates its change time, which no
+// user can set back.
 //
 // When libzip opens the source, the output's position must be the data
 // offset ZipWriter computed: a check that its prediction of libzip's local
@@ -15,6 +18,8 @@
 //
 // Memory: a 1 MiB buffer while libzip reads the entry. Not thread-safe.
 #pragma once
+
+#include <sys/stat.h>
 
 #include <cstdint>
 #include <string>
@@ -28,6 +33,14 @@
 
 namespace carton::zip_internal {
 
+// What identifies one version of a file's contents.
+struct FileIdentity {
+  std::uint64_t dev = 0, ino = 0, size = 0;
+  std::int64_t mtime_ns = 0, ctime_ns = 0;
+  bool operator==(const FileIdentity&) const = default;
+};
+FileIdentity IdentityOf(const struct stat& st);
+
 struct EntryData {
   std::string name;          // for messages
   std::uint16_t method = 0;  // zip method of the bytes handed to libzip
@@ -38,6 +51,7 @@ struct EntryData {
   // The bytes: the file at `file_path` (stored entries only), or when that
   // is empty, compressed_size bytes of the spool from `spool_offset`.
   std::string file_path;
+  FileIdentity identity;  // of `file_path` when first read
   std::uint64_t spool_offset = 0;
 };
 
@@ -74,7 +88,6 @@ class EntrySource {
   std::size_t buffer_pos_ = 0;
   std::size_t buffer_end_ = 0;
   std::uint64_t fetched_ = 0;  // bytes moved into the buffer so far
-  std::uint64_t crc_ = 0;
   Status error_;
   LibzipError zip_error_;
 };

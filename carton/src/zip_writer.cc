@@ -42,6 +42,8 @@ namespace fmt = zip_format;
 using zip_internal::ArchivePtr;
 using zip_internal::EntryData;
 using zip_internal::EntrySource;
+using zip_internal::FileIdentity;
+using zip_internal::IdentityOf;
 
 constexpr std::size_t kChunkSize = 4 << 20;
 // An alignment field holds at least its 16-bit alignment value.
@@ -242,12 +244,16 @@ struct ZipWriter::Impl {
                                std::unique_ptr<zip_codec::Encoder> encoder,
                                std::uint64_t size, ChunkSource& source,
                                const ZipAddOptions& add,
-                               const std::string& file_path) {
+                               const std::string& file_path,
+                               const FileIdentity& identity) {
     const bool to_spool = method != Compression::kStored || file_path.empty();
     EntryData data;
     data.name = std::string(name);
     data.method = ZipMethodNumber(method);
-    if (!to_spool) data.file_path = file_path;
+    if (!to_spool) {
+      data.file_path = file_path;
+      data.identity = identity;
+    }
     data.spool_offset = spool.size();
     const zip_codec::ByteSink sink = [this](ByteView b) {
       return spool.Append(b);
@@ -293,7 +299,8 @@ struct ZipWriter::Impl {
   Result<ZipAddResult> Add(std::string_view name, Compression method, int level,
                            std::uint64_t size, ChunkSource& source,
                            const ZipAddOptions& add,
-                           const std::string& file_path) {
+                           const std::string& file_path,
+                           const FileIdentity& identity = {}) {
     CARTON_ASSIGN_OR_RETURN(int resolved,
                             zip_codec::ResolveLevel(method, level));
     std::unique_ptr<zip_codec::Encoder> encoder;
@@ -304,7 +311,7 @@ struct ZipWriter::Impl {
       encoder = std::move(e).value();
     }
     auto r =
-        AddData(name, method, std::move(encoder), size, source, add, file_path);
+        AddData(name, method, std::move(encoder), size, source, add, file_path, identity);
     if (!r.ok()) return Poison(r.status());
     return r;
   }
@@ -418,9 +425,19 @@ Result<ZipAddResult> ZipWriter::AddFile(std::string_view name,
   }
   ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   impl_->read_buffer.resize(kChunkSize);
+  const FileIdentity identity = IdentityOf(st);
   FileSource source(std::move(fd), source_path, &impl_->read_buffer);
-  return impl_->Add(name, method, level, static_cast<std::uint64_t>(st.st_size),
-                    source, add, source_path);
+  auto r = impl_->Add(name, method, level, static_cast<std::uint64_t>(st.st_size),
+                      source, add, source_path, identity);
+  if (!r.ok()) return r;
+  // The hash describes the file as it was while read: it must not have
+  // changed during that read (stored files are read again when written).
+  struct stat after;
+  if (::stat(source_path.c_str(), &after) != 0 || IdentityOf(after) != identity) {
+    return impl_->Poison(IoError(EntryContext(name) + ": " + source_path +
+                                 " changed while it was read"));
+  }
+  return r;
 }
 
 Result<ZipAddResult> ZipWriter::AddBytes(std::string_view name, ByteView data,
