@@ -20,7 +20,4 @@ inline constexpr std::uint64_t kMaxMetadataEntrySize = 64ull << 20;
 Result<std::string> ReadTextEntry(const ZipReader& zip, std::string_view name,
                                   std::uint64_t limit = kMaxMetadataEntrySize);
 
-// Runs `task(i)` for i in [0, n) on `threads` threads (0 = one per core).
-void ParallelFor(std::size_t n, unsigned threads, const std::function<void(std::size_t)>& task);
-
 }  // namespace carton::internal

@@ -13,6 +13,7 @@
 #include "carton/manifest/manifest.h"
 #include "carton/manifest/sha256.h"
 #include "carton/common/mapped_file.h"
+#include "carton/common/parallel.h"
 
 namespace carton {
 namespace {
@@ -86,7 +87,7 @@ class Checker {
       return zip_.Find(a->path)->size > zip_.Find(b->path)->size;
     });
     std::atomic<std::uint64_t> bytes{0};
-    internal::ParallelFor(present.size(), threads, [&](std::size_t i) {
+    ParallelFor(present.size(), threads, [&](std::size_t i) {
       const auto& me = *present[i];
       manifest::Sha256 h;
       Status s;

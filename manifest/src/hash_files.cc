@@ -9,11 +9,11 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <exception>
 #include <memory>
-#include <mutex>
 #include <system_error>
 #include <thread>
+
+#include "carton/common/parallel.h"
 #include <vector>
 
 #include "carton/common/unique_fd.h"
@@ -71,79 +71,40 @@ struct Job {
   std::uint64_t size;
 };
 
-// State shared by the workers of one HashFiles call.
-struct Pool {
-  std::span<const std::string> paths;
-  std::vector<Job> jobs;  // largest first
-  std::vector<Digest> digests;
-  std::vector<Status> errors;
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::mutex exception_mu;
-  std::exception_ptr exception;  // guarded by exception_mu
-
-  void Work() {
-    // An exception (std::bad_alloc) must not escape a thread; it is handed
-    // to the caller after the join instead.
-    try {
-      auto buffer = std::make_unique_for_overwrite<std::byte[]>(kReadBufferBytes);
-      while (!failed.load(std::memory_order_relaxed)) {
-        std::size_t k = next.fetch_add(1, std::memory_order_relaxed);
-        if (k >= jobs.size()) break;
-        std::size_t i = jobs[k].index;
-        Result<Digest> d = HashOne(paths[i], {buffer.get(), kReadBufferBytes});
-        if (d.ok()) {
-          digests[i] = *d;
-        } else {
-          errors[i] = d.status();
-          failed.store(true, std::memory_order_relaxed);
-        }
-      }
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(exception_mu);
-      if (!exception) exception = std::current_exception();
-      failed.store(true, std::memory_order_relaxed);
-    }
-  }
-};
-
 }  // namespace
 
 Result<std::vector<Digest>> HashFiles(std::span<const std::string> paths, unsigned threads) {
   if (paths.empty()) return std::vector<Digest>();
-  Pool pool;
-  pool.paths = paths;
-  pool.jobs.reserve(paths.size());
+  std::vector<Job> jobs;
+  jobs.reserve(paths.size());
   for (std::size_t i = 0; i < paths.size(); ++i) {
     CARTON_ASSIGN_OR_RETURN(std::uint64_t size, RegularFileSize(paths[i]));
-    pool.jobs.push_back({i, size});
+    jobs.push_back({i, size});
   }
   // Largest first, so that one big file does not start last and run alone.
-  std::stable_sort(pool.jobs.begin(), pool.jobs.end(),
+  std::stable_sort(jobs.begin(), jobs.end(),
                    [](const Job& a, const Job& b) { return a.size > b.size; });
-  pool.digests.resize(paths.size());
-  pool.errors.resize(paths.size());
-
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  std::size_t workers = std::min<std::size_t>({threads, kMaxHashThreads, paths.size()});
-  {
-    std::vector<std::jthread> helpers;
-    helpers.reserve(workers);
-    for (std::size_t t = 1; t < workers; ++t) {
-      // Fewer threads than asked is still correct: the others share the work.
-      try {
-        helpers.emplace_back([&pool] { pool.Work(); });
-      } catch (const std::system_error&) {
-        break;
-      }
-    }
-    pool.Work();
-  }  // joins the helpers
-  if (pool.exception) std::rethrow_exception(pool.exception);
-  for (Status& s : pool.errors) {
+  std::vector<Digest> digests(paths.size());
+  std::vector<Status> errors(paths.size());
+  std::atomic<bool> failed{false};
+  ParallelFor(jobs.size(), std::min(threads, kMaxHashThreads),
+              [&](std::size_t k) {
+                if (failed.load(std::memory_order_relaxed)) return;
+                thread_local std::unique_ptr<std::byte[]> buffer =
+                    std::make_unique_for_overwrite<std::byte[]>(kReadBufferBytes);
+                std::size_t i = jobs[k].index;
+                Result<Digest> d = HashOne(paths[i], {buffer.get(), kReadBufferBytes});
+                if (d.ok()) {
+                  digests[i] = *d;
+                } else {
+                  errors[i] = d.status();
+                  failed.store(true, std::memory_order_relaxed);
+                }
+              });
+  for (Status& s : errors) {
     if (!s.ok()) return std::move(s);
   }
-  return std::move(pool.digests);
+  return digests;
 }
 
 }  // namespace carton::manifest
