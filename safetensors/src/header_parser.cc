@@ -10,6 +10,8 @@
 #include <memory>
 #include <numeric>
 
+#include "quote.h"
+
 namespace carton::safetensors::internal {
 namespace {
 
@@ -31,12 +33,6 @@ std::string_view StringOf(element e) {
   std::string_view s;
   if (e.get_string().get(s)) {}
   return s;
-}
-
-std::string Quote(std::string_view s) {
-  std::string q = "\"";
-  q.append(s).append("\"");
-  return q;
 }
 
 // Rejects duplicate keys inside a value we otherwise ignore (unknown fields).

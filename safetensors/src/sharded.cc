@@ -4,19 +4,13 @@
 #include <utility>
 
 #include "carton/common/mapped_file.h"
+#include "quote.h"
 #include "sharded_index.h"
 
 namespace carton::safetensors {
 namespace {
 
-std::string Quote(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  out += '"';
-  out += s;
-  out += '"';
-  return out;
-}
+using internal::Quote;
 
 // Shard names come from an untrusted index and are joined to the index's
 // directory, so they must not be able to name a file outside it (no

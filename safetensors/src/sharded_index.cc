@@ -3,6 +3,7 @@
 // silently and recurses without limit), then a DOM parse of the checked
 // text, which is small.
 #include "sharded_index.h"
+#include "quote.h"
 
 #include <nlohmann/json.hpp>
 
@@ -12,15 +13,6 @@
 
 namespace carton::safetensors::internal {
 namespace {
-
-std::string Quote(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  out += '"';
-  out += s;
-  out += '"';
-  return out;
-}
 
 // "an array", "a number": the JSON type of `v` for a message.
 std::string TypeOf(const nlohmann::json& v) {
