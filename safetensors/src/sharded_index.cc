@@ -3,13 +3,14 @@
 // silently and recurses without limit), then a DOM parse of the checked
 // text, which is small.
 #include "sharded_index.h"
-#include "quote.h"
 
 #include <nlohmann/json.hpp>
 
 #include <string>
 #include <unordered_set>
 #include <vector>
+
+#include "quote.h"
 
 namespace carton::safetensors::internal {
 namespace {
