@@ -57,6 +57,28 @@ Status Aggregate(const manifest::Digest& expected, const std::vector<Status>& fa
   return Status(code, std::move(message));
 }
 
+// Attempts `url` until it succeeds, fails for good, or runs out of
+// attempts. A failure's message names the attempts when there were several.
+AttemptResult TryUrl(Transfer& transfer, const std::string& url, const manifest::Digest* expected,
+                     std::uint64_t expected_size_or_0, const std::string& dest_path,
+                     const FetchOptions& options) {
+  for (int attempt = 1;; ++attempt) {
+    AttemptResult r = transfer.Attempt(url, expected, expected_size_or_0, dest_path, options);
+    if (r.status.ok() || r.fatal) return r;
+    if (!r.transient || attempt == options.attempts_per_url) {
+      if (attempt > 1) {
+        r.status = Status(r.status.code(), r.status.message() + " (after " +
+                                               std::to_string(attempt) + " attempts)");
+      }
+      return r;
+    }
+    const auto delay = r.retry_after ? std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           std::min(*r.retry_after, options.max_retry_after))
+                                     : Backoff(options, attempt);
+    std::this_thread::sleep_for(delay);
+  }
+}
+
 }  // namespace
 
 Status FetchToFile(const std::vector<std::string>& urls, const manifest::Digest& expected,
@@ -74,25 +96,19 @@ Status FetchToFile(const std::vector<std::string>& urls, const manifest::Digest&
       failures.push_back(std::move(allowed));
       continue;
     }
-    for (int attempt = 1;; ++attempt) {
-      AttemptResult r = transfer.Attempt(url, expected, expected_size_or_0, dest_path, options);
-      if (r.status.ok()) return Status::Ok();
-      if (r.fatal) return r.status;
-      if (!r.transient || attempt == options.attempts_per_url) {
-        if (attempt > 1) {
-          r.status = Status(r.status.code(), r.status.message() + " (after " +
-                                                 std::to_string(attempt) + " attempts)");
-        }
-        failures.push_back(std::move(r.status));
-        break;
-      }
-      const auto delay = r.retry_after ? std::chrono::duration_cast<std::chrono::milliseconds>(
-                                             std::min(*r.retry_after, options.max_retry_after))
-                                       : Backoff(options, attempt);
-      std::this_thread::sleep_for(delay);
-    }
+    AttemptResult r = TryUrl(transfer, url, &expected, expected_size_or_0, dest_path, options);
+    if (r.status.ok() || r.fatal) return r.status;
+    failures.push_back(std::move(r.status));
   }
   return Aggregate(expected, failures);
+}
+
+Status DownloadToFile(const std::string& url, const std::string& dest_path,
+                      const FetchOptions& options) {
+  CARTON_RETURN_IF_ERROR(CheckOptions(options, 0));
+  CARTON_RETURN_IF_ERROR(CheckAllowed(url, options));
+  CARTON_ASSIGN_OR_RETURN(Transfer transfer, Transfer::Create());
+  return TryUrl(transfer, url, nullptr, 0, dest_path, options).status;
 }
 
 }  // namespace carton::links

@@ -24,6 +24,8 @@ bool IsSuccess(long status) {
   return status >= 200 && status <= 299 && status != 206;
 }
 
+}  // namespace
+
 bool IsTransientStatus(long status) { return status == 408 || status == 429 || status >= 500; }
 
 bool IsTransientCurlError(CURLcode code) {
@@ -47,16 +49,20 @@ bool IsTransientCurlError(CURLcode code) {
   }
 }
 
-std::string Mib(curl_off_t bytes) {
+namespace {
+
+std::string Mib(double bytes) {
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  std::snprintf(buf, sizeof(buf), "%.1f MiB", bytes / (1 << 20));
   return buf;
 }
 
-// A one-line progress display on stderr, drawn only on a terminal.
+// A one-line progress display on stderr, drawn only on a terminal: bytes so
+// far, the total when known, the average rate, and what is being fetched.
 class Progress {
  public:
-  Progress(const std::string& url, bool wanted) : url_(url), enabled_(wanted && ::isatty(2)) {}
+  Progress(const std::string& label, bool wanted)
+      : label_(label), enabled_(wanted && ::isatty(2)), start_(std::chrono::steady_clock::now()) {}
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
   ~Progress() {
@@ -79,17 +85,21 @@ class Progress {
 
  private:
   void Draw() const {
-    std::string line = "\rcarton: fetching " + url_ + ": " + Mib(now_);
-    if (total_ > 0) line += " of " + Mib(total_);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    std::string line = "\rcarton: fetching " + label_ + ": " + Mib(static_cast<double>(now_));
+    if (total_ > 0) line += " of " + Mib(static_cast<double>(total_));
+    if (seconds > 0) line += ", " + Mib(static_cast<double>(now_) / seconds) + "/s";
     line += "\x1b[K";  // clear the rest of the previous line
     std::fputs(line.c_str(), stderr);
   }
 
-  std::string url_;
+  std::string label_;
   bool enabled_;
   bool drawn_ = false;
   curl_off_t now_ = 0;
   curl_off_t total_ = 0;
+  std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_;
 };
 
@@ -155,7 +165,7 @@ AttemptResult Fail(Status status, bool transient = false) {
 
 }  // namespace
 
-Result<Transfer> Transfer::Create() {
+Result<CurlEasy> NewCurlHandle() {
   std::call_once(global_init_once,
                  [] { global_init_result = curl_global_init(CURL_GLOBAL_DEFAULT); });
   if (global_init_result != CURLE_OK) {
@@ -164,10 +174,15 @@ Result<Transfer> Transfer::Create() {
   }
   CurlEasy curl(curl_easy_init());
   if (!curl) return Internal("cannot create a libcurl handle");
+  return curl;
+}
+
+Result<Transfer> Transfer::Create() {
+  CARTON_ASSIGN_OR_RETURN(CurlEasy curl, NewCurlHandle());
   return Transfer(std::move(curl));
 }
 
-AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest& expected,
+AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest* expected,
                                 std::uint64_t expected_size_or_0, const std::string& dest_path,
                                 const FetchOptions& options) {
   auto file = AtomicFile::Create(dest_path);
@@ -185,7 +200,8 @@ AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest& 
   sink.file = &*file;
   sink.hasher = &hasher;
   sink.cap = expected_size_or_0 != 0 ? expected_size_or_0 : options.max_decoded_size;
-  Progress progress(url, options.show_progress);
+  Progress progress(options.progress_label.empty() ? url : options.progress_label,
+                    options.show_progress);
   error_buffer_.fill('\0');
 
   const bool configured =
@@ -253,9 +269,9 @@ AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest& 
                         std::to_string(expected_size_or_0)));
   }
   const manifest::Digest got = hasher.Finish();
-  if (got != expected) {
+  if (expected != nullptr && got != *expected) {
     return Fail(Corrupt(url + ": sha256 is " + manifest::ToHex(got) + ", expected " +
-                        manifest::ToHex(expected) + " (" + std::to_string(sink.received) +
+                        manifest::ToHex(*expected) + " (" + std::to_string(sink.received) +
                         " bytes received)"));
   }
   if (Status s = file->Commit(); !s.ok()) {

@@ -22,6 +22,16 @@ struct CurlEasyDeleter {
 };
 using CurlEasy = std::unique_ptr<CURL, CurlEasyDeleter>;
 
+// HTTP statuses worth another attempt: 408, 429 and 5xx.
+bool IsTransientStatus(long status);
+// libcurl failures worth another attempt: connection problems, timeouts,
+// bodies cut short.
+bool IsTransientCurlError(CURLcode code);
+
+// A new libcurl handle; initialises libcurl once per process first.
+// Errors: kInternal.
+Result<CurlEasy> NewCurlHandle();
+
 struct AttemptResult {
   // OK when the destination now holds the verified bytes. Otherwise the
   // message starts with the URL.
@@ -43,9 +53,10 @@ class Transfer {
 
   // Downloads `url` into a temporary file beside `dest_path`, hashing the
   // decoded bytes, and renames it over `dest_path` only if the size (when
-  // `expected_size_or_0` is non-zero) and sha256 match. REQUIRES: `url` passed
-  // UrlProblem() and its scheme is allowed by `options`.
-  AttemptResult Attempt(const std::string& url, const manifest::Digest& expected,
+  // `expected_size_or_0` is non-zero) and sha256 (when `expected` is not
+  // null) match. REQUIRES: `url` passed UrlProblem() and its scheme is
+  // allowed by `options`.
+  AttemptResult Attempt(const std::string& url, const manifest::Digest* expected,
                         std::uint64_t expected_size_or_0, const std::string& dest_path,
                         const FetchOptions& options);
 

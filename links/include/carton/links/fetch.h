@@ -54,8 +54,10 @@ struct FetchOptions {
   // file:// URLs are refused unless this is set (a LINKS file from an
   // untrusted carton must not read local files).
   bool allow_file_links = false;
-  // Draw a progress line on stderr (only when stderr is a terminal).
+  // Draw a progress line on stderr (only when stderr is a terminal): bytes,
+  // rate, and `progress_label` (the URL when empty).
   bool show_progress = true;
+  std::string progress_label;
 };
 
 // Fetches the file whose sha256 is `expected` into `dest_path`.
@@ -74,5 +76,12 @@ struct FetchOptions {
 Status FetchToFile(const std::vector<std::string>& urls, const manifest::Digest& expected,
                    std::uint64_t expected_size_or_0, const std::string& dest_path,
                    const FetchOptions& options = {});
+
+// Downloads `url` into `dest_path` as it is, with the retries and limits of
+// FetchToFile (max_decoded_size caps the body) but no hash to check: for
+// whole files, such as a carton given by URL, whose contents are checked
+// afterwards. The same all-or-nothing rule holds. Errors: as FetchToFile.
+Status DownloadToFile(const std::string& url, const std::string& dest_path,
+                      const FetchOptions& options = {});
 
 }  // namespace carton::links
