@@ -60,6 +60,12 @@ Status ReadZip64Extra(ByteView extra, std::uint32_t size32,
 }  // namespace
 
 Result<CentralDirectoryLocation> LocateCentralDirectory(ByteView archive) {
+  return LocateCentralDirectory(archive, 0);
+}
+
+// Positions below are offsets into `archive` (the tail); offsets read from
+// the records are offsets in the whole archive, `base` more.
+Result<CentralDirectoryLocation> LocateCentralDirectory(ByteView archive, std::uint64_t base) {
   const std::uint64_t size = archive.size();
   if (size < kEndSize) {
     return Corrupt("too short to be a zip archive (" + std::to_string(size) +
@@ -106,22 +112,23 @@ Result<CentralDirectoryLocation> LocateCentralDirectory(ByteView archive) {
     const std::uint64_t locator = eocd - kZip64LocatorSize;
     const std::byte* l = archive.data() + locator;
     const std::uint32_t end64_disk = LoadLE32(l + 4);
-    const std::uint64_t end64 = LoadLE64(l + 8);
+    const std::uint64_t end64_abs = LoadLE64(l + 8);
     const std::uint32_t disks = LoadLE32(l + 16);
     if (end64_disk != 0 || disks > 1) return Unsupported(Multidisk());
-    if (!InBounds(end64, kZip64EndSize, locator)) {
-      return Corrupt("zip64 end record at offset " + std::to_string(end64) +
-                     " lies outside the archive");
+    if (end64_abs < base || !InBounds(end64_abs - base, kZip64EndSize, locator)) {
+      return Corrupt("zip64 end record at offset " + std::to_string(end64_abs) +
+                     " lies outside the archive" + (base > 0 ? " or before the bytes read" : ""));
     }
+    const std::uint64_t end64 = end64_abs - base;
     const std::byte* z = archive.data() + end64;
     if (LoadLE32(z) != kZip64EndSignature) {
       return Corrupt("no zip64 end record signature at offset " +
-                     std::to_string(end64));
+                     std::to_string(end64_abs));
     }
     const std::uint64_t record_size = LoadLE64(z + 4);
     if (record_size < kZip64EndFixedSize ||
         !InBounds(end64 + 12, record_size, locator)) {
-      return Corrupt("zip64 end record at offset " + std::to_string(end64) +
+      return Corrupt("zip64 end record at offset " + std::to_string(end64_abs) +
                      " has a bad size (" + std::to_string(record_size) + ")");
     }
     const std::uint32_t disk64 = LoadLE32(z + 16);
@@ -142,6 +149,7 @@ Result<CentralDirectoryLocation> LocateCentralDirectory(ByteView archive) {
     }
     cd_limit = end64;
   }
+  cd_limit += base;
   if (!InBounds(cd.offset, cd.size, cd_limit) ||
       cd.offset + cd.size != cd_limit) {
     return Corrupt("central directory at offset " + std::to_string(cd.offset) +
@@ -183,6 +191,8 @@ Result<CentralRecord> ReadCentralRecord(ByteView archive, std::uint64_t offset,
   r.compressed_size = csize32;
   r.size = size32;
   r.local_header_offset = offset32;
+  r.version_made_by = LoadLE16(p + 4);
+  r.external_attributes = LoadLE32(p + 38);
   const std::uint64_t variable =
       std::uint64_t{name_size} + extra_size + comment_size;
   const std::uint64_t name_offset = offset + kCentralHeaderSize;

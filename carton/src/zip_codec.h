@@ -67,4 +67,28 @@ class ZstdDecoder {
   std::unique_ptr<State> state_;
 };
 
+// Decodes raw deflate (as zip stores it) fed in pieces, for archives read
+// through a RandomAccessSource, where libzip is not used. Untrusted input;
+// the caller bounds the output through `out`.
+class InflateDecoder {
+ public:
+  // Errors: kInternal (no memory for a stream).
+  static Result<InflateDecoder> Make(std::uint64_t size_hint);
+
+  InflateDecoder(InflateDecoder&&) noexcept;
+  InflateDecoder& operator=(InflateDecoder&&) noexcept;
+  ~InflateDecoder();
+
+  // Errors: kCorrupt (bad data, or bytes after the end of the stream),
+  // errors from `out`.
+  Status Update(ByteView in, const ByteSink& out);
+  // Errors: kCorrupt if the stream did not end.
+  Status Finish() const;
+
+ private:
+  struct State;
+  explicit InflateDecoder(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
 }  // namespace carton::zip_codec

@@ -104,6 +104,10 @@ struct CentralDirectoryLocation {
 // end where the end records start, and the entry count must fit in it.
 // Untrusted input. Errors: kCorrupt, kUnsupported (multi-disk archives).
 Result<CentralDirectoryLocation> LocateCentralDirectory(ByteView archive);
+// As above, given only the archive's last bytes: `tail` holds the bytes from
+// offset `base` to the end of the archive. kCorrupt when the end records are
+// not all inside `tail` (a caller may retry with a longer tail).
+Result<CentralDirectoryLocation> LocateCentralDirectory(ByteView tail, std::uint64_t base);
 
 // The fields of one central directory record (APPNOTE 4.3.12) that carton
 // cross-checks against libzip, with zip64 values already applied.
@@ -114,6 +118,8 @@ struct CentralRecord {
   std::uint64_t compressed_size = 0;
   std::uint64_t size = 0;
   std::uint64_t local_header_offset = 0;
+  std::uint16_t version_made_by = 0;  // the high byte is the host system
+  std::uint32_t external_attributes = 0;
   std::string_view name;   // raw bytes, borrowed from the archive
   std::uint64_t next = 0;  // offset of the record after this one
 };
@@ -123,6 +129,12 @@ struct CentralRecord {
 // kUnsupported (an entry on another disk).
 Result<CentralRecord> ReadCentralRecord(ByteView archive, std::uint64_t offset,
                                         std::uint64_t limit);
+
+// The local header must describe the same entry as the central directory
+// (name, method, encryption, and CRC-32 and sizes unless a data descriptor
+// is used): a reader that walks local headers must not see another archive.
+// Errors: kCorrupt.
+Status CheckLocalMatchesCentral(const ParsedLocalHeader& local, const CentralRecord& central);
 
 // nullopt if `name` is acceptable as an entry name; otherwise why not
 // ("is empty", "is absolute", ...). A trailing '/' marks a directory; the

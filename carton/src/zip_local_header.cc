@@ -79,4 +79,36 @@ Result<ParsedLocalHeader> ParseLocalHeader(ByteView archive,
   return h;
 }
 
+Status CheckLocalMatchesCentral(const ParsedLocalHeader& local,
+                                const CentralRecord& central) {
+  if (AsChars(local.name) != central.name) {
+    return Corrupt("local header name " + QuoteName(AsChars(local.name)) +
+                   " differs from the central directory");
+  }
+  if (local.method != central.method) {
+    return Corrupt("local header method " + std::to_string(local.method) +
+                   " differs from the central directory's " +
+                   std::to_string(central.method));
+  }
+  constexpr std::uint16_t kEncryption =
+      kFlagEncrypted | kFlagStrongEncryption;
+  if ((local.flags & kEncryption) != (central.flags & kEncryption)) {
+    return Corrupt("local and central headers disagree about encryption");
+  }
+  if ((local.flags & kFlagDataDescriptor) != 0) return Status::Ok();
+  std::uint64_t size = local.zip64_size.value_or(local.size32);
+  std::uint64_t csize =
+      local.zip64_compressed_size.value_or(local.compressed_size32);
+  if (local.crc32 != central.crc32 || size != central.size ||
+      csize != central.compressed_size) {
+    return Corrupt(
+        "local header (crc " + Hex(local.crc32, 8) + ", size " +
+        std::to_string(size) + ", compressed " + std::to_string(csize) +
+        ") differs from the central directory (crc " +
+        Hex(central.crc32, 8) + ", size " + std::to_string(central.size) +
+        ", compressed " + std::to_string(central.compressed_size) + ")");
+  }
+  return Status::Ok();
+}
+
 }  // namespace carton::zip_format

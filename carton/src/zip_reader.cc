@@ -24,6 +24,7 @@
 #include "zip_codec.h"
 #include "zip_format.h"
 #include "zip_libzip.h"
+#include "zip_source_archive.h"
 
 namespace carton {
 namespace {
@@ -43,40 +44,6 @@ struct StringHash {
 
 std::string EntryContext(std::string_view name) {
   return "entry " + fmt::QuoteName(name);
-}
-
-// The local header must describe the same entry as the central directory:
-// a reader that walks local headers must not see another archive.
-Status CheckLocalMatchesCentral(const fmt::ParsedLocalHeader& local,
-                                const fmt::CentralRecord& central) {
-  if (AsChars(local.name) != central.name) {
-    return Corrupt("local header name " + fmt::QuoteName(AsChars(local.name)) +
-                   " differs from the central directory");
-  }
-  if (local.method != central.method) {
-    return Corrupt("local header method " + std::to_string(local.method) +
-                   " differs from the central directory's " +
-                   std::to_string(central.method));
-  }
-  constexpr std::uint16_t kEncryption =
-      fmt::kFlagEncrypted | fmt::kFlagStrongEncryption;
-  if ((local.flags & kEncryption) != (central.flags & kEncryption)) {
-    return Corrupt("local and central headers disagree about encryption");
-  }
-  if ((local.flags & fmt::kFlagDataDescriptor) != 0) return Status::Ok();
-  std::uint64_t size = local.zip64_size.value_or(local.size32);
-  std::uint64_t csize =
-      local.zip64_compressed_size.value_or(local.compressed_size32);
-  if (local.crc32 != central.crc32 || size != central.size ||
-      csize != central.compressed_size) {
-    return Corrupt(
-        "local header (crc " + fmt::Hex(local.crc32, 8) + ", size " +
-        std::to_string(size) + ", compressed " + std::to_string(csize) +
-        ") differs from the central directory (crc " +
-        fmt::Hex(central.crc32, 8) + ", size " + std::to_string(central.size) +
-        ", compressed " + std::to_string(central.compressed_size) + ")");
-  }
-  return Status::Ok();
 }
 
 // The central record and libzip must describe the same entry.
@@ -118,6 +85,8 @@ struct ZipReader::Impl {
   // idle one, opening another when there is none.
   mutable std::mutex pool_mutex;
   mutable std::vector<ArchivePtr> idle;
+  // Set by OpenSource: entries are read through it, not libzip.
+  std::optional<zip_internal::SourceArchive> remote;
 
   Status Fail(Status s) const {
     return label.empty() ? s : s.WithContext(label);
@@ -190,7 +159,7 @@ struct ZipReader::Impl {
       auto local =
           fmt::ParseLocalHeader(data, r.local_header_offset, cd.offset);
       if (!local.ok()) return local.status().WithContext(context);
-      s = CheckLocalMatchesCentral(*local, r);
+      s = fmt::CheckLocalMatchesCentral(*local, r);
       if (!s.ok()) return s.WithContext(context);
       if (!InBounds(local->data_offset, r.compressed_size, cd.offset)) {
         return Corrupt(
@@ -281,6 +250,10 @@ struct ZipReader::Impl {
     if (!method) {
       return Fail(Unsupported(context + ": compression method " +
                               std::to_string(e.method) + " is not supported"));
+    }
+    if (remote) {
+      Status s = remote->Decode(i, sink);
+      return s.ok() ? s : Fail(s);
     }
     auto archive = Acquire();
     if (!archive.ok()) return Fail(archive.status().WithContext(context));
@@ -382,6 +355,10 @@ struct ZipReader::Impl {
   Result<std::size_t> LookupStored(std::string_view name) const {
     CARTON_ASSIGN_OR_RETURN(std::size_t i, Lookup(name));
     const ZipEntry& e = entries[i];
+    if (remote) {
+      return Fail(InvalidArgument(EntryContext(name) +
+                                  " is read through a source; it cannot be mapped"));
+    }
     if (e.encrypted) {
       return Fail(InvalidArgument(EntryContext(name) +
                                   " is encrypted; it cannot be mapped"));
@@ -417,6 +394,21 @@ Result<ZipReader> ZipReader::OpenBuffer(ByteView archive,
   impl->data = archive;
   impl->options = options;
   CARTON_RETURN_IF_ERROR(impl->Load());
+  return ZipReader(std::move(impl));
+}
+
+Result<ZipReader> ZipReader::OpenSource(std::unique_ptr<RandomAccessSource> source,
+                                        const ZipReaderOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->label = source->name();
+  impl->options = options;
+  auto archive = zip_internal::SourceArchive::Open(std::move(source));
+  if (!archive.ok()) return impl->Fail(archive.status());
+  impl->remote.emplace(std::move(archive).value());
+  impl->entries = impl->remote->entries();
+  for (std::size_t i = 0; i < impl->entries.size(); ++i) {
+    impl->by_name.emplace(impl->entries[i].name, i);
+  }
   return ZipReader(std::move(impl));
 }
 

@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "carton/common/bytes.h"
+#include "carton/common/random_access.h"
 #include "carton/common/status.h"
 #include "carton/manifest/sha256.h"
 
@@ -179,6 +180,16 @@ class ZipReader {
   // As Open, over bytes the caller keeps alive and unchanged for as long as
   // the reader and every view it hands out.
   static Result<ZipReader> OpenBuffer(ByteView archive,
+                                      const ZipReaderOptions& options = {});
+  // Reads the archive through `source` (untrusted), fetching only the tail
+  // and the central directory now, and each entry's local header and data
+  // when it is read: for remote archives read with HTTP ranges. The same
+  // rules hold as for Open(), but a local header is checked against the
+  // central directory when its entry is read, so Read/ReadTo may report a
+  // corrupt header that Open() would have. MappedData and DataOffset give
+  // kInvalidArgument and archive() is empty.
+  // Errors: kCorrupt, kUnsupported, and the source's errors.
+  static Result<ZipReader> OpenSource(std::unique_ptr<RandomAccessSource> source,
                                       const ZipReaderOptions& options = {});
 
   ZipReader(ZipReader&&) noexcept;
