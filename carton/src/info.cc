@@ -26,14 +26,15 @@ Result<ManifestRead> ReadManifest(const ZipReader& zip, const std::string& sourc
 
 }  // namespace
 
-Result<manifest::Digest> ManifestHash(const std::string& carton_path) {
-  CARTON_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::Open(carton_path));
+Result<manifest::Digest> ManifestHash(const std::string& carton_path,
+                                      const LinkOptions& options) {
+  CARTON_ASSIGN_OR_RETURN(ZipReader zip, OpenCarton(carton_path, options));
   CARTON_ASSIGN_OR_RETURN(ManifestRead m, ReadManifest(zip, carton_path));
   return m.hash;
 }
 
-Result<CartonInfo> ReadInfo(const std::string& carton_path) {
-  CARTON_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::Open(carton_path));
+Result<CartonInfo> ReadInfo(const std::string& carton_path, const LinkOptions& options) {
+  CARTON_ASSIGN_OR_RETURN(ZipReader zip, OpenCarton(carton_path, options));
   CARTON_ASSIGN_OR_RETURN(ManifestRead m, ReadManifest(zip, carton_path));
   CartonInfo info;
   info.manifest_hash = m.hash;

@@ -1,10 +1,13 @@
+#include <algorithm>
 #include <filesystem>
 #include <random>
 #include <system_error>
 
 #include "carton/carton/info.h"
 #include "carton/carton/zip.h"
+#include "carton/carton/links.h"
 #include "carton/common/atomic_file.h"
+#include "carton/common/mapped_file.h"
 #include "carton/manifest/manifest.h"
 #include "carton/manifest/sha256.h"
 #include "archive.h"
@@ -31,6 +34,32 @@ class TempTree {
   fs::path path_;
 };
 
+// Copies a cached blob to `root`/`path`, hashing it again on the way: the
+// cache's copy was verified when it was fetched, but disks fail.
+Status CopyLinked(const LinkedFile& f, const std::string& blob, const fs::path& root) {
+  fs::path out = root / fs::path(f.path);
+  std::error_code ec;
+  fs::create_directories(out.parent_path(), ec);
+  if (ec) return IoError(out.parent_path().string() + ": " + ec.message());
+  CARTON_ASSIGN_OR_RETURN(MappedFile in, MappedFile::Open(blob));
+  CARTON_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::Create(out.string()));
+  manifest::Sha256 h;
+  constexpr std::size_t kStep = 16 << 20;
+  const ByteView bytes = in.bytes();
+  for (std::size_t off = 0; off < bytes.size(); off += kStep) {
+    const ByteView step = bytes.subspan(off, std::min(kStep, bytes.size() - off));
+    h.Update(step);
+    CARTON_RETURN_IF_ERROR(file.Write(step));
+    ReleaseMappedPages(step);
+  }
+  const manifest::Digest d = h.Finish();
+  if (d != f.sha256) {
+    return Corrupt(f.path + ": the cached copy " + blob + " has sha256 " + manifest::ToHex(d) +
+                   " but MANIFEST says " + manifest::ToHex(f.sha256));
+  }
+  return file.Commit();
+}
+
 Status ExtractOne(const ZipReader& zip, const std::string& name, const fs::path& root,
                   const manifest::Manifest* m) {
   fs::path out = root / fs::path(name);
@@ -56,7 +85,8 @@ Status ExtractOne(const ZipReader& zip, const std::string& name, const fs::path&
 
 }  // namespace
 
-Status Unpack(const std::string& carton_path, const std::string& dir) {
+Status Unpack(const std::string& carton_path, const std::string& dir,
+              const LinkOptions& options) {
   std::error_code ec;
   fs::path target(dir);
   if (fs::exists(target, ec)) {
@@ -64,17 +94,18 @@ Status Unpack(const std::string& carton_path, const std::string& dir) {
       return InvalidArgument(dir + ": exists and is not an empty directory");
     }
   }
-  CARTON_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::Open(carton_path));
+  fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  CARTON_ASSIGN_OR_RETURN(LocalCarton local,
+                          LocalCarton::Make(carton_path, parent.string(), options));
+  CARTON_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::Open(local.path()));
   auto text = internal::ReadTextEntry(zip, "MANIFEST");
   if (!text.ok()) return text.status().WithContext(carton_path);
   auto m = manifest::Manifest::Parse(AsBytes(*text));
   if (!m.ok()) return m.status().WithContext(carton_path);
-  for (const auto& me : m->entries()) {
-    if (zip.Find(me.path) == nullptr) {
-      return Unsupported(carton_path + ": " + me.path +
-                         " is linked, not in the archive; fetch it first (carton fetch)");
-    }
-  }
+  auto links = ReadLinks(zip);
+  if (!links.ok()) return links.status().WithContext(carton_path);
+  auto linked = LinkedFiles(zip, *m, *links);
+  if (!linked.ok()) return linked.status().WithContext(carton_path);
   for (const auto& e : zip.entries()) {
     if (e.is_symlink) return Corrupt(carton_path + ": " + e.name + ": symlink entries are not allowed");
     if (!e.is_dir && !manifest::IsReservedPath(e.name) && m->Find(e.name) == nullptr) {
@@ -82,7 +113,6 @@ Status Unpack(const std::string& carton_path, const std::string& dir) {
     }
   }
 
-  fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
   fs::path abs_parent = fs::absolute(parent, ec);
   std::random_device rd;
   TempTree temp(abs_parent / ("." + target.filename().string() + ".unpack-" + std::to_string(rd())));
@@ -90,8 +120,21 @@ Status Unpack(const std::string& carton_path, const std::string& dir) {
     return IoError(temp.path().string() + ": cannot create: " + ec.message());
   }
   for (const auto& e : zip.entries()) {
-    if (e.is_dir) continue;
+    // LINKS is resolved here; the unpacked tree holds the files themselves.
+    if (e.is_dir || e.name == "LINKS") continue;
     Status s = ExtractOne(zip, e.name, temp.path(), &*m);
+    if (!s.ok()) return s.WithContext(carton_path);
+  }
+  for (const LinkedFile& f : *linked) {
+    auto blob = ResolveLinkedFile(f, options, /*rehash=*/false);
+    if (!blob.ok()) return blob.status().WithContext(f.path).WithContext(carton_path);
+    Status s = CopyLinked(f, *blob, temp.path());
+    if (s.code() == StatusCode::kCorrupt) {
+      // The cached copy went bad on disk: rehashing discards it; fetch again.
+      blob = ResolveLinkedFile(f, options, /*rehash=*/true);
+      if (!blob.ok()) return blob.status().WithContext(f.path).WithContext(carton_path);
+      s = CopyLinked(f, *blob, temp.path());
+    }
     if (!s.ok()) return s.WithContext(carton_path);
   }
   // An empty target directory is replaced; rename() does that atomically.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
@@ -41,6 +42,20 @@ class Checker {
     }
   }
 
+  // Reads LINKS (when there is one); a LINKS that does not parse is a
+  // problem, and then covers no file.
+  void CheckLinks() {
+    const ZipEntry* e = zip_.Find("LINKS");
+    if (e == nullptr) return;
+    has_links_ = true;
+    auto links = ReadLinks(zip_);
+    if (!links.ok()) {
+      Problem("LINKS", links.status().message());
+      return;
+    }
+    links_ = std::move(links).value();
+  }
+
   // Returns the manifest when MANIFEST is present and well-formed.
   std::optional<manifest::Manifest> CheckManifest() {
     auto text = internal::ReadTextEntry(zip_, "MANIFEST");
@@ -62,12 +77,33 @@ class Checker {
     }
     for (const auto& me : m->entries()) {
       const ZipEntry* e = zip_.Find(me.path);
-      if (e == nullptr || e->is_dir) {
-        // LINKS may name files that live elsewhere; without it the file is lost.
-        if (zip_.Find("LINKS") == nullptr) {
-          Problem(me.path, "listed in MANIFEST but missing from the archive, and there is no LINKS");
-        } else {
-          linked_.insert(me.path);
+      if (e != nullptr && !e->is_dir) continue;
+      // LINKS may name files that live elsewhere; without it the file is lost.
+      const std::vector<std::string>* urls = nullptr;
+      if (links_) {
+        auto it = links_->urls.find(me.sha256);
+        if (it != links_->urls.end()) urls = &it->second;
+      }
+      if (urls != nullptr) {
+        linked_.insert(me.path);
+        linked_files_.push_back({me.path, me.sha256, *urls});
+      } else if (!has_links_) {
+        Problem(me.path, "listed in MANIFEST but missing from the archive, and there is no LINKS");
+      } else {
+        Problem(me.path, "listed in MANIFEST but missing from the archive, and LINKS has no url "
+                         "for its sha256 " + manifest::ToHex(me.sha256));
+      }
+    }
+    report_->linked_files = linked_files_.size();
+    // The spec only requires LINKS to cover missing files; other hashes
+    // are allowed (another copy of a file in the zip, or unused) but noted.
+    if (links_) {
+      std::set<manifest::Digest> listed;
+      for (const auto& me : m->entries()) listed.insert(me.sha256);
+      for (const auto& [digest, urls] : links_->urls) {
+        if (listed.count(digest) == 0) {
+          report_->warnings.push_back(
+              {"LINKS", "sha256 " + manifest::ToHex(digest) + " names no file in MANIFEST"});
         }
       }
     }
@@ -121,6 +157,23 @@ class Checker {
     });
     report_->files_hashed = present.size();
     report_->bytes_hashed = bytes;
+  }
+
+  // Fetches each linked file through the blob cache (a cached copy is
+  // rehashed; a download is hashed as it arrives).
+  void FetchLinked(const LinkOptions& options) {
+    for (const LinkedFile& f : linked_files_) {
+      auto blob = ResolveLinkedFile(f, options, /*rehash=*/true);
+      if (!blob.ok()) {
+        Problem(f.path, "linked file: " + blob.status().message());
+        continue;
+      }
+      std::error_code ec;
+      const auto size = std::filesystem::file_size(*blob, ec);
+      ++report_->linked_fetched;
+      ++report_->files_hashed;
+      if (!ec) report_->bytes_hashed += size;
+    }
   }
 
   std::optional<CartonConfig> CheckConfig() {
@@ -245,13 +298,20 @@ class Checker {
   VerifyReport* report_;
   std::mutex mu_;
   std::set<std::string> linked_;
+  bool has_links_ = false;
+  std::optional<links::Links> links_;
+  std::vector<LinkedFile> linked_files_;
 };
 
 }  // namespace
 
 Result<VerifyReport> Verify(const std::string& carton_path, const VerifyOptions& options) {
   VerifyReport report;
-  auto zip = ZipReader::Open(carton_path);
+  std::error_code ec;
+  const std::string temp_dir = std::filesystem::temp_directory_path(ec).string();
+  CARTON_ASSIGN_OR_RETURN(LocalCarton local,
+                          LocalCarton::Make(carton_path, ec ? "." : temp_dir, options.links));
+  auto zip = ZipReader::Open(local.path());
   if (!zip.ok()) {
     const Status& s = zip.status();
     if (s.code() == StatusCode::kNotFound || s.code() == StatusCode::kIoError) return s;
@@ -260,11 +320,13 @@ Result<VerifyReport> Verify(const std::string& carton_path, const VerifyOptions&
   }
   Checker check(*zip, &report);
   check.CheckEntries();
+  check.CheckLinks();
   auto m = check.CheckManifest();
   auto config = check.CheckConfig();
   auto index = check.CheckTensorData();
   if (config) check.CheckReferences(*config, index);
   if (m) check.CheckHashes(*m, options.threads);
+  if (m && options.fetch_links) check.FetchLinked(options.links);
   return report;
 }
 

@@ -10,7 +10,9 @@
 // file's SHA-256 (hashed on all cores); tensor_data/index.toml and each
 // referenced tensor present with the right size; every @tensor_data/ and
 // @misc/ reference resolvable; self_test and example tensor names matching
-// the declared inputs and outputs.
+// the declared inputs and outputs. LINKS: valid (links/FORMAT.md), and
+// covering every MANIFEST file missing from the zip; with fetch_links, those
+// files are fetched through the blob cache and hashed too.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "carton/carton/links.h"
 #include "carton/common/status.h"
 #include "carton/manifest/sha256.h"
 
@@ -30,17 +33,28 @@ struct VerifyProblem {
 
 struct VerifyReport {
   std::vector<VerifyProblem> problems;
+  // Allowed but worth knowing (a LINKS hash that names no MANIFEST file).
+  std::vector<VerifyProblem> warnings;
   std::optional<manifest::Digest> manifest_hash;  // when MANIFEST was readable
   std::uint64_t files_hashed = 0;
   std::uint64_t bytes_hashed = 0;
+  std::uint64_t linked_files = 0;    // MANIFEST files covered by LINKS
+  std::uint64_t linked_fetched = 0;  // of those, fetched and hashed
   bool ok() const { return problems.empty(); }
 };
 
 struct VerifyOptions {
   unsigned threads = 0;  // hashing threads; 0 = one per core
+  // Fetch linked files through the blob cache and hash them; a cached copy
+  // is rehashed. Without this they are only checked to be covered by LINKS.
+  bool fetch_links = false;
+  LinkOptions links;
 };
 
-// Errors: kNotFound, kIoError. A corrupt archive is a report, not an error.
+// `carton_path` may be an http(s) URL: the carton is downloaded to a
+// temporary file first. Errors: kNotFound, kIoError, and download errors.
+// A corrupt archive, and a linked file that cannot be fetched or has the
+// wrong hash, are problems in the report, not errors.
 Result<VerifyReport> Verify(const std::string& carton_path, const VerifyOptions& options = {});
 
 }  // namespace carton

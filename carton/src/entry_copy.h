@@ -1,0 +1,54 @@
+// Private: copying entries from one carton into a new one (Shrink and
+// FetchLinked), checking each file's sha256 against MANIFEST on the way.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "carton/carton/zip.h"
+#include "carton/common/status.h"
+#include "carton/manifest/manifest.h"
+
+namespace carton::internal {
+
+// Entries up to this size are decoded into memory; larger compressed ones
+// go through a temporary file.
+inline constexpr std::uint64_t kCopyInMemory = 64ull << 20;
+
+// Copies entries of `from` into `to`. Temporary files live in `spool_dir`
+// until the copier is destroyed, which must be after to.Finish().
+class EntryCopier {
+ public:
+  EntryCopier(const ZipReader& from, ZipWriter& to, std::string spool_dir)
+      : from_(from), to_(to), spool_dir_(std::move(spool_dir)) {}
+  EntryCopier(const EntryCopier&) = delete;
+  EntryCopier& operator=(const EntryCopier&) = delete;
+  ~EntryCopier();
+
+  // Copies file entry `name` with its own compression method; its decoded
+  // bytes must have the sha256 `expected`. Errors: kCorrupt (mismatch or bad
+  // data, naming the entry), kUnsupported (method), kIoError.
+  Status Copy(const std::string& name, const manifest::Digest& expected);
+
+  // Decodes entry `name` into a new file at `dest` (atomically), checking
+  // its sha256 against `expected`. Errors: as Copy.
+  Status Extract(const std::string& name, const manifest::Digest& expected,
+                 const std::string& dest) const;
+
+ private:
+  const ZipReader& from_;
+  ZipWriter& to_;
+  std::string spool_dir_;
+  std::vector<std::string> spooled_;
+};
+
+// The checked MANIFEST of a carton being rewritten: its exact bytes (copied
+// verbatim, so the manifest hash stays), the parsed entries, and the check
+// that every file in the zip is listed. Errors: kCorrupt naming the entry.
+struct ManifestCopy {
+  std::string text;
+  manifest::Manifest manifest;
+};
+Result<ManifestCopy> ReadManifestForCopy(const ZipReader& zip);
+
+}  // namespace carton::internal

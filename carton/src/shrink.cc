@@ -1,0 +1,128 @@
+// Shrink: moving a carton's large files out of its zip into LINKS
+// (links.h; carton/FORMAT.md "LINKS").
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <set>
+
+#include "blob_encode.h"
+#include "carton/carton/links.h"
+#include "carton/manifest/sha256.h"
+#include "entry_copy.h"
+
+namespace carton {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The metadata `carton info` reads stays in the zip whatever its size.
+bool MustStay(std::string_view path) {
+  return path == "carton.toml" || path == "tensor_data/index.toml";
+}
+
+std::string DirOf(const std::string& path) {
+  fs::path parent = fs::path(path).parent_path();
+  return parent.empty() ? "." : parent.string();
+}
+
+// The URL for a blob, checked by the LINKS rules.
+Result<std::string> BlobUrl(const std::string& prefix, const manifest::Digest& d) {
+  std::string base = prefix;
+  if (!base.empty() && base.back() == '/') base.pop_back();
+  std::string url = base + "/" + manifest::ToHex(d);
+  links::Links probe;
+  probe.urls[d] = {url};
+  auto parsed = links::ParseLinks(links::WriteLinks(probe));
+  if (!parsed.ok()) {
+    return InvalidArgument("--url-prefix \"" + prefix + "\" gives a url LINKS cannot hold: " +
+                           parsed.status().message());
+  }
+  return url;
+}
+
+// Whether `path` already holds the blob `d` (a previous run's output).
+bool HasBlob(const std::string& path, const manifest::Digest& d) {
+  auto got = manifest::HashFile(path);
+  return got.ok() && *got == d;
+}
+
+}  // namespace
+
+Result<ShrinkReport> Shrink(const std::string& in, const std::string& out_path,
+                            const ShrinkOptions& options) {
+  if (options.url_prefix.empty()) return InvalidArgument("a url prefix is required");
+  if (options.blobs_dir.empty()) return InvalidArgument("a blobs directory is required");
+  CARTON_RETURN_IF_ERROR(BlobUrl(options.url_prefix, manifest::Digest{}).status());
+  std::error_code ec;
+  fs::create_directories(options.blobs_dir, ec);
+  if (ec) return IoError(options.blobs_dir + ": cannot create: " + ec.message());
+
+  const std::string out_dir = DirOf(out_path);
+  CARTON_ASSIGN_OR_RETURN(LocalCarton local, LocalCarton::Make(in, out_dir, options.link));
+  CARTON_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::Open(local.path()));
+  auto m = internal::ReadManifestForCopy(zip);
+  if (!m.ok()) return m.status().WithContext(in);
+  auto old_links = ReadLinks(zip);
+  if (!old_links.ok()) return old_links.status().WithContext(in);
+  // Files the input already links stay linked: LINKS must cover them.
+  if (auto linked = LinkedFiles(zip, m->manifest, *old_links); !linked.ok()) {
+    return linked.status().WithContext(in);
+  }
+  links::Links new_links = old_links->value_or(links::Links{});
+
+  CARTON_ASSIGN_OR_RETURN(ZipWriter writer, ZipWriter::Create(out_path));
+  internal::EntryCopier copier(zip, writer, out_dir);
+  ShrinkReport report;
+  report.manifest_hash = manifest::Sha256Of(AsBytes(m->text));
+  std::set<manifest::Digest> written;
+  for (const ZipEntry& e : zip.entries()) {
+    if (e.is_dir) {
+      CARTON_RETURN_IF_ERROR(writer.AddDirectory(e.name));
+      continue;
+    }
+    if (manifest::IsReservedPath(e.name)) continue;  // LINKS and MANIFEST come last
+    const manifest::ManifestEntry* me = m->manifest.Find(e.name);
+    if (e.size < options.min_size || MustStay(e.name)) {
+      Status s = copier.Copy(e.name, me->sha256);
+      if (!s.ok()) return s.WithContext(in);
+      continue;
+    }
+    const std::string hex = manifest::ToHex(me->sha256);
+    const std::string blob = options.blobs_dir + "/" + hex;
+    if (written.insert(me->sha256).second) {
+      const bool reused = HasBlob(blob, me->sha256);
+      if (!reused) {
+        Status s = copier.Extract(e.name, me->sha256, blob);
+        if (!s.ok()) return s.WithContext(in);
+        ++report.blobs_written;
+      }
+      for (BlobEncoding enc : options.encodings) {
+        const std::string copy = blob + std::string(BlobEncodingSuffix(enc));
+        struct stat st {};
+        if (reused && ::stat(copy.c_str(), &st) == 0) continue;
+        CARTON_RETURN_IF_ERROR(internal::WriteEncodedCopy(blob, copy, enc));
+      }
+    }
+    CARTON_ASSIGN_OR_RETURN(std::string url, BlobUrl(options.url_prefix, me->sha256));
+    auto& urls = new_links.urls[me->sha256];
+    if (std::find(urls.begin(), urls.end(), url) == urls.end()) {
+      if (urls.size() >= links::kMaxUrlsPerHash) {
+        return InvalidArgument(e.name + ": LINKS already lists " + std::to_string(urls.size()) +
+                               " urls for its sha256, the most allowed");
+      }
+      urls.push_back(std::move(url));
+    }
+    report.moved.push_back(e.name);
+    report.moved_bytes += e.size;
+  }
+  if (!new_links.urls.empty()) {
+    const std::string text = links::WriteLinks(new_links);
+    CARTON_RETURN_IF_ERROR(writer.AddBytes("LINKS", AsBytes(text), Compression::kStored).status());
+  }
+  CARTON_RETURN_IF_ERROR(
+      writer.AddBytes("MANIFEST", AsBytes(m->text), Compression::kStored).status());
+  CARTON_RETURN_IF_ERROR(writer.Finish());
+  return report;
+}
+
+}  // namespace carton
