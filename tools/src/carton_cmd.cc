@@ -212,6 +212,8 @@ int Pack(const PackArgs& a) {
 int Verify(const VerifyArgs& a) {
   VerifyOptions o;
   o.threads = a.threads;
+  o.fetch_links = a.fetch;
+  o.links.fetch.allow_file_links = a.allow_file_links;
   auto r = carton::Verify(a.carton, o);
   if (!r.ok()) return Fail("verify", r.status());
   if (a.json) {
@@ -221,12 +223,26 @@ int Verify(const VerifyArgs& a) {
     j["manifest_hash"] = r->manifest_hash ? Json(manifest::ToHex(*r->manifest_hash)) : Json(nullptr);
     j["files_hashed"] = r->files_hashed;
     j["bytes_hashed"] = r->bytes_hashed;
+    j["linked_files"] = r->linked_files;
+    j["linked_fetched"] = r->linked_fetched;
+    j["warnings"] = Json::array();
+    for (const auto& w : r->warnings) j["warnings"].push_back({{"where", w.where}, {"warning", w.message}});
     j["problems"] = Json::array();
     for (const auto& p : r->problems) j["problems"].push_back({{"where", p.where}, {"problem", p.message}});
     std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
   } else if (r->ok()) {
     std::cout << a.carton << ": ok (" << r->files_hashed << " files, " << r->bytes_hashed
-              << " bytes hashed)\n";
+              << " bytes hashed";
+    const std::uint64_t unfetched = r->linked_files - r->linked_fetched;
+    if (unfetched > 0) {
+      std::cout << "; " << unfetched << " linked file" << (unfetched == 1 ? "" : "s")
+                << " not fetched (--fetch)";
+    }
+    std::cout << ")\n";
+  }
+  for (const auto& w : r->warnings) {
+    std::cerr << "carton verify: warning: " << a.carton << ": " << w.where << ": " << w.message
+              << '\n';
   }
   for (const auto& p : r->problems) {
     std::cerr << "carton verify: " << a.carton << ": " << (p.where.empty() ? "" : p.where + ": ")
@@ -246,8 +262,10 @@ int Info(const InfoArgs& a) {
   return kExitOk;
 }
 
-int Unpack(const std::string& carton, const std::string& dir) {
-  Status s = carton::Unpack(carton, dir);
+int Unpack(const UnpackArgs& a) {
+  LinkOptions o;
+  o.fetch.allow_file_links = a.allow_file_links;
+  Status s = carton::Unpack(a.carton, a.dir, o);
   if (!s.ok()) return Fail("unpack", s);
   return kExitOk;
 }

@@ -47,6 +47,8 @@ struct VerifyArgs {
   std::string carton;
   bool json = false;
   unsigned threads = 0;
+  bool fetch = false;
+  bool allow_file_links = false;
 };
 int Verify(const VerifyArgs& args);
 
@@ -56,8 +58,32 @@ struct InfoArgs {
 };
 int Info(const InfoArgs& args);
 
-int Unpack(const std::string& carton, const std::string& dir);
+struct UnpackArgs {
+  std::string carton;
+  std::string dir;
+  bool allow_file_links = false;
+};
+int Unpack(const UnpackArgs& args);
 int Hash(const std::string& carton);
+
+// links_cmd.cc
+struct ShrinkArgs {
+  std::string carton;
+  std::string output;
+  std::string url_prefix;
+  std::string blobs_dir;
+  std::uint64_t min_size = std::uint64_t{1} << 20;
+  std::vector<std::string> encodings;
+};
+int Shrink(const ShrinkArgs& args);
+
+struct FetchArgs {
+  std::string carton;
+  std::string output;
+  std::string compression = "stored";
+  bool allow_file_links = false;
+};
+int Fetch(const FetchArgs& args);
 int TensorsImport(const std::string& safetensors_file, const std::string& dir);
 int TensorsExport(const std::string& dir, const std::string& safetensors_file);
 

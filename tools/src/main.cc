@@ -54,27 +54,67 @@ int main(int argc, char** argv) {
 
   VerifyArgs verify_carton;
   auto* v = app.add_subcommand("verify", "Check a .carton: structure, metadata, every hash");
-  v->add_option("MODEL", verify_carton.carton, "A .carton file")->required();
+  v->add_option("MODEL", verify_carton.carton, "A .carton file or an http(s) URL")->required();
   v->add_flag("--json", verify_carton.json, "Print a JSON report");
+  v->add_flag("--fetch", verify_carton.fetch,
+              "Also fetch linked files (LINKS) through the blob cache and hash them");
+  v->add_flag("--allow-file-links", verify_carton.allow_file_links,
+              "Let LINKS use file:// URLs (refused by default)");
   v->add_option("-j,--threads", verify_carton.threads, "Hashing threads (0: one per core)");
   v->callback([&] { rc = Verify(verify_carton); });
 
   InfoArgs info;
-  auto* i = app.add_subcommand("info", "Show a .carton's metadata without unpacking it");
-  i->add_option("MODEL", info.carton, "A .carton file")->required();
+  auto* i = app.add_subcommand(
+      "info", "Show a .carton's metadata without unpacking it (a URL costs a few range requests)");
+  i->add_option("MODEL", info.carton, "A .carton file or an http(s) URL")->required();
   i->add_flag("--json", info.json, "Print JSON");
   i->callback([&] { rc = Info(info); });
 
-  std::string unpack_carton, unpack_dir;
-  auto* u = app.add_subcommand("unpack", "Extract a .carton into a new directory, checking hashes");
-  u->add_option("MODEL", unpack_carton, "A .carton file")->required();
-  u->add_option("DIR", unpack_dir, "A directory that does not exist or is empty")->required();
-  u->callback([&] { rc = Unpack(unpack_carton, unpack_dir); });
+  UnpackArgs unpack;
+  auto* u = app.add_subcommand(
+      "unpack", "Extract a .carton into a new directory, fetching linked files, checking hashes");
+  u->add_option("MODEL", unpack.carton, "A .carton file or an http(s) URL")->required();
+  u->add_option("DIR", unpack.dir, "A directory that does not exist or is empty")->required();
+  u->add_flag("--allow-file-links", unpack.allow_file_links,
+              "Let LINKS use file:// URLs (refused by default)");
+  u->callback([&] { rc = Unpack(unpack); });
 
   std::string hash_carton;
   auto* h = app.add_subcommand("hash", "Print a .carton's manifest hash");
-  h->add_option("MODEL", hash_carton, "A .carton file")->required();
+  h->add_option("MODEL", hash_carton, "A .carton file or an http(s) URL")->required();
   h->callback([&] { rc = Hash(hash_carton); });
+
+  ShrinkArgs shrink;
+  auto* sh = app.add_subcommand(
+      "shrink",
+      "Move large files out of a .carton into LINKS (URL-PREFIX/<sha256>); the manifest hash "
+      "stays the same");
+  sh->add_option("MODEL", shrink.carton, "A .carton file or an http(s) URL")->required();
+  sh->add_option("-o,--output", shrink.output, "The .carton to write")->required();
+  sh->add_option("--url-prefix", shrink.url_prefix,
+                 "Where the blobs will be served: each file gets URL-PREFIX/<sha256>")
+      ->required();
+  sh->add_option("--blobs", shrink.blobs_dir,
+                 "Directory to write the blobs to (named <sha256>), for upload to URL-PREFIX")
+      ->required();
+  sh->add_option("--min-size", shrink.min_size, "Files of at least this many bytes leave the zip")
+      ->capture_default_str();
+  sh->add_option("--encodings", shrink.encodings,
+                 "Also write pre-compressed copies: zstd (.zst), br (.br), gzip (.gz)")
+      ->delimiter(',');
+  sh->callback([&] { rc = Shrink(shrink); });
+
+  FetchArgs fetch;
+  auto* f = app.add_subcommand(
+      "fetch", "Write a self-contained .carton: every linked file fetched, verified and put inside");
+  f->add_option("MODEL", fetch.carton, "A .carton file or an http(s) URL")->required();
+  f->add_option("-o,--output", fetch.output, "The .carton to write")->required();
+  f->add_option("--compression", fetch.compression,
+                "Method for the fetched files: stored, deflate or zstd")
+      ->capture_default_str();
+  f->add_flag("--allow-file-links", fetch.allow_file_links,
+              "Let LINKS use file:// URLs (refused by default)");
+  f->callback([&] { rc = Fetch(fetch); });
 
   auto* t = app.add_subcommand("tensors", "Convert between safetensors and tensor_data folders");
   t->require_subcommand(1);

@@ -1,0 +1,51 @@
+// The LINKS commands: shrink (files out of the zip, into LINKS) and fetch
+// (linked files back into the zip).
+#include <iostream>
+
+#include "carton/carton/links.h"
+#include "carton/manifest/sha256.h"
+#include "commands.h"
+#include "exit_code.h"
+
+namespace carton::cli {
+
+int Shrink(const ShrinkArgs& a) {
+  ShrinkOptions o;
+  o.url_prefix = a.url_prefix;
+  o.blobs_dir = a.blobs_dir;
+  o.min_size = a.min_size;
+  for (const auto& name : a.encodings) {
+    auto e = ParseBlobEncoding(name);
+    if (!e.ok()) return Fail("shrink", e.status().WithContext("--encodings"));
+    o.encodings.push_back(*e);
+  }
+  auto r = carton::Shrink(a.carton, a.output, o);
+  if (!r.ok()) return Fail("shrink", r.status());
+  std::cerr << "moved " << r->moved.size() << " files, " << r->moved_bytes << " bytes, out of "
+            << a.output << " (" << r->blobs_written << " new blobs in " << a.blobs_dir << ")\n";
+  std::cout << manifest::ToHex(r->manifest_hash) << '\n';
+  return kExitOk;
+}
+
+int Fetch(const FetchArgs& a) {
+  FetchLinkedOptions o;
+  o.link.fetch.allow_file_links = a.allow_file_links;
+  if (a.compression == "stored") {
+    o.compression = Compression::kStored;
+  } else if (a.compression == "deflate") {
+    o.compression = Compression::kDeflate;
+  } else if (a.compression == "zstd") {
+    o.compression = Compression::kZstd;
+  } else {
+    return Fail("fetch", InvalidArgument("--compression must be stored, deflate or zstd, not \"" +
+                                         a.compression + "\""));
+  }
+  auto r = FetchLinked(a.carton, a.output, o);
+  if (!r.ok()) return Fail("fetch", r.status());
+  std::cerr << "fetched " << r->fetched.size() << " linked files, " << r->fetched_bytes
+            << " bytes, into " << a.output << '\n';
+  std::cout << manifest::ToHex(r->manifest_hash) << '\n';
+  return kExitOk;
+}
+
+}  // namespace carton::cli
