@@ -50,7 +50,10 @@ class Checker {
     has_links_ = true;
     auto links = ReadLinks(zip_);
     if (!links.ok()) {
-      Problem("LINKS", links.status().message());
+      // "LINKS: why" reads "LINKS: LINKS: why" after the entry name.
+      std::string_view message = links.status().message();
+      if (message.rfind("LINKS: ", 0) == 0) message.remove_prefix(7);
+      Problem("LINKS", std::string(message));
       return;
     }
     links_ = std::move(links).value();

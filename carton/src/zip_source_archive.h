@@ -29,7 +29,7 @@ namespace carton::zip_internal {
 inline constexpr std::uint64_t kMaxSourceCentralDirectory = 64ull << 20;
 // The first read at the end of the archive; a longer tail (up to the
 // largest comment) is read only when the end records are not inside it.
-inline constexpr std::uint64_t kSourceTailSize = 16 << 10;
+inline constexpr std::uint64_t kSourceTailSize = 8 << 10;
 
 class SourceArchive {
  public:

@@ -34,9 +34,9 @@ struct HttpSourceOptions {
   FetchOptions fetch;
   // Bytes asked for by Open(): the end record, the zip64 records and, for
   // most cartons, the whole central directory.
-  std::uint32_t tail_size = 16 << 10;
+  std::uint32_t tail_size = 8 << 10;
   // A miss fetches at least this much, aligned to it.
-  std::uint32_t block_size = 16 << 10;
+  std::uint32_t block_size = 4 << 10;
   // Most bytes kept in the cache; the oldest ranges are dropped first.
   std::uint64_t max_cached_bytes = 8 << 20;
 };
