@@ -2,6 +2,7 @@
 // (links.h; carton/FORMAT.md "LINKS").
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 

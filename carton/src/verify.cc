@@ -318,7 +318,12 @@ Result<VerifyReport> Verify(const std::string& carton_path, const VerifyOptions&
   if (!zip.ok()) {
     const Status& s = zip.status();
     if (s.code() == StatusCode::kNotFound || s.code() == StatusCode::kIoError) return s;
-    report.problems.push_back({"", s.message()});
+    // Name the URL, not the temporary download.
+    std::string message = s.message();
+    if (local.path() != carton_path && message.rfind(local.path(), 0) == 0) {
+      message = carton_path + message.substr(local.path().size());
+    }
+    report.problems.push_back({"", std::move(message)});
     return report;
   }
   Checker check(*zip, &report);
