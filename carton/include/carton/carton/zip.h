@@ -29,7 +29,8 @@
 // data (compressed entries and stored entries added from memory wait there
 // until Finish(): in memory up to 32 MiB, then in a temporary file next to
 // the output that is unlinked as soon as it is created); ZipReader owns a
-// mapping of the archive (Open) or borrows the caller's buffer (OpenBuffer).
+// mapping of the archive (Open), borrows the caller's buffer (OpenBuffer),
+// or owns the RandomAccessSource it reads through (OpenSource).
 // Views returned by ZipReader::MappedData borrow from that mapping or buffer.
 //
 // Thread-safety: ZipWriter is not thread-safe. ZipReader's const methods may
