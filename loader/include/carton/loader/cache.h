@@ -1,0 +1,74 @@
+// The manifest-hash cache: <root>/cartons/<manifest hash>/ holds one
+// carton's files, materialized once per machine (loader/FORMAT.md "Cache").
+//
+// Entries appear only by renaming a complete, verified temporary directory
+// into place, under a per-hash file lock, so concurrent loaders materialize
+// a carton once and a killed process leaves at most a temporary directory
+// that no load uses (gc removes it). A LoadedCarton holds a shared "use"
+// lock on its entry; Remove and Gc skip entries in use.
+//
+// Thread-safety: a CartonCache holds only its root path; methods may run
+// concurrently from threads and processes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "carton/common/status.h"
+#include "carton/manifest/sha256.h"
+
+namespace carton::loader {
+
+struct CacheEntryInfo {
+  std::string hash;  // 64 hex digits
+  std::string dir;
+  std::uint64_t size = 0;        // bytes of the carton's files
+  std::int64_t last_used = 0;    // seconds since the epoch
+  std::string model_name;        // from carton.toml, "" when absent
+};
+
+struct CacheVerifyResult {
+  std::string hash;
+  std::vector<std::string> problems;  // empty when the entry is good
+  bool ok() const { return problems.empty(); }
+};
+
+struct GcReport {
+  std::vector<std::string> removed;  // hashes
+  std::uint64_t freed = 0;
+  std::uint64_t remaining = 0;
+  std::vector<std::string> skipped_in_use;
+};
+
+class CartonCache {
+ public:
+  explicit CartonCache(std::string root);
+  // A cache at links::DefaultCacheDir().
+  static Result<CartonCache> OpenDefault();
+
+  const std::string& root() const { return root_; }
+  std::string EntryDir(const manifest::Digest& hash) const;
+
+  // Every complete entry, most recently used first. Errors: kIoError.
+  Result<std::vector<CacheEntryInfo>> List() const;
+  // Rehashes the entry's MANIFEST and every file it lists, and checks that
+  // nothing else is there. Errors: kNotFound (no such entry), kIoError.
+  Result<CacheVerifyResult> Verify(const manifest::Digest& hash) const;
+  // Removes the entry. Errors: kNotFound, kInvalidArgument (in use by a
+  // process that has it loaded), kIoError.
+  Status Remove(const manifest::Digest& hash) const;
+  // Removes least recently used entries not in use until the total is at
+  // most `max_size` bytes; also removes temporary directories left by
+  // killed loads.
+  Result<GcReport> Gc(std::uint64_t max_size) const;
+
+ private:
+  std::string root_;
+};
+
+// Parses a size such as "0", "1500", "10K", "512M", "2G", "1T" (powers of
+// 1024; an optional trailing "B" or "iB"). Errors: kInvalidArgument.
+Result<std::uint64_t> ParseSize(std::string_view text);
+
+}  // namespace carton::loader

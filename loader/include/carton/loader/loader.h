@@ -1,0 +1,147 @@
+// The loader: turns a .carton (a path or a URL) into files on disk and
+// tensors in memory.
+//
+//   auto c = carton::loader::Load("model.carton");
+//   if (!c.ok()) { /* c.status().message() names the file and the rule */ }
+//   framework.open(c->model_dir() + "/model.pt");
+//   for (const auto& t : c->self_tests()) { /* t.inputs, t.outputs */ }
+//
+// A .carton is materialized once per machine into the manifest-hash cache
+// (cache.h, loader/FORMAT.md "Cache"): every file is checked against
+// MANIFEST on the way in, and a later load of any carton with the same
+// manifest hash reads only its MANIFEST. Stored (uncompressed, aligned)
+// entries are zero-copy: tensor_data tensors and model/*.safetensors
+// tensors are views into a read-only mapping of the .carton itself when it
+// is the file the entry was verified from, else into a mapping of the
+// entry's files. Nothing is read into heap memory but metadata and string
+// tensors.
+//
+// Ownership: a LoadedCarton owns its mappings and a shared lock that keeps
+// `carton cache gc` from removing the entry while it lives; every view it
+// hands out borrows from it (copies of a LoadedCarton share them).
+// Thread-safety: Load may run on many threads and processes at once; a
+// LoadedCarton is immutable and its const methods may be called
+// concurrently.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "carton/carton/config.h"
+#include "carton/carton/info.h"
+#include "carton/common/bytes.h"
+#include "carton/common/status.h"
+#include "carton/loader/tensor.h"
+#include "carton/manifest/sha256.h"
+#include "carton/safetensors/file.h"
+
+namespace carton::loader {
+
+struct LoadOptions {
+  // The cache root; empty means links::DefaultCacheDir().
+  std::string cache_dir;
+  // On a cache hit, rehash every file of the entry (as `carton cache
+  // verify` does) instead of checking only that each file has its size.
+  bool verify_cache_hit = false;
+  // Threads for hashing and copying on a miss; 0 = one per core.
+  unsigned threads = 0;
+  // Files named in LINKS may be fetched from file:// URLs (trusted cartons
+  // only).
+  bool allow_file_links = false;
+};
+
+// A file of misc/ (or of the model directory) by its path in the carton.
+struct MiscFile {
+  std::string path;        // "misc/input.png"
+  std::string local_path;  // absolute path of the file on disk
+};
+
+// The tensors of one [[self_test]] or [[example]]. A reference to
+// @misc/... (examples only) appears in the *_files lists instead.
+struct TensorSet {
+  std::string name;  // the entry's name, or "self_test[i]" / "example[i]"
+  std::optional<std::string> description;
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> outputs;  // expected_out / sample_out
+  std::vector<std::pair<std::string, MiscFile>> input_files;
+  std::vector<std::pair<std::string, MiscFile>> output_files;
+};
+
+// A safetensors file found under model/, validated, its tensors viewing
+// the mapping (zero-copy).
+struct ModelSafetensors {
+  std::string path;  // "model/model.safetensors"
+  std::shared_ptr<const safetensors::File> file;
+};
+
+// How a load went, for callers that print or measure it.
+struct LoadStats {
+  bool cache_hit = false;
+  bool mapped_from_carton = false;  // stored views point into the .carton
+  std::uint64_t bytes_hashed = 0;
+  std::uint64_t bytes_copied = 0;     // stored files copied into the entry
+  std::uint64_t bytes_decoded = 0;    // compressed files decoded into it
+  std::uint64_t bytes_fetched = 0;    // linked files taken from the blob cache
+};
+
+class LoadedCarton {
+ public:
+  const CartonConfig& config() const;
+  // nullopt for LoadUnpacked of a directory without MANIFEST.
+  const std::optional<manifest::Digest>& manifest_hash() const;
+  // The directory holding carton.toml, model/, tensor_data/ and misc/ (the
+  // cache entry, or the unpacked directory).
+  const std::string& root_dir() const;
+  // Absolute path of model/ (frameworks open files by name there).
+  const std::string& model_dir() const;
+
+  // Every non-nested tensor of tensor_data/, in index order.
+  const std::vector<Tensor>& tensors() const;
+  const Tensor* FindTensor(std::string_view name) const;
+  const std::vector<MiscFile>& misc_files() const;
+  const std::vector<TensorSet>& self_tests() const;
+  const std::vector<TensorSet>& examples() const;
+  const std::vector<ModelSafetensors>& model_safetensors() const;
+
+  // The read-only mapping of the .carton when stored views point into it
+  // (empty otherwise): the zero-copy proof.
+  ByteView carton_mapping() const;
+  const LoadStats& stats() const;
+
+  struct Impl;
+  explicit LoadedCarton(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+
+ private:
+  std::shared_ptr<const Impl> impl_;
+};
+
+// True for "http://..." and "https://..." (case-insensitive scheme).
+bool IsUrl(std::string_view path_or_url);
+
+// Loads a .carton file, a URL, or a directory holding an unpacked carton
+// (carton.toml, model/, ...; loaded in place, checked against its MANIFEST
+// only if verify_cache_hit is set). Input is untrusted.
+// Errors: kNotFound, kCorrupt (bad archive, a file whose sha256 is not the
+// one in MANIFEST, a damaged cache entry that cannot be rebuilt; naming the
+// file), kUnsupported (http(s) URLs, for now; see loader/FORMAT.md "URLs"),
+// kNetworkError (linked files), kIoError.
+Result<LoadedCarton> Load(const std::string& path_or_url, const LoadOptions& options = {});
+
+// Loads a model directory that has not been packed: `dir` is the model
+// folder (what would become model/), used in place; the config has only
+// the runner fields. `framework_version` is a semver requirement
+// ("=1.12.1"). Errors: kNotFound, kInvalidArgument (bad name or
+// requirement).
+Result<LoadedCarton> LoadUnpacked(const std::string& dir, const std::string& runner_name,
+                                  const std::string& framework_version,
+                                  std::uint64_t runner_compat_version = 1);
+
+// Metadata only: reads the central directory, carton.toml, MANIFEST and
+// tensor_data/index.toml; nothing is cached. Errors as ReadInfo (info.h),
+// kUnsupported for URLs (for now).
+Result<CartonInfo> GetModelInfo(const std::string& path_or_url);
+
+}  // namespace carton::loader

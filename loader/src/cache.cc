@@ -1,0 +1,351 @@
+#include "carton/loader/cache.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <random>
+#include <set>
+
+#include "cache_internal.h"
+#include "carton/carton/config.h"
+#include "carton/common/atomic_file.h"
+#include "carton/links/blob_cache.h"
+#include "carton/manifest/hash_files.h"
+#include "carton/manifest/manifest.h"
+
+namespace carton::loader {
+namespace internal {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string RandomSuffix() {
+  std::random_device rd;
+  return std::to_string(::getpid()) + "-" + std::to_string(rd());
+}
+
+// Moves `dir` out of the way (so no load finds it any more) and deletes it.
+Status Discard(const std::string& root, const std::string& dir, const std::string& hex) {
+  std::error_code ec;
+  fs::path trash = fs::path(CartonsDir(root)) / (".trash-" + hex + "-" + RandomSuffix());
+  fs::rename(dir, trash, ec);
+  if (ec) return IoError(dir + ": cannot remove the cache entry: " + ec.message());
+  fs::remove_all(trash, ec);
+  return Status::Ok();
+}
+
+// Quick (or full) check of an existing entry; OK or why it cannot be used.
+Result<EntryRecord> CheckEntry(const std::string& dir, const std::string& hex, bool full) {
+  auto rec = ReadEntryRecord(dir);
+  if (!rec.ok()) {
+    return Corrupt("cache entry " + dir + ": " + rec.status().message());
+  }
+  if (rec->manifest_hash != hex) {
+    return Corrupt("cache entry " + dir + ": record names manifest hash " + rec->manifest_hash);
+  }
+  CARTON_RETURN_IF_ERROR(QuickCheck(dir, *rec));
+  if (full) {
+    CARTON_ASSIGN_OR_RETURN(auto problems, VerifyEntryDir(dir, hex, 0));
+    if (!problems.empty()) return Corrupt("cache entry " + dir + ": " + problems.front());
+  }
+  return rec;
+}
+
+bool Exists(const std::string& path) {
+  std::error_code ec;
+  return fs::exists(path, ec);
+}
+
+}  // namespace
+
+std::string CartonsDir(const std::string& root) { return root + "/cartons"; }
+std::string MaterializeLockPath(const std::string& root, const std::string& hex) {
+  return root + "/locks/carton-" + hex + ".lock";
+}
+std::string UseLockPath(const std::string& root, const std::string& hex) {
+  return root + "/locks/carton-" + hex + ".use";
+}
+
+Result<AcquiredEntry> AcquireEntry(const std::string& root, const std::string& hex,
+                                   const MaterializeSource* src, bool verify_hit,
+                                   LoadStats* stats) {
+  const std::string dir = CartonsDir(root) + "/" + hex;
+  CARTON_ASSIGN_OR_RETURN(FileLock use, FileLock::Open(UseLockPath(root, hex)));
+  CARTON_ASSIGN_OR_RETURN(bool locked, use.Lock(FileLock::Mode::kShared));
+  (void)locked;
+  // The fast path: the entry exists and is whole. Holding the use lock
+  // keeps gc from removing it under us.
+  if (Exists(dir)) {
+    auto rec = CheckEntry(dir, hex, verify_hit);
+    if (rec.ok()) {
+      TouchEntry(dir);
+      return AcquiredEntry{dir, std::move(rec).value(), std::move(use), true};
+    }
+  }
+
+  if (src == nullptr) return NotFound(dir + ": not in the cache");
+  CARTON_ASSIGN_OR_RETURN(FileLock mat, FileLock::Open(MaterializeLockPath(root, hex)));
+  CARTON_ASSIGN_OR_RETURN(locked, mat.Lock(FileLock::Mode::kExclusive));
+  // Someone may have made (or repaired) it while we waited.
+  if (Exists(dir)) {
+    auto rec = CheckEntry(dir, hex, verify_hit);
+    if (rec.ok()) {
+      TouchEntry(dir);
+      return AcquiredEntry{dir, std::move(rec).value(), std::move(use), true};
+    }
+    CARTON_RETURN_IF_ERROR(Discard(root, dir, hex));
+  }
+  // Temporary directories of this hash belong to loads that died (we hold
+  // the lock they would hold).
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(CartonsDir(root), ec)) {
+    if (e.path().filename().string().rfind(".tmp-" + hex + "-", 0) == 0) {
+      fs::remove_all(e.path(), ec);
+    }
+  }
+  std::string tmp = CartonsDir(root) + "/.tmp-" + hex + "-" + RandomSuffix();
+  if (!fs::create_directories(tmp, ec)) {
+    return IoError(tmp + ": cannot create: " + (ec ? ec.message() : "exists"));
+  }
+  auto rec = Materialize(*src, tmp, stats);
+  if (rec.ok()) {
+    auto id = IdentityOf(src->carton_fd, src->carton_path);
+    if (id.ok()) rec->source = *id;
+    Status s = WriteEntryRecord(tmp, *rec);
+    if (!s.ok()) rec = s;
+  }
+  if (!rec.ok()) {
+    fs::remove_all(tmp, ec);
+    return rec.status();
+  }
+  fs::rename(tmp, dir, ec);
+  if (ec) {
+    Status s = IoError(dir + ": cannot move the new cache entry into place: " + ec.message());
+    fs::remove_all(tmp, ec);
+    return s;
+  }
+  return AcquiredEntry{dir, std::move(rec).value(), std::move(use), false};
+}
+
+Result<std::vector<std::string>> VerifyEntryDir(const std::string& dir, const std::string& hex,
+                                                unsigned threads) {
+  std::vector<std::string> problems;
+  auto bytes = ReadFile(dir + "/MANIFEST");
+  if (!bytes.ok()) {
+    problems.push_back("MANIFEST: " + bytes.status().message());
+    return problems;
+  }
+  std::string got = manifest::ToHex(manifest::Sha256Of(*bytes));
+  if (got != hex) problems.push_back("MANIFEST: sha256 " + got + " is not the entry's name");
+  auto m = manifest::Manifest::Parse(*bytes);
+  if (!m.ok()) {
+    problems.push_back(m.status().message());
+    return problems;
+  }
+  std::vector<std::string> paths;
+  std::set<std::string> listed = {"MANIFEST", std::string(kEntryRecordName)};
+  for (const auto& me : m->entries()) {
+    std::string p = dir + "/" + me.path;
+    std::error_code ec;
+    if (!fs::is_regular_file(p, ec)) {
+      problems.push_back(me.path + ": missing");
+      continue;
+    }
+    paths.push_back(p);
+    listed.insert(me.path);
+  }
+  auto digests = manifest::HashFiles(paths, threads);
+  if (!digests.ok()) return digests.status();
+  std::size_t k = 0;
+  for (const auto& me : m->entries()) {
+    if (k < paths.size() && paths[k] == dir + "/" + me.path) {
+      if ((*digests)[k] != me.sha256) {
+        problems.push_back(me.path + ": sha256 " + manifest::ToHex((*digests)[k]) +
+                           " but MANIFEST says " + manifest::ToHex(me.sha256));
+      }
+      ++k;
+    }
+  }
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->is_directory(ec)) continue;
+    std::string rel = fs::relative(it->path(), dir, ec).generic_string();
+    if (!listed.count(rel)) problems.push_back(rel + ": not listed in MANIFEST");
+  }
+  if (ec) return IoError(dir + ": cannot list: " + ec.message());
+  return problems;
+}
+
+}  // namespace internal
+
+namespace fs = std::filesystem;
+using internal::FileLock;
+
+CartonCache::CartonCache(std::string root) : root_(std::move(root)) {}
+
+Result<CartonCache> CartonCache::OpenDefault() {
+  CARTON_ASSIGN_OR_RETURN(std::string root, links::DefaultCacheDir());
+  return CartonCache(std::move(root));
+}
+
+std::string CartonCache::EntryDir(const manifest::Digest& hash) const {
+  return internal::CartonsDir(root_) + "/" + manifest::ToHex(hash);
+}
+
+namespace {
+
+std::uint64_t DirSize(const fs::path& dir) {
+  std::uint64_t total = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->is_regular_file(ec)) total += it->file_size(ec);
+  }
+  return total;
+}
+
+}  // namespace
+
+Result<std::vector<CacheEntryInfo>> CartonCache::List() const {
+  std::vector<CacheEntryInfo> out;
+  std::error_code ec;
+  std::string dir = internal::CartonsDir(root_);
+  if (!fs::exists(dir, ec)) return out;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (!manifest::ParseHex(name) || !e.is_directory(ec)) continue;
+    CacheEntryInfo info;
+    info.hash = name;
+    info.dir = e.path().string();
+    auto rec = internal::ReadEntryRecord(info.dir);
+    info.size = rec.ok() ? rec->total_size : DirSize(e.path());
+    struct stat st;
+    std::string record = info.dir + "/" + std::string(internal::kEntryRecordName);
+    if (::stat(record.c_str(), &st) == 0) info.last_used = st.st_mtim.tv_sec;
+    ec.clear();
+    auto text = ReadFile(info.dir + "/carton.toml");
+    if (text.ok()) {
+      auto config = ParseConfig(AsChars(*text));
+      if (config.ok() && config->model_name) info.model_name = *config->model_name;
+    }
+    out.push_back(std::move(info));
+  }
+  if (ec) return IoError(dir + ": cannot list: " + ec.message());
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.last_used != b.last_used ? a.last_used > b.last_used : a.hash < b.hash;
+  });
+  return out;
+}
+
+Result<CacheVerifyResult> CartonCache::Verify(const manifest::Digest& hash) const {
+  std::string dir = EntryDir(hash);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return NotFound(dir + ": no such cache entry");
+  CacheVerifyResult r;
+  r.hash = manifest::ToHex(hash);
+  CARTON_ASSIGN_OR_RETURN(r.problems, internal::VerifyEntryDir(dir, r.hash, 0));
+  auto rec = internal::ReadEntryRecord(dir);
+  if (!rec.ok()) r.problems.push_back(std::string(internal::kEntryRecordName) + ": " +
+                                      rec.status().message());
+  return r;
+}
+
+namespace {
+
+// Takes both locks of an entry without waiting: false when it is being
+// made or is in use.
+Result<bool> LockForRemoval(const std::string& root, const std::string& hex, FileLock* mat,
+                            FileLock* use) {
+  CARTON_ASSIGN_OR_RETURN(*mat, FileLock::Open(internal::MaterializeLockPath(root, hex)));
+  CARTON_ASSIGN_OR_RETURN(*use, FileLock::Open(internal::UseLockPath(root, hex)));
+  CARTON_ASSIGN_OR_RETURN(bool got, mat->Lock(FileLock::Mode::kExclusive, false));
+  if (!got) return false;
+  return use->Lock(FileLock::Mode::kExclusive, false);
+}
+
+}  // namespace
+
+Status CartonCache::Remove(const manifest::Digest& hash) const {
+  std::string dir = EntryDir(hash), hex = manifest::ToHex(hash);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return NotFound(dir + ": no such cache entry");
+  FileLock mat, use;
+  CARTON_ASSIGN_OR_RETURN(bool got, LockForRemoval(root_, hex, &mat, &use));
+  if (!got) return InvalidArgument(hex + ": in use by a process that has it loaded");
+  return internal::Discard(root_, dir, hex);
+}
+
+Result<GcReport> CartonCache::Gc(std::uint64_t max_size) const {
+  GcReport report;
+  std::error_code ec;
+  std::string cartons = internal::CartonsDir(root_);
+  // Leftovers of killed loads: a temporary directory whose hash lock is
+  // free belongs to nobody.
+  for (const auto& e : fs::directory_iterator(cartons, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind(".trash-", 0) == 0) {
+      fs::remove_all(e.path(), ec);
+    } else if (name.rfind(".tmp-", 0) == 0 && name.size() > 5 + 64) {
+      auto lock = FileLock::Open(internal::MaterializeLockPath(root_, name.substr(5, 64)));
+      if (lock.ok()) {
+        auto got = lock->Lock(FileLock::Mode::kExclusive, false);
+        if (got.ok() && *got) fs::remove_all(e.path(), ec);
+      }
+    }
+  }
+  ec.clear();
+  CARTON_ASSIGN_OR_RETURN(auto entries, List());
+  std::uint64_t total = 0;
+  for (const auto& e : entries) total += e.size;
+  // Oldest last in `entries`.
+  for (auto it = entries.rbegin(); it != entries.rend() && total > max_size; ++it) {
+    FileLock mat, use;
+    auto got = LockForRemoval(root_, it->hash, &mat, &use);
+    if (!got.ok() || !*got) {
+      report.skipped_in_use.push_back(it->hash);
+      continue;
+    }
+    CARTON_RETURN_IF_ERROR(internal::Discard(root_, it->dir, it->hash));
+    total -= it->size;
+    report.freed += it->size;
+    report.removed.push_back(it->hash);
+  }
+  report.remaining = total;
+  return report;
+}
+
+Result<std::uint64_t> ParseSize(std::string_view text) {
+  std::string t(text);
+  std::size_t i = 0;
+  std::uint64_t n = 0;
+  while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) {
+    std::uint64_t next = 0;
+    if (!CheckedMul(n, 10, &next) || !CheckedAdd(next, t[i] - '0', &n)) {
+      return InvalidArgument("size \"" + t + "\" is too large");
+    }
+    ++i;
+  }
+  if (i == 0) return InvalidArgument("size \"" + t + "\": expected a number such as 500M or 2G");
+  std::string unit = t.substr(i);
+  for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (unit.size() >= 2 && unit.substr(unit.size() - 2) == "IB") unit.resize(unit.size() - 2);
+  else if (unit.size() >= 2 && unit.back() == 'B') unit.pop_back();
+  int shift = 0;
+  if (unit.empty() || unit == "B") shift = 0;
+  else if (unit == "K") shift = 10;
+  else if (unit == "M") shift = 20;
+  else if (unit == "G") shift = 30;
+  else if (unit == "T") shift = 40;
+  else return InvalidArgument("size \"" + t + "\": unknown unit (use K, M, G or T)");
+  std::uint64_t out = 0;
+  if (!CheckedMul(n, std::uint64_t{1} << shift, &out)) {
+    return InvalidArgument("size \"" + t + "\" is too large");
+  }
+  return out;
+}
+
+}  // namespace carton::loader

@@ -1,0 +1,107 @@
+#include "entry.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "carton/common/atomic_file.h"
+
+namespace carton::loader::internal {
+
+using Json = nlohmann::json;
+
+Result<FileIdentity> IdentityOf(int fd, const std::string& path_for_errors) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    return IoError(path_for_errors + ": cannot stat: " + std::strerror(errno));
+  }
+  FileIdentity id;
+  id.dev = st.st_dev;
+  id.ino = st.st_ino;
+  id.size = static_cast<std::uint64_t>(st.st_size);
+  id.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+  return id;
+}
+
+Status WriteEntryRecord(const std::string& entry_dir, const EntryRecord& r) {
+  Json j;
+  j["format"] = kEntryFormat;
+  j["manifest_hash"] = r.manifest_hash;
+  j["total_size"] = r.total_size;
+  Json files = Json::array();
+  for (const auto& f : r.files) {
+    Json e = {{"path", f.path}, {"size", f.size}};
+    if (f.stored) e["data_offset"] = f.data_offset;
+    files.push_back(std::move(e));
+  }
+  j["files"] = std::move(files);
+  if (r.source) {
+    j["source"] = {{"dev", r.source->dev},
+                   {"ino", r.source->ino},
+                   {"size", r.source->size},
+                   {"mtime_ns", r.source->mtime_ns}};
+  }
+  return WriteFileAtomically(entry_dir + "/" + std::string(kEntryRecordName), AsBytes(j.dump()));
+}
+
+Result<EntryRecord> ReadEntryRecord(const std::string& entry_dir) {
+  std::string path = entry_dir + "/" + std::string(kEntryRecordName);
+  auto bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
+  // The record is written by us, but a damaged disk or a hand edit must not
+  // crash a load: any surprise is kCorrupt and the entry is rebuilt.
+  try {
+    Json j = Json::parse(AsChars(*bytes));
+    if (j.at("format").get<int>() != kEntryFormat) {
+      return Corrupt(path + ": unknown record format");
+    }
+    EntryRecord r;
+    r.manifest_hash = j.at("manifest_hash").get<std::string>();
+    r.total_size = j.at("total_size").get<std::uint64_t>();
+    for (const auto& e : j.at("files")) {
+      EntryFile f;
+      f.path = e.at("path").get<std::string>();
+      f.size = e.at("size").get<std::uint64_t>();
+      if (e.contains("data_offset")) {
+        f.stored = true;
+        f.data_offset = e.at("data_offset").get<std::uint64_t>();
+      }
+      r.files.push_back(std::move(f));
+    }
+    if (j.contains("source")) {
+      const Json& s = j.at("source");
+      r.source = FileIdentity{s.at("dev").get<std::uint64_t>(), s.at("ino").get<std::uint64_t>(),
+                              s.at("size").get<std::uint64_t>(),
+                              s.at("mtime_ns").get<std::int64_t>()};
+    }
+    return r;
+  } catch (const Json::exception& e) {
+    return Corrupt(path + ": " + e.what());
+  }
+}
+
+Status QuickCheck(const std::string& entry_dir, const EntryRecord& record) {
+  for (const auto& f : record.files) {
+    std::string p = entry_dir + "/" + f.path;
+    struct stat st;
+    if (::stat(p.c_str(), &st) != 0) {
+      return Corrupt("cache entry " + entry_dir + ": " + f.path + ": missing");
+    }
+    if (!S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) != f.size) {
+      return Corrupt("cache entry " + entry_dir + ": " + f.path + ": " +
+                     std::to_string(st.st_size) + " bytes, MANIFEST's file has " +
+                     std::to_string(f.size));
+    }
+  }
+  return Status::Ok();
+}
+
+void TouchEntry(const std::string& entry_dir) {
+  std::string path = entry_dir + "/" + std::string(kEntryRecordName);
+  ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
+}
+
+}  // namespace carton::loader::internal

@@ -1,0 +1,56 @@
+// Private: the record kept beside a cache entry's files
+// (<entry>/.carton-cache-entry.json, loader/FORMAT.md "Cache").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "carton/common/status.h"
+
+namespace carton::loader::internal {
+
+inline constexpr std::string_view kEntryRecordName = ".carton-cache-entry.json";
+inline constexpr int kEntryFormat = 1;
+
+// Identifies one version of one file: a copy, or the file rewritten in
+// place, differs; a renamed file does not.
+struct FileIdentity {
+  std::uint64_t dev = 0;
+  std::uint64_t ino = 0;
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  friend bool operator==(const FileIdentity&, const FileIdentity&) = default;
+};
+
+struct EntryFile {
+  std::string path;  // as in MANIFEST
+  std::uint64_t size = 0;
+  // Stored in the source .carton at this offset (zero-copy views).
+  bool stored = false;
+  std::uint64_t data_offset = 0;
+};
+
+struct EntryRecord {
+  std::string manifest_hash;
+  std::vector<EntryFile> files;  // MANIFEST order
+  std::uint64_t total_size = 0;
+  // The .carton whose stored bytes were hashed when the entry was made.
+  std::optional<FileIdentity> source;
+};
+
+Result<FileIdentity> IdentityOf(int fd, const std::string& path_for_errors);
+Result<EntryRecord> ReadEntryRecord(const std::string& entry_dir);
+Status WriteEntryRecord(const std::string& entry_dir, const EntryRecord& record);
+
+// The cheap check of a hit: every file exists as a regular file with its
+// size. kCorrupt naming the entry and the file otherwise.
+Status QuickCheck(const std::string& entry_dir, const EntryRecord& record);
+
+// Marks the entry as used now (the record's mtime; gc removes the least
+// recently used first). Best effort.
+void TouchEntry(const std::string& entry_dir);
+
+}  // namespace carton::loader::internal

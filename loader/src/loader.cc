@@ -1,0 +1,214 @@
+#include "carton/loader/loader.h"
+
+#include <fcntl.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include "cache_internal.h"
+#include "carton/carton/zip.h"
+#include "carton/common/atomic_file.h"
+#include "carton/links/blob_cache.h"
+#include "carton/manifest/manifest.h"
+#include "loaded.h"
+#include "remote.h"
+
+namespace carton::loader {
+namespace {
+
+namespace fs = std::filesystem;
+using internal::FileView;
+
+constexpr std::uint64_t kMaxManifestSize = 64ull << 20;
+
+Result<std::string> CacheRoot(const LoadOptions& options) {
+  if (!options.cache_dir.empty()) return options.cache_dir;
+  return links::DefaultCacheDir();
+}
+
+Result<CartonConfig> ReadConfigFile(const std::string& root) {
+  std::string path = root + "/carton.toml";
+  auto bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
+  if (bytes->size() > kMaxConfigSize) {
+    return Corrupt(path + ": " + std::to_string(bytes->size()) + " bytes, over the limit");
+  }
+  return ParseConfig(AsChars(*bytes), path);
+}
+
+std::string Absolute(const std::string& p) {
+  std::error_code ec;
+  fs::path a = fs::absolute(p, ec);
+  return ec ? p : a.lexically_normal().string();
+}
+
+// Builds a LoadedCarton from a cache entry or an unpacked directory.
+Result<LoadedCarton> Finish(std::shared_ptr<LoadedCarton::Impl> impl,
+                            const internal::ViewProvider& views) {
+  if (impl->model_dir.empty()) impl->model_dir = impl->root_dir + "/model";
+  CARTON_RETURN_IF_ERROR(internal::BuildContents(impl.get(), views));
+  return LoadedCarton(std::move(impl));
+}
+
+Result<LoadedCarton> FromEntry(internal::AcquiredEntry entry, const std::string& hex,
+                               std::shared_ptr<const ZipReader> zip, int carton_fd,
+                               LoadStats stats) {
+  auto impl = std::make_shared<LoadedCarton::Impl>();
+  impl->root_dir = entry.dir;
+  impl->hash = manifest::ParseHex(hex);
+  auto config = ReadConfigFile(entry.dir);
+  if (!config.ok()) return config.status();
+  impl->config = std::move(config).value();
+  // Stored bytes are handed out from the .carton only when they are the
+  // bytes that were hashed: on a miss, or on a hit from the very file the
+  // entry was made from (same device, inode, size and mtime).
+  bool from_carton = zip != nullptr && carton_fd >= 0;
+  if (from_carton && entry.hit) {
+    auto id = internal::IdentityOf(carton_fd, "carton");
+    from_carton = id.ok() && entry.record.source && *id == *entry.record.source;
+  }
+  std::map<std::string, const internal::EntryFile*> stored;
+  if (from_carton) {
+    for (const auto& f : entry.record.files) {
+      if (f.stored) stored[f.path] = &f;
+    }
+    impl->carton_mapping = zip->archive();
+    impl->carton_owner = zip;
+  }
+  stats.cache_hit = entry.hit;
+  stats.mapped_from_carton = from_carton;
+  impl->stats = stats;
+  impl->use_lock = std::move(entry.use_lock);
+  ByteView archive = from_carton ? zip->archive() : ByteView();
+  std::shared_ptr<const void> owner = zip;
+  auto views = [stored = std::move(stored), archive, owner](
+                   const std::string& path) -> std::optional<FileView> {
+    auto it = stored.find(path);
+    if (it == stored.end()) return std::nullopt;
+    const internal::EntryFile& f = *it->second;
+    if (!InBounds(f.data_offset, f.size, archive.size())) return std::nullopt;
+    return FileView{archive.subspan(f.data_offset, f.size), owner};
+  };
+  return Finish(std::move(impl), views);
+}
+
+Result<LoadedCarton> LoadFile(const std::string& path, const LoadOptions& options) {
+  CARTON_ASSIGN_OR_RETURN(std::string root, CacheRoot(options));
+  CARTON_ASSIGN_OR_RETURN(ZipReader opened, ZipReader::Open(path));
+  auto zip = std::make_shared<const ZipReader>(std::move(opened));
+  const ZipEntry* me = zip->Find("MANIFEST");
+  if (me == nullptr) return Corrupt(path + ": MANIFEST: missing");
+  if (me->size > kMaxManifestSize) return Corrupt(path + ": MANIFEST: too large");
+  auto bytes = zip->Read("MANIFEST");
+  if (!bytes.ok()) return bytes.status().WithContext(path);
+  auto m = manifest::Manifest::Parse(*bytes);
+  if (!m.ok()) return m.status().WithContext(path);
+  std::string hex = manifest::ToHex(manifest::Sha256Of(*bytes));
+
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return IoError(path + ": cannot open: " + std::strerror(errno));
+  internal::MaterializeSource src;
+  src.zip = zip.get();
+  src.carton_path = path;
+  src.carton_fd = fd.get();
+  src.manifest = &*m;
+  src.manifest_text = std::string(AsChars(*bytes));
+  src.cache_root = root;
+  src.threads = options.threads;
+  src.allow_file_links = options.allow_file_links;
+  LoadStats stats;
+  CARTON_ASSIGN_OR_RETURN(internal::AcquiredEntry entry,
+                          internal::AcquireEntry(root, hex, &src, options.verify_cache_hit, &stats));
+  return FromEntry(std::move(entry), hex, zip, fd.get(), stats);
+}
+
+Result<LoadedCarton> LoadUrl(const std::string& url, const LoadOptions& options) {
+  CARTON_ASSIGN_OR_RETURN(std::string root, CacheRoot(options));
+  CARTON_ASSIGN_OR_RETURN(std::string manifest_text, internal::ReadRemoteManifest(url));
+  auto m = manifest::Manifest::Parse(AsBytes(manifest_text));
+  if (!m.ok()) return m.status().WithContext(url);
+  std::string hex = manifest::ToHex(manifest::Sha256Of(AsBytes(manifest_text)));
+  LoadStats stats;
+  auto hit = internal::AcquireEntry(root, hex, nullptr, options.verify_cache_hit, &stats);
+  if (hit.ok()) return FromEntry(std::move(hit).value(), hex, nullptr, -1, stats);
+  if (hit.status().code() != StatusCode::kNotFound) return hit.status();
+  // A miss: download beside the cache, load that file, drop it (the entry
+  // now holds every file).
+  std::error_code ec;
+  fs::create_directories(root + "/downloads", ec);
+  std::random_device rd;
+  std::string dest = root + "/downloads/" + hex + "-" + std::to_string(rd()) + ".carton";
+  CARTON_RETURN_IF_ERROR(internal::DownloadCarton(url, dest));
+  auto loaded = LoadFile(dest, options);
+  fs::remove(dest, ec);
+  return loaded;
+}
+
+Result<LoadedCarton> LoadDirectory(const std::string& dir, const LoadOptions& options) {
+  auto impl = std::make_shared<LoadedCarton::Impl>();
+  impl->root_dir = Absolute(dir);
+  auto config = ReadConfigFile(impl->root_dir);
+  if (!config.ok()) {
+    if (config.status().code() == StatusCode::kNotFound) {
+      return NotFound(dir + ": no carton.toml (use LoadUnpacked for a bare model folder)");
+    }
+    return config.status();
+  }
+  impl->config = std::move(config).value();
+  auto bytes = ReadFile(impl->root_dir + "/MANIFEST");
+  if (bytes.ok()) {
+    std::string hex = manifest::ToHex(manifest::Sha256Of(*bytes));
+    impl->hash = manifest::ParseHex(hex);
+    if (options.verify_cache_hit) {
+      CARTON_ASSIGN_OR_RETURN(auto problems,
+                              internal::VerifyEntryDir(impl->root_dir, hex, options.threads));
+      if (!problems.empty()) return Corrupt(dir + ": " + problems.front());
+    }
+  }
+  return Finish(std::move(impl), [](const std::string&) { return std::nullopt; });
+}
+
+}  // namespace
+
+bool IsUrl(std::string_view s) {
+  auto starts = [&](std::string_view p) {
+    if (s.size() < p.size()) return false;
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      if (std::tolower(static_cast<unsigned char>(s[i])) != p[i]) return false;
+    }
+    return true;
+  };
+  return starts("http://") || starts("https://");
+}
+
+Result<LoadedCarton> Load(const std::string& path_or_url, const LoadOptions& options) {
+  if (IsUrl(path_or_url)) return LoadUrl(path_or_url, options);
+  std::error_code ec;
+  if (fs::is_directory(path_or_url, ec)) return LoadDirectory(path_or_url, options);
+  return LoadFile(path_or_url, options);
+}
+
+Result<LoadedCarton> LoadUnpacked(const std::string& dir, const std::string& runner_name,
+                                  const std::string& framework_version,
+                                  std::uint64_t runner_compat_version) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return NotFound(dir + ": not a directory");
+  auto impl = std::make_shared<LoadedCarton::Impl>();
+  impl->config.runner.runner_name = runner_name;
+  impl->config.runner.required_framework_version = framework_version;
+  impl->config.runner.runner_compat_version = runner_compat_version;
+  Status s = ValidateConfig(impl->config);
+  if (!s.ok()) return InvalidArgument(s.message());
+  impl->root_dir = Absolute(dir);
+  impl->model_dir = impl->root_dir;
+  return LoadedCarton(std::move(impl));
+}
+
+Result<CartonInfo> GetModelInfo(const std::string& path_or_url) {
+  if (IsUrl(path_or_url)) return internal::ReadRemoteInfo(path_or_url);
+  return ReadInfo(path_or_url);
+}
+
+}  // namespace carton::loader

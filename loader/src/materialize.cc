@@ -1,0 +1,272 @@
+#include "materialize.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+
+#include "carton/common/atomic_file.h"
+#include "carton/common/mapped_file.h"
+#include "carton/common/parallel.h"
+#include "carton/common/unique_fd.h"
+#include "carton/links/blob_cache.h"
+#include "carton/links/links.h"
+#include "carton/manifest/sha256.h"
+
+namespace carton::loader::internal {
+namespace {
+
+namespace fs = std::filesystem;
+
+Result<UniqueFd> CreateFile(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  if (!fd.valid()) return IoError(path + ": cannot create: " + std::strerror(errno));
+  return fd;
+}
+
+Status WriteAll(int fd, ByteView data, const std::string& path) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return IoError(path + ": write failed: " + std::strerror(errno));
+    }
+    data = data.subspan(static_cast<std::size_t>(n));
+  }
+  return Status::Ok();
+}
+
+// Copies [offset, offset + size) of `in` to the new file `out`, in the
+// kernel (copy_file_range shares blocks on filesystems that can), falling
+// back to read/write where the kernel cannot.
+Status CopyRange(int in, std::uint64_t offset, std::uint64_t size, const std::string& out) {
+  CARTON_ASSIGN_OR_RETURN(UniqueFd fd, CreateFile(out));
+  loff_t off = static_cast<loff_t>(offset);
+  std::uint64_t left = size;
+  bool kernel = true;
+  std::vector<std::byte> buf;
+  while (left > 0) {
+    if (kernel) {
+      ssize_t n = ::copy_file_range(in, &off, fd.get(), nullptr,
+                                    std::min<std::uint64_t>(left, 1u << 30), 0);
+      if (n > 0) {
+        left -= static_cast<std::uint64_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0) return IoError(out + ": source ended early");
+      if (errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP) {
+        return IoError(out + ": copy failed: " + std::strerror(errno));
+      }
+      kernel = false;
+      buf.resize(4 << 20);
+    }
+    ssize_t n = ::pread(in, buf.data(), std::min<std::uint64_t>(left, buf.size()), off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return IoError(out + ": cannot read the source");
+    CARTON_RETURN_IF_ERROR(
+        WriteAll(fd.get(), ByteView(buf.data(), static_cast<std::size_t>(n)), out));
+    off += n;
+    left -= static_cast<std::uint64_t>(n);
+  }
+  if (::close(fd.Release()) != 0) return IoError(out + ": close failed: " + std::strerror(errno));
+  return Status::Ok();
+}
+
+Status HashMatches(const manifest::Digest& got, const manifest::ManifestEntry& me) {
+  if (got == me.sha256) return Status::Ok();
+  return Corrupt(me.path + ": sha256 " + manifest::ToHex(got) + " but MANIFEST says " +
+                 manifest::ToHex(me.sha256));
+}
+
+enum class TaskKind { kHashStored, kCopyStored, kDecode, kLink };
+
+struct Task {
+  TaskKind kind;
+  std::size_t file;  // index into MANIFEST entries
+  std::uint64_t size;
+};
+
+}  // namespace
+
+bool IsReservedEntryPath(std::string_view path) { return path == kEntryRecordName; }
+
+Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string& dir,
+                                LoadStats* stats) {
+  const ZipReader& zip = *src.zip;
+  const auto& entries = src.manifest->entries();
+  auto fail = [&](const Status& s) { return s.WithContext(src.carton_path); };
+
+  for (const auto& e : zip.entries()) {
+    if (e.is_symlink) return fail(Corrupt(e.name + ": symlink entries are not allowed"));
+    if (!e.is_dir && !manifest::IsReservedPath(e.name) && src.manifest->Find(e.name) == nullptr) {
+      return fail(Corrupt(e.name + ": in the archive but not listed in MANIFEST"));
+    }
+  }
+
+  EntryRecord record;
+  std::vector<Task> tasks;
+  std::optional<links::Links> links;
+  std::vector<const std::vector<std::string>*> urls(entries.size(), nullptr);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const auto& me = entries[i];
+    if (IsReservedEntryPath(me.path)) {
+      return fail(Unsupported(me.path + ": this name is reserved by the loader's cache"));
+    }
+    EntryFile f;
+    f.path = me.path;
+    const ZipEntry* ze = zip.Find(me.path);
+    if (ze == nullptr || ze->is_dir) {
+      if (!links) {
+        const ZipEntry* le = zip.Find("LINKS");
+        if (le == nullptr) {
+          return fail(Corrupt(me.path + ": listed in MANIFEST but missing from the archive, "
+                              "and there is no LINKS"));
+        }
+        if (le->size > links::kMaxLinksSize) return fail(Corrupt("LINKS: too large"));
+        CARTON_ASSIGN_OR_RETURN(auto bytes, zip.Read("LINKS"));
+        auto parsed = links::ParseLinks(AsChars(bytes));
+        if (!parsed.ok()) return fail(parsed.status());
+        links = std::move(parsed).value();
+      }
+      auto it = links->urls.find(me.sha256);
+      if (it == links->urls.end()) {
+        return fail(Corrupt(me.path + ": not in the archive and LINKS has no URL for sha256 " +
+                            manifest::ToHex(me.sha256)));
+      }
+      urls[i] = &it->second;
+      tasks.push_back({TaskKind::kLink, i, 0});
+    } else {
+      f.size = ze->size;
+      auto offset = zip.DataOffset(me.path);
+      if (offset.ok()) {
+        f.stored = true;
+        f.data_offset = *offset;
+        tasks.push_back({TaskKind::kHashStored, i, f.size});
+        tasks.push_back({TaskKind::kCopyStored, i, f.size});
+      } else {
+        tasks.push_back({TaskKind::kDecode, i, f.size});
+      }
+    }
+    record.files.push_back(std::move(f));
+  }
+
+  std::error_code ec;
+  for (const auto& me : entries) {
+    fs::create_directories((fs::path(dir) / me.path).parent_path(), ec);
+    if (ec) return IoError(dir + "/" + me.path + ": cannot create its directory: " + ec.message());
+  }
+
+  // Largest first so both cores stay busy to the end; a stored file's hash
+  // and copy run side by side.
+  std::stable_sort(tasks.begin(), tasks.end(),
+                   [](const Task& a, const Task& b) { return a.size > b.size; });
+  std::vector<Status> results(tasks.size());
+  std::atomic<std::uint64_t> hashed{0}, copied{0}, decoded{0}, fetched{0};
+  links::BlobCache blobs(src.cache_root);
+  ParallelFor(tasks.size(), src.threads, [&](std::size_t t) {
+    const Task& task = tasks[t];
+    const auto& me = entries[task.file];
+    std::string out = dir + "/" + me.path;
+    Status s;
+    switch (task.kind) {
+      case TaskKind::kHashStored: {
+        auto mapped = zip.MappedData(me.path);
+        if (!mapped.ok()) {
+          s = mapped.status();
+          break;
+        }
+        manifest::Sha256 h;
+        constexpr std::size_t kStep = 16 << 20;
+        for (std::size_t off = 0; off < mapped->size(); off += kStep) {
+          ByteView step = mapped->subspan(off, std::min(kStep, mapped->size() - off));
+          h.Update(step);
+          ReleaseMappedPages(step);
+        }
+        hashed += mapped->size();
+        s = HashMatches(h.Finish(), me);
+        break;
+      }
+      case TaskKind::kCopyStored: {
+        const EntryFile& f = record.files[task.file];
+        s = CopyRange(src.carton_fd, f.data_offset, f.size, out);
+        if (s.ok()) copied += f.size;
+        break;
+      }
+      case TaskKind::kDecode: {
+        auto fd = CreateFile(out);
+        if (!fd.ok()) {
+          s = fd.status();
+          break;
+        }
+        manifest::Sha256 h;
+        s = zip.ReadTo(me.path, [&](ByteView chunk) {
+          h.Update(chunk);
+          return WriteAll(fd->get(), chunk, out);
+        });
+        if (s.ok()) {
+          hashed += task.size;
+          decoded += task.size;
+          s = HashMatches(h.Finish(), me);
+        }
+        break;
+      }
+      case TaskKind::kLink: {
+        links::FetchOptions opts;
+        opts.allow_file_links = src.allow_file_links;
+        opts.show_progress = false;
+        auto blob = blobs.Fetch(me.sha256, *urls[task.file], 0, opts);
+        if (!blob.ok()) {
+          s = blob.status().WithContext(me.path);
+          break;
+        }
+        // Blobs are immutable and named by their hash, so the entry may
+        // share the file.
+        if (::link(blob->c_str(), out.c_str()) != 0) {
+          UniqueFd in(::open(blob->c_str(), O_RDONLY | O_CLOEXEC));
+          struct stat st;
+          if (!in.valid() || ::fstat(in.get(), &st) != 0) {
+            s = IoError(*blob + ": cannot open: " + std::strerror(errno));
+            break;
+          }
+          s = CopyRange(in.get(), 0, static_cast<std::uint64_t>(st.st_size), out);
+        }
+        struct stat st;
+        if (s.ok() && ::stat(out.c_str(), &st) == 0) fetched += static_cast<std::uint64_t>(st.st_size);
+        break;
+      }
+    }
+    results[t] = std::move(s);
+  });
+  for (const Status& s : results) {
+    if (!s.ok()) return fail(s);
+  }
+
+  for (auto& f : record.files) {
+    if (zip.Find(f.path) == nullptr) {
+      struct stat st;
+      std::string p = dir + "/" + f.path;
+      if (::stat(p.c_str(), &st) != 0) return IoError(p + ": missing after fetch");
+      f.size = static_cast<std::uint64_t>(st.st_size);
+    }
+    record.total_size += f.size;
+  }
+  record.manifest_hash = manifest::ToHex(manifest::Sha256Of(AsBytes(src.manifest_text)));
+  CARTON_RETURN_IF_ERROR(
+      WriteFileAtomically(dir + "/MANIFEST", AsBytes(src.manifest_text)));
+  if (stats != nullptr) {
+    stats->bytes_hashed += hashed;
+    stats->bytes_copied += copied;
+    stats->bytes_decoded += decoded;
+    stats->bytes_fetched += fetched;
+  }
+  return record;
+}
+
+}  // namespace carton::loader::internal
