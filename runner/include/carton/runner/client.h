@@ -1,0 +1,62 @@
+// Talking to a runner process in `serve` mode: load once, infer many times.
+//
+// Start() spawns `<runner> serve MODEL --fd 3` with one end of a Unix
+// SOCK_SEQPACKET socket pair as its fd 3 and waits for it to report that
+// the model is loaded. Infer() sends the inputs as a safetensors image in a
+// sealed memfd (one copy) and maps the outputs the runner sends back the
+// same way (no copy): the output views keep that mapping alive.
+// Every wait has a deadline; a runner that crashes, hangs or answers
+// nonsense gives an error naming the runner, and is killed.
+//
+// Thread-safety: one RunnerProcess per thread. Move-only.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "carton/common/status.h"
+#include "carton/loader/tensor.h"
+
+namespace carton::runner {
+
+struct RunnerProcessOptions {
+  std::chrono::milliseconds load_timeout = std::chrono::minutes(5);
+  std::chrono::milliseconds infer_timeout = std::chrono::minutes(1);
+  // --opt KEY=VALUE overrides of [runner.opts].
+  std::map<std::string, std::string> opts;
+};
+
+class RunnerProcess {
+ public:
+  // `model` is what the runner loads: a .carton, a cache entry or an
+  // unpacked carton directory. Errors (each naming the runner): kIoError
+  // (cannot start), kInternal (crashed, timed out, broke the protocol), and
+  // the runner's own load error with its code.
+  static Result<RunnerProcess> Start(const std::string& runner_path, const std::string& model,
+                                     const RunnerProcessOptions& options = {});
+
+  RunnerProcess(RunnerProcess&&) noexcept;
+  RunnerProcess& operator=(RunnerProcess&&) noexcept;
+  ~RunnerProcess();  // closes the socket; kills the runner if it lingers
+
+  // Runs one inference. Errors: the runner's error (with its code), or
+  // kInternal when it crashed or timed out (it is then killed and further
+  // calls fail).
+  Result<std::vector<loader::Tensor>> Infer(const std::vector<loader::Tensor>& inputs);
+
+  // Asks the runner to exit and waits for it. Errors: kInternal if it
+  // exits badly.
+  Status Close();
+
+  const std::string& runner_path() const;
+
+ private:
+  struct Impl;
+  explicit RunnerProcess(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace carton::runner

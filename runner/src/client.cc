@@ -1,0 +1,133 @@
+#include "carton/runner/client.h"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "subprocess.h"
+#include "wire.h"
+
+namespace carton::runner {
+
+struct RunnerProcess::Impl {
+  std::string path;
+  RunnerProcessOptions options;
+  internal::Subprocess child;
+  UniqueFd sock;
+  UniqueFd stderr_capture;
+  bool broken = false;
+
+  // Turns a failed wait for the runner into an error that says what became
+  // of it: exit status and the end of its stderr.
+  Status Failure(std::string_view during, const Status& cause) {
+    broken = true;
+    std::string what;
+    if (cause.code() == StatusCode::kInternal &&
+        cause.message().rfind("no answer", 0) == 0) {
+      child.Kill();
+      what = "did not answer " + std::string(during) + " within " +
+             std::to_string(TimeoutFor(during).count() / 1000.0) + " s; killed";
+    } else {
+      auto status = child.Wait(std::chrono::seconds(5));
+      what = status.ok() ? "exited with " + internal::DescribeWaitStatus(*status) + " " +
+                               std::string(during)
+                         : "closed its socket " + std::string(during) + " and " +
+                               status.status().message();
+    }
+    std::string tail = internal::TailOf(stderr_capture.get(), 2000);
+    return Internal("runner " + path + " " + what + (tail.empty() ? "" : "; its stderr: " + tail));
+  }
+
+  std::chrono::milliseconds TimeoutFor(std::string_view during) const {
+    return during == "while loading the model" ? options.load_timeout : options.infer_timeout;
+  }
+};
+
+RunnerProcess::RunnerProcess(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RunnerProcess::RunnerProcess(RunnerProcess&&) noexcept = default;
+RunnerProcess& RunnerProcess::operator=(RunnerProcess&&) noexcept = default;
+RunnerProcess::~RunnerProcess() {
+  if (impl_ && impl_->child.pid() >= 0) {
+    impl_->sock.Reset();  // the runner exits on EOF
+    (void)impl_->child.Wait(std::chrono::seconds(2));
+  }
+}
+
+const std::string& RunnerProcess::runner_path() const { return impl_->path; }
+
+Result<RunnerProcess> RunnerProcess::Start(const std::string& runner_path,
+                                           const std::string& model,
+                                           const RunnerProcessOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->path = runner_path;
+  impl->options = options;
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
+    return IoError(std::string("socketpair: ") + std::strerror(errno));
+  }
+  impl->sock.Reset(pair[0]);
+  UniqueFd theirs(pair[1]);
+  CARTON_ASSIGN_OR_RETURN(impl->stderr_capture, internal::MakeCaptureFile());
+  std::vector<std::string> argv = {runner_path, "serve", model, "--fd", "3"};
+  for (const auto& [k, v] : options.opts) {
+    argv.push_back("--opt");
+    argv.push_back(k + "=" + v);
+  }
+  auto child = internal::Subprocess::Spawn(argv, -1, impl->stderr_capture.get(), theirs.get());
+  if (!child.ok()) return child.status();
+  impl->child = std::move(child).value();
+  theirs.Reset();
+  auto ready = internal::ReceiveMessage(impl->sock.get(),
+                                        static_cast<int>(options.load_timeout.count()));
+  if (!ready.ok()) return impl->Failure("while loading the model", ready.status());
+  Status s = internal::StatusOfReply(ready->text);
+  if (!s.ok()) {
+    impl->broken = true;
+    return Status(s.code(), "runner " + runner_path + ": " + s.message());
+  }
+  return RunnerProcess(std::move(impl));
+}
+
+Result<std::vector<loader::Tensor>> RunnerProcess::Infer(
+    const std::vector<loader::Tensor>& inputs) {
+  Impl& im = *impl_;
+  if (im.broken) return Internal("runner " + im.path + " is no longer usable");
+  CARTON_ASSIGN_OR_RETURN(UniqueFd in, internal::TensorsToMemfd(inputs));
+  Status sent = internal::SendMessage(im.sock.get(), R"({"op":"infer"})", in.get());
+  if (!sent.ok()) return im.Failure("while inferring", sent);
+  in.Reset();
+  auto reply = internal::ReceiveMessage(im.sock.get(), static_cast<int>(im.options.infer_timeout.count()));
+  if (!reply.ok()) return im.Failure("while inferring", reply.status());
+  Status s = internal::StatusOfReply(reply->text);
+  if (!s.ok()) {
+    if (s.code() == StatusCode::kInternal) im.broken = true;
+    return Status(s.code(), "runner " + im.path + ": " + s.message());
+  }
+  if (!reply->fd.valid()) {
+    im.broken = true;
+    return Internal("runner " + im.path + ": reply without a tensor buffer");
+  }
+  auto outputs = internal::TensorsFromMemfd(std::move(reply->fd));
+  if (!outputs.ok()) {
+    return Status(outputs.status().code(),
+                  "runner " + im.path + ": outputs: " + outputs.status().message());
+  }
+  return outputs;
+}
+
+Status RunnerProcess::Close() {
+  Impl& im = *impl_;
+  if (im.child.pid() < 0) return Status::Ok();
+  (void)internal::SendMessage(im.sock.get(), R"({"op":"close"})", -1);
+  im.sock.Reset();
+  auto status = im.child.Wait(std::chrono::seconds(10));
+  if (!status.ok()) return Internal("runner " + im.path + " " + status.status().message());
+  if (*status != 0) {
+    return Internal("runner " + im.path + " exited with " + internal::DescribeWaitStatus(*status));
+  }
+  return Status::Ok();
+}
+
+}  // namespace carton::runner

@@ -1,0 +1,295 @@
+#include "wire.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "carton/safetensors/writer.h"
+
+namespace carton::runner::internal {
+namespace {
+
+using Json = nlohmann::json;
+
+// Metadata keys (PROTOCOL.md "Tensors").
+constexpr std::string_view kOrderKey = "carton.order";
+constexpr std::string_view kStringKeyPrefix = "carton.string:";
+
+std::vector<std::byte> EncodeStrings(const std::vector<std::string>& strings) {
+  std::size_t total = 0;
+  for (const auto& s : strings) total += 8 + s.size();
+  std::vector<std::byte> out(total);
+  std::size_t pos = 0;
+  for (const auto& s : strings) {
+    StoreLE64(out.data() + pos, s.size());
+    std::memcpy(out.data() + pos + 8, s.data(), s.size());
+    pos += 8 + s.size();
+  }
+  return out;
+}
+
+// Sources and metadata for the writer; `scratch` owns encoded strings.
+Result<std::vector<safetensors::TensorSource>> Sources(const std::vector<Tensor>& tensors,
+                                                       safetensors::Metadata* metadata,
+                                                       std::vector<std::vector<std::byte>>* scratch) {
+  std::vector<safetensors::TensorSource> out;
+  Json order = Json::array();
+  scratch->reserve(tensors.size());
+  for (const auto& t : tensors) {
+    CARTON_RETURN_IF_ERROR(t.Validate());
+    order.push_back(t.name);
+    if (t.dtype == DataType::kString) {
+      scratch->push_back(EncodeStrings(t.strings));
+      (*metadata)[std::string(kStringKeyPrefix) + t.name] = Json(t.shape).dump();
+      out.push_back({t.name, safetensors::Dtype::kU8, {scratch->back().size()}, scratch->back(), {}});
+    } else {
+      out.push_back({t.name, *ToSafetensorsDtype(t.dtype), t.shape, t.data, {}});
+    }
+  }
+  (*metadata)[std::string(kOrderKey)] = order.dump();
+  return out;
+}
+
+Result<std::vector<std::string>> DecodeStrings(ByteView data, std::uint64_t numel,
+                                               std::string_view name) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (pos < data.size()) {
+    if (data.size() - pos < 8) break;
+    std::uint64_t n = LoadLE64(data.data() + pos);
+    pos += 8;
+    if (n > data.size() - pos) break;
+    out.emplace_back(reinterpret_cast<const char*>(data.data() + pos), n);
+    pos += n;
+    if (out.size() > numel) break;
+  }
+  if (pos != data.size() || out.size() != numel) {
+    return Corrupt("tensor \"" + std::string(name) + "\": string data does not hold " +
+                   std::to_string(numel) + " length-prefixed strings");
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<Tensor> DecodeTensor(const safetensors::File& file, std::string_view name, std::string as,
+                            std::shared_ptr<const void> owner) {
+  CARTON_ASSIGN_OR_RETURN(safetensors::TensorView v, file.Get(name));
+  auto it = file.metadata().find(std::string(kStringKeyPrefix) + std::string(name));
+  if (it != file.metadata().end()) {
+    std::vector<std::uint64_t> shape;
+    try {
+      Json j = Json::parse(it->second);
+      for (const auto& d : j) {
+        if (!d.is_number_unsigned()) throw std::invalid_argument("dimension");
+        shape.push_back(d.get<std::uint64_t>());
+      }
+    } catch (const std::exception&) {
+      return Corrupt("tensor \"" + std::string(name) + "\": bad string shape " + it->second);
+    }
+    auto numel = safetensors::CheckedNumel(shape);
+    if (!numel || *numel > v.data.size() / 8 + 1) {
+      return Corrupt("tensor \"" + std::string(name) + "\": string shape too large");
+    }
+    CARTON_ASSIGN_OR_RETURN(auto strings, DecodeStrings(v.data, *numel, name));
+    return Tensor::Strings(std::move(as), std::move(shape), std::move(strings));
+  }
+  auto dtype = FromSafetensorsDtype(v.dtype);
+  if (!dtype) {
+    return Unsupported("tensor \"" + std::string(name) + "\": dtype " +
+                       std::string(safetensors::DtypeName(v.dtype)) + " has no carton type");
+  }
+  return Tensor::View(std::move(as), *dtype, {v.shape.begin(), v.shape.end()}, v.data,
+                      std::move(owner));
+}
+
+Result<std::vector<Tensor>> DecodeTensors(const safetensors::File& file,
+                                          std::shared_ptr<const void> owner) {
+  std::vector<std::string> names;
+  auto it = file.metadata().find(std::string(kOrderKey));
+  if (it != file.metadata().end()) {
+    try {
+      for (const auto& n : Json::parse(it->second)) names.push_back(n.get<std::string>());
+    } catch (const std::exception&) {
+      return Corrupt("bad " + std::string(kOrderKey) + " metadata");
+    }
+    if (names.size() != file.size()) {
+      return Corrupt(std::string(kOrderKey) + " lists " + std::to_string(names.size()) +
+                     " tensors, the file has " + std::to_string(file.size()));
+    }
+  } else {
+    for (const auto& t : file.tensors()) names.emplace_back(t.name);
+    std::sort(names.begin(), names.end());
+  }
+  std::vector<Tensor> out;
+  for (const auto& n : names) {
+    CARTON_ASSIGN_OR_RETURN(Tensor t, DecodeTensor(file, n, n, owner));
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+Status WriteTensorsFile(const std::string& path, const std::vector<Tensor>& tensors) {
+  safetensors::Metadata metadata;
+  std::vector<std::vector<std::byte>> scratch;
+  CARTON_ASSIGN_OR_RETURN(auto sources, Sources(tensors, &metadata, &scratch));
+  return safetensors::WriteFile(path, sources, metadata);
+}
+
+Result<UniqueFd> TensorsToMemfd(const std::vector<Tensor>& tensors) {
+  safetensors::Metadata metadata;
+  std::vector<std::vector<std::byte>> scratch;
+  CARTON_ASSIGN_OR_RETURN(auto sources, Sources(tensors, &metadata, &scratch));
+  CARTON_ASSIGN_OR_RETURN(auto plan, safetensors::PlanHeader(sources, metadata));
+  std::uint64_t total = plan.header.size() + plan.data_size;
+  UniqueFd fd(::memfd_create("carton-tensors", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (!fd.valid()) return IoError(std::string("memfd_create: ") + std::strerror(errno));
+  if (::ftruncate(fd.get(), static_cast<off_t>(total)) != 0) {
+    return IoError(std::string("memfd: cannot size: ") + std::strerror(errno));
+  }
+  void* p = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd.get(), 0);
+  if (p == MAP_FAILED) return IoError(std::string("memfd: cannot map: ") + std::strerror(errno));
+  auto* out = static_cast<std::byte*>(p);
+  std::memcpy(out, plan.header.data(), plan.header.size());
+  std::size_t pos = plan.header.size();
+  for (std::size_t i : plan.order) {
+    if (!sources[i].bytes.empty()) std::memcpy(out + pos, sources[i].bytes.data(), sources[i].bytes.size());
+    pos += sources[i].bytes.size();
+  }
+  ::munmap(p, total);
+  // Sealed, the receiver can map it without fear of it shrinking (SIGBUS)
+  // or changing under its views.
+  if (::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+    return IoError(std::string("memfd: cannot seal: ") + std::strerror(errno));
+  }
+  return fd;
+}
+
+Result<std::vector<Tensor>> TensorsFromMemfd(UniqueFd fd) {
+  int seals = ::fcntl(fd.get(), F_GET_SEALS);
+  if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_WRITE)) != (F_SEAL_SHRINK | F_SEAL_WRITE)) {
+    return Corrupt("tensor buffer is not a sealed memfd");
+  }
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return IoError(std::string("memfd: ") + std::strerror(errno));
+  std::size_t size = static_cast<std::size_t>(st.st_size);
+  struct Mapping {
+    void* p = nullptr;
+    std::size_t n = 0;
+    ~Mapping() {
+      if (p != nullptr) ::munmap(p, n);
+    }
+  };
+  auto mapping = std::make_shared<Mapping>();
+  if (size > 0) {
+    void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd.get(), 0);
+    if (p == MAP_FAILED) return IoError(std::string("memfd: cannot map: ") + std::strerror(errno));
+    mapping->p = p;
+    mapping->n = size;
+  }
+  ByteView bytes(static_cast<const std::byte*>(mapping->p), size);
+  auto file = safetensors::File::FromBuffer(bytes);
+  if (!file.ok()) return file.status().WithContext("tensor buffer");
+  return DecodeTensors(*file, mapping);
+}
+
+Status SendMessage(int sock, std::string_view text, int fd) {
+  if (text.size() > kMaxMessage) return Internal("message too long");
+  struct iovec iov = {const_cast<char*>(text.data()), text.size()};
+  struct msghdr msg = {};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  if (fd >= 0) {
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  }
+  for (;;) {
+    if (::sendmsg(sock, &msg, MSG_NOSIGNAL) >= 0) return Status::Ok();
+    if (errno == EINTR) continue;
+    return IoError(std::string("cannot send to the runner socket: ") + std::strerror(errno));
+  }
+}
+
+Result<Message> ReceiveMessage(int sock, int timeout_ms) {
+  struct pollfd pfd = {sock, POLLIN, 0};
+  for (;;) {
+    int r = ::poll(&pfd, 1, timeout_ms);
+    if (r > 0) break;
+    if (r == 0) return Internal("no answer within " + std::to_string(timeout_ms / 1000.0) + " s");
+    if (errno != EINTR) return IoError(std::string("poll: ") + std::strerror(errno));
+  }
+  Message m;
+  m.text.resize(kMaxMessage);
+  struct iovec iov = {m.text.data(), m.text.size()};
+  struct msghdr msg = {};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)] = {};
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  ssize_t n;
+  do {
+    n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    if (errno == ECONNRESET) return NotFound("closed");
+    return IoError(std::string("cannot read the runner socket: ") + std::strerror(errno));
+  }
+  for (struct cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (std::size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      if (!m.fd.valid()) m.fd.Reset(fd);
+      else ::close(fd);
+    }
+  }
+  if (n == 0) return NotFound("closed");
+  if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) return Corrupt("message too long");
+  m.text.resize(static_cast<std::size_t>(n));
+  return m;
+}
+
+}  // namespace carton::runner::internal
+
+namespace carton::runner::internal {
+
+std::string ErrorReply(const Status& status) {
+  nlohmann::json j = {{"ok", false},
+                      {"code", std::string(StatusCodeName(status.code()))},
+                      {"error", status.message()}};
+  return j.dump();
+}
+
+Status StatusOfReply(std::string_view text) {
+  try {
+    auto j = nlohmann::json::parse(text);
+    if (j.at("ok").get<bool>()) return Status::Ok();
+    std::string code = j.at("code").get<std::string>();
+    std::string error = j.at("error").get<std::string>();
+    for (StatusCode c : {StatusCode::kInvalidArgument, StatusCode::kNotFound, StatusCode::kCorrupt,
+                         StatusCode::kUnsupported, StatusCode::kIoError, StatusCode::kNetworkError}) {
+      if (StatusCodeName(c) == code) return Status(c, error);
+    }
+    return Internal(error);
+  } catch (const std::exception&) {
+    return Internal("the runner's reply is not valid protocol");
+  }
+}
+
+}  // namespace carton::runner::internal

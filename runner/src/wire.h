@@ -1,0 +1,62 @@
+// Private: tensors as safetensors bytes (runner/PROTOCOL.md "Tensors"),
+// in files and in sealed memfds passed over a Unix socket.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "carton/common/bytes.h"
+#include "carton/common/status.h"
+#include "carton/common/unique_fd.h"
+#include "carton/loader/tensor.h"
+#include "carton/safetensors/file.h"
+
+namespace carton::runner::internal {
+
+using loader::Tensor;
+
+// Decodes every tensor of a validated safetensors file, in the order its
+// metadata records (else by name). Numeric tensors view `file`'s bytes and
+// keep `owner` alive. Untrusted input. Errors: kCorrupt, kUnsupported (a
+// dtype carton has no name for).
+Result<std::vector<Tensor>> DecodeTensors(const safetensors::File& file,
+                                          std::shared_ptr<const void> owner);
+
+// The same for one tensor `name` of `file`, renamed to `as`.
+Result<Tensor> DecodeTensor(const safetensors::File& file, std::string_view name,
+                            std::string as, std::shared_ptr<const void> owner);
+
+// Writes `tensors` as a safetensors file at `path` (atomically).
+Status WriteTensorsFile(const std::string& path, const std::vector<Tensor>& tensors);
+
+// Serializes `tensors` into a new sealed memfd (one copy of the bytes).
+Result<UniqueFd> TensorsToMemfd(const std::vector<Tensor>& tensors);
+
+// Maps a received memfd read-only (it must be sealed against shrinking and
+// writing) and decodes it; the views keep the mapping alive.
+Result<std::vector<Tensor>> TensorsFromMemfd(UniqueFd fd);
+
+// One message on a SOCK_SEQPACKET socket: text (at most kMaxMessage bytes)
+// and at most one file descriptor.
+inline constexpr std::size_t kMaxMessage = 64 * 1024;
+Status SendMessage(int sock, std::string_view text, int fd_or_minus1);
+// Waits up to `timeout_ms` (-1: forever). An orderly close by the peer is
+// kNotFound "closed". Errors: kIoError, kInternal (timeout; message says so).
+struct Message {
+  std::string text;
+  UniqueFd fd;
+};
+Result<Message> ReceiveMessage(int sock, int timeout_ms);
+
+}  // namespace carton::runner::internal
+
+namespace carton::runner::internal {
+
+// JSON texts of the serve protocol (PROTOCOL.md "serve").
+std::string ErrorReply(const Status& status);
+// The Status an error reply carries; OK for a reply with "ok": true.
+// kInternal for a reply that is not valid protocol.
+Status StatusOfReply(std::string_view text);
+
+}  // namespace carton::runner::internal
