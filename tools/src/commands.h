@@ -88,3 +88,39 @@ int TensorsImport(const std::string& safetensors_file, const std::string& dir);
 int TensorsExport(const std::string& dir, const std::string& safetensors_file);
 
 }  // namespace carton::cli
+
+// Loader, cache and runner commands (loader_cmd.cc).
+namespace carton::cli {
+
+struct LoadArgs {
+  std::string model;
+  bool root = false;    // print the entry's root instead of model/
+  bool verify = false;  // rehash the cache entry on a hit
+};
+int Load(const LoadArgs& args);
+
+struct CacheArgs {
+  std::vector<std::string> hashes;
+  bool json = false;
+  std::string max_size;
+};
+int CacheList(const CacheArgs& args);
+int CacheVerify(const CacheArgs& args);
+int CacheRemove(const CacheArgs& args);
+int CacheGc(const CacheArgs& args);
+
+struct RunArgs {
+  std::string model;
+  double rtol = 1e-5;
+  double atol = 1e-8;
+  bool json = false;
+  double timeout = 60;  // seconds per inference
+  std::vector<std::string> inputs;
+  std::string output;
+  std::vector<std::string> opts;
+};
+int SelfTest(const RunArgs& args);
+int Infer(const RunArgs& args);
+int Runners(bool json);
+
+}  // namespace carton::cli

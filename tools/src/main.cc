@@ -128,6 +128,53 @@ int main(int argc, char** argv) {
   te->add_option("FILE", t_file, "The .safetensors file to write")->required();
   te->callback([&] { rc = TensorsExport(t_dir, t_file); });
 
+  // Loader, cache and runners (loader_cmd.cc).
+  LoadArgs load;
+  auto* l = app.add_subcommand("load", "Load a .carton through the cache; print its model directory");
+  l->add_option("MODEL", load.model, "A .carton file, URL or carton directory")->required();
+  l->add_flag("--root", load.root, "Print the entry's root (carton.toml, model/, ...) instead");
+  l->add_flag("--verify", load.verify, "Rehash the cached files even on a hit");
+  l->callback([&] { rc = Load(load); });
+
+  CacheArgs cache;
+  auto* c = app.add_subcommand("cache", "The manifest-hash cache of loaded cartons");
+  c->require_subcommand(1);
+  auto* cl = c->add_subcommand("list", "List cached cartons, most recently used first");
+  cl->add_flag("--json", cache.json, "Print JSON");
+  cl->callback([&] { rc = CacheList(cache); });
+  auto* cv = c->add_subcommand("verify", "Rehash cached cartons (all, or the given hashes)");
+  cv->add_option("HASH", cache.hashes, "Manifest hashes");
+  cv->add_flag("--json", cache.json, "Print JSON");
+  cv->callback([&] { rc = CacheVerify(cache); });
+  auto* cr = c->add_subcommand("rm", "Remove cached cartons");
+  cr->add_option("HASH", cache.hashes, "Manifest hashes")->required();
+  cr->callback([&] { rc = CacheRemove(cache); });
+  auto* cg = c->add_subcommand("gc", "Remove least recently used cartons down to a size");
+  cg->add_option("--max-size", cache.max_size, "e.g. 0, 500M, 20G")->required();
+  cg->callback([&] { rc = CacheGc(cache); });
+
+  RunArgs run;
+  auto add_run_options = [&](CLI::App* cmd) {
+    cmd->add_option("MODEL", run.model, "A .carton file, URL or carton directory")->required();
+    cmd->add_option("--timeout", run.timeout, "Seconds allowed per inference")->capture_default_str();
+    cmd->add_option("--opt", run.opts, "KEY=VALUE: override a [runner.opts] value");
+  };
+  auto* stc = app.add_subcommand("self-test", "Run a carton's self-tests with its runner");
+  add_run_options(stc);
+  stc->add_option("--rtol", run.rtol, "Relative tolerance")->capture_default_str();
+  stc->add_option("--atol", run.atol, "Absolute tolerance")->capture_default_str();
+  stc->add_flag("--json", run.json, "Print a JSON report");
+  stc->callback([&] { rc = SelfTest(run); });
+  auto* inf = app.add_subcommand("infer", "Run a carton on tensors from safetensors files");
+  add_run_options(inf);
+  inf->add_option("--input", run.inputs, "NAME=FILE.safetensors[:TENSOR]");
+  inf->add_option("--output", run.output, "The .safetensors file to write")->required();
+  inf->callback([&] { rc = Infer(run); });
+  bool runners_json = false;
+  auto* rn = app.add_subcommand("runners", "List the runners found and what they report");
+  rn->add_flag("--json", runners_json, "Print JSON");
+  rn->callback([&] { rc = Runners(runners_json); });
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

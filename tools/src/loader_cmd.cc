@@ -1,0 +1,219 @@
+// carton load | cache ... | self-test | infer | runners: thin shells over
+// the loader and the runner client.
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <iostream>
+
+#include "carton/loader/cache.h"
+#include "carton/loader/loader.h"
+#include "carton/runner/client.h"
+#include "carton/runner/select.h"
+#include "carton/runner/self_test.h"
+#include "carton/runner/tensor_file.h"
+#include "commands.h"
+#include "exit_code.h"
+
+namespace carton::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Result<std::vector<manifest::Digest>> ParseHashes(const std::vector<std::string>& hashes) {
+  std::vector<manifest::Digest> out;
+  for (const auto& h : hashes) {
+    auto d = manifest::ParseHex(h);
+    if (!d) return InvalidArgument("\"" + h + "\" is not a manifest hash (64 lowercase hex digits)");
+    out.push_back(*d);
+  }
+  return out;
+}
+
+std::string HumanSize(std::uint64_t n) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(n);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
+}
+
+// Loads MODEL and starts the runner it needs.
+struct Session {
+  loader::LoadedCarton carton;
+  runner::RunnerProcess process;
+};
+
+Result<Session> Start(const RunArgs& args) {
+  CARTON_ASSIGN_OR_RETURN(loader::LoadedCarton carton, loader::Load(args.model));
+  CARTON_ASSIGN_OR_RETURN(runner::RunnerCandidate r, runner::SelectRunner(carton.config().runner));
+  runner::RunnerProcessOptions opts;
+  opts.infer_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(args.timeout * 1000));
+  for (const auto& o : args.opts) {
+    auto eq = o.find('=');
+    if (eq == std::string::npos || eq == 0) return InvalidArgument("--opt wants KEY=VALUE");
+    opts.opts[o.substr(0, eq)] = o.substr(eq + 1);
+  }
+  CARTON_ASSIGN_OR_RETURN(runner::RunnerProcess p,
+                          runner::RunnerProcess::Start(r.path, carton.root_dir(), opts));
+  return Session{std::move(carton), std::move(p)};
+}
+
+}  // namespace
+
+int Load(const LoadArgs& args) {
+  loader::LoadOptions options;
+  options.verify_cache_hit = args.verify;
+  auto c = loader::Load(args.model, options);
+  if (!c.ok()) return Fail("load", c.status());
+  std::cout << (args.root ? c->root_dir() : c->model_dir()) << "\n";
+  return kExitOk;
+}
+
+int CacheList(const CacheArgs& args) {
+  auto cache = loader::CartonCache::OpenDefault();
+  if (!cache.ok()) return Fail("cache list", cache.status());
+  auto entries = cache->List();
+  if (!entries.ok()) return Fail("cache list", entries.status());
+  if (args.json) {
+    Json a = Json::array();
+    for (const auto& e : *entries) {
+      a.push_back({{"hash", e.hash}, {"dir", e.dir}, {"size", e.size},
+                   {"last_used", e.last_used}, {"model_name", e.model_name}});
+    }
+    std::cout << a.dump(2) << "\n";
+    return kExitOk;
+  }
+  for (const auto& e : *entries) {
+    std::cout << e.hash << "  " << HumanSize(e.size) << "  "
+              << (e.model_name.empty() ? "-" : e.model_name) << "\n";
+  }
+  return kExitOk;
+}
+
+int CacheVerify(const CacheArgs& args) {
+  auto cache = loader::CartonCache::OpenDefault();
+  if (!cache.ok()) return Fail("cache verify", cache.status());
+  auto hashes = ParseHashes(args.hashes);
+  if (!hashes.ok()) return Fail("cache verify", hashes.status());
+  if (hashes->empty()) {
+    auto entries = cache->List();
+    if (!entries.ok()) return Fail("cache verify", entries.status());
+    for (const auto& e : *entries) hashes->push_back(*manifest::ParseHex(e.hash));
+  }
+  bool all_ok = true;
+  Json report = Json::array();
+  for (const auto& h : *hashes) {
+    auto r = cache->Verify(h);
+    if (!r.ok()) return Fail("cache verify", r.status());
+    all_ok = all_ok && r->ok();
+    if (args.json) {
+      report.push_back({{"hash", r->hash}, {"ok", r->ok()}, {"problems", r->problems}});
+    } else if (r->ok()) {
+      std::cout << r->hash << ": ok\n";
+    } else {
+      std::cout << r->hash << ": " << r->problems.size() << " problem(s)\n";
+      for (const auto& p : r->problems) {
+        std::cerr << "carton cache verify: " << r->hash << ": " << p << "\n";
+      }
+    }
+  }
+  if (args.json) std::cout << report.dump(2) << "\n";
+  return all_ok ? kExitOk : kExitBadInput;
+}
+
+int CacheRemove(const CacheArgs& args) {
+  auto cache = loader::CartonCache::OpenDefault();
+  if (!cache.ok()) return Fail("cache rm", cache.status());
+  auto hashes = ParseHashes(args.hashes);
+  if (!hashes.ok()) return Fail("cache rm", hashes.status());
+  for (const auto& h : *hashes) {
+    Status s = cache->Remove(h);
+    if (!s.ok()) return Fail("cache rm", s);
+  }
+  return kExitOk;
+}
+
+int CacheGc(const CacheArgs& args) {
+  auto max = loader::ParseSize(args.max_size);
+  if (!max.ok()) return Fail("cache gc", max.status());
+  auto cache = loader::CartonCache::OpenDefault();
+  if (!cache.ok()) return Fail("cache gc", cache.status());
+  auto r = cache->Gc(*max);
+  if (!r.ok()) return Fail("cache gc", r.status());
+  for (const auto& h : r->removed) std::cout << "removed " << h << "\n";
+  for (const auto& h : r->skipped_in_use) std::cout << "in use, kept " << h << "\n";
+  std::cout << "freed " << HumanSize(r->freed) << ", " << HumanSize(r->remaining)
+            << " remain\n";
+  return kExitOk;
+}
+
+int SelfTest(const RunArgs& args) {
+  auto session = Start(args);
+  if (!session.ok()) return Fail("self-test", session.status());
+  safetensors::CompareOptions compare;
+  compare.rtol = args.rtol;
+  compare.atol = args.atol;
+  Status runner_failure;
+  auto report = runner::RunSelfTests(
+      session->carton,
+      [&](const std::vector<loader::Tensor>& in) -> Result<std::vector<loader::Tensor>> {
+        auto out = session->process.Infer(in);
+        if (!out.ok() && out.status().code() == StatusCode::kInternal && runner_failure.ok()) {
+          runner_failure = out.status();
+        }
+        return out;
+      },
+      compare);
+  std::cout << (args.json ? runner::FormatReportJson(report) : runner::FormatReport(report));
+  std::cout.flush();
+  // A runner that crashed or hung is trouble, not a verdict on the model.
+  if (!runner_failure.ok()) return Fail("self-test", runner_failure);
+  Status closed = session->process.Close();
+  if (!closed.ok()) return Fail("self-test", closed);
+  return report.passed() ? kExitOk : kExitBadInput;
+}
+
+int Infer(const RunArgs& args) {
+  if (args.output.empty()) return Fail("infer", InvalidArgument("--output is required"));
+  std::vector<loader::Tensor> inputs;
+  for (const auto& spec : args.inputs) {
+    auto t = runner::ReadTensorArg(spec);
+    if (!t.ok()) return Fail("infer", t.status());
+    inputs.push_back(std::move(t).value());
+  }
+  auto session = Start(args);
+  if (!session.ok()) return Fail("infer", session.status());
+  auto outputs = session->process.Infer(inputs);
+  if (!outputs.ok()) return Fail("infer", outputs.status());
+  Status s = runner::WriteTensorsFile(args.output, *outputs);
+  if (!s.ok()) return Fail("infer", s);
+  s = session->process.Close();
+  if (!s.ok()) return Fail("infer", s);
+  return kExitOk;
+}
+
+int Runners(bool json) {
+  auto found = runner::FindRunners();
+  Json a = Json::array();
+  for (const auto& r : found) {
+    if (json) {
+      a.push_back({{"path", r.path}, {"runner_name", r.runner_name},
+                   {"framework_version", r.framework_version},
+                   {"runner_compat_version", r.runner_compat_version}, {"error", r.rejected}});
+    } else if (r.rejected.empty()) {
+      std::cout << r.runner_name << " " << r.framework_version << " (compat "
+                << r.runner_compat_version << ")  " << r.path << "\n";
+    } else {
+      std::cout << "?  " << r.path << ": " << r.rejected << "\n";
+    }
+  }
+  if (json) std::cout << a.dump(2) << "\n";
+  return kExitOk;
+}
+
+}  // namespace carton::cli
