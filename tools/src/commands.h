@@ -96,6 +96,7 @@ struct LoadArgs {
   std::string model;
   bool root = false;    // print the entry's root instead of model/
   bool verify = false;  // rehash the cache entry on a hit
+  bool json = false;
 };
 int Load(const LoadArgs& args);
 

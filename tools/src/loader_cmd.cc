@@ -70,6 +70,21 @@ int Load(const LoadArgs& args) {
   options.verify_cache_hit = args.verify;
   auto c = loader::Load(args.model, options);
   if (!c.ok()) return Fail("load", c.status());
+  if (args.json) {
+    const auto& st = c->stats();
+    Json j;
+    j["model_dir"] = c->model_dir();
+    j["root_dir"] = c->root_dir();
+    j["manifest_hash"] = c->manifest_hash() ? manifest::ToHex(*c->manifest_hash()) : "";
+    j["cache_hit"] = st.cache_hit;
+    j["mapped_from_carton"] = st.mapped_from_carton;
+    j["bytes_hashed"] = st.bytes_hashed;
+    j["bytes_copied"] = st.bytes_copied;
+    j["bytes_decoded"] = st.bytes_decoded;
+    j["bytes_fetched"] = st.bytes_fetched;
+    std::cout << j.dump() << "\n";
+    return kExitOk;
+  }
   std::cout << (args.root ? c->root_dir() : c->model_dir()) << "\n";
   return kExitOk;
 }

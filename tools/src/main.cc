@@ -134,6 +134,7 @@ int main(int argc, char** argv) {
   l->add_option("MODEL", load.model, "A .carton file, URL or carton directory")->required();
   l->add_flag("--root", load.root, "Print the entry's root (carton.toml, model/, ...) instead");
   l->add_flag("--verify", load.verify, "Rehash the cached files even on a hit");
+  l->add_flag("--json", load.json, "Print JSON: directories, manifest hash, hit or miss, bytes");
   l->callback([&] { rc = Load(load); });
 
   CacheArgs cache;

@@ -1,0 +1,72 @@
+// A misbehaving runner for tests, built on the SDK. Its identity and
+// behaviour come from the environment:
+//   FAKE_RUNNER_NAME (noop), FAKE_RUNNER_VERSION (1.0.0), FAKE_RUNNER_COMPAT (1)
+//   FAKE_RUNNER_MODE: echo | crash | hang | wrong-value | wrong-shape |
+//                     wrong-dtype | missing-output | fail-load | bad-info
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "carton/runner/runner.h"
+
+using namespace carton;
+
+namespace {
+
+std::string Env(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v ? v : fallback;
+}
+
+class FakeRunner : public runner::Runner {
+ public:
+  runner::RunnerIdentity Identity() const override {
+    return {Env("FAKE_RUNNER_NAME", "noop"), Env("FAKE_RUNNER_VERSION", "1.0.0"),
+            std::strtoull(Env("FAKE_RUNNER_COMPAT", "1").c_str(), nullptr, 10)};
+  }
+  Status Load(const std::string& model_dir, const runner::LoadContext&) override {
+    if (mode_ == "fail-load") return Corrupt(model_dir + ": cannot parse the model");
+    return Status::Ok();
+  }
+  Result<std::vector<runner::Tensor>> Infer(const std::vector<runner::Tensor>& inputs) override {
+    if (mode_ == "crash") std::abort();
+    if (mode_ == "hang") {
+      for (;;) ::pause();
+    }
+    std::vector<runner::Tensor> out = inputs;
+    for (auto& t : out) {
+      if (t.dtype != DataType::kFloat32) continue;
+      if (mode_ == "wrong-value") {
+        std::vector<std::byte> bytes(t.data.begin(), t.data.end());
+        float f;
+        std::memcpy(&f, bytes.data(), 4);
+        f += 1.0f;
+        std::memcpy(bytes.data(), &f, 4);
+        t = runner::Tensor::Owned(t.name, t.dtype, t.shape, std::move(bytes));
+      } else if (mode_ == "wrong-shape") {
+        t.shape = {2, t.shape.empty() ? 1 : t.shape[0] / 2};
+      } else if (mode_ == "wrong-dtype") {
+        t.dtype = DataType::kInt32;
+      }
+    }
+    if (mode_ == "missing-output" && !out.empty()) out.erase(out.begin());
+    return out;
+  }
+
+ private:
+  std::string mode_ = Env("FAKE_RUNNER_MODE", "echo");
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "info" && Env("FAKE_RUNNER_MODE", "") == "bad-info") {
+    std::puts("not json");
+    return 0;
+  }
+  FakeRunner r;
+  return runner::RunnerMain(argc, argv, r);
+}
