@@ -1,0 +1,34 @@
+# Installing carton as a package: static libraries, public headers, the CLI,
+# the noop runner, a CMake package config (find_package(carton)) and a
+# pkg-config file. Relocatable: `cmake --install build --prefix DIR`.
+include(CMakePackageConfigHelpers)
+
+# carton::carton is what a runner or a program that loads cartons links:
+# the runner SDK and the loader, which bring the other modules.
+add_library(carton_package INTERFACE)
+add_library(carton::carton ALIAS carton_package)
+set_target_properties(carton_package PROPERTIES EXPORT_NAME carton)
+target_link_libraries(carton_package INTERFACE carton_runner carton_loader)
+
+set(CARTON_INSTALLED_LIBRARIES carton_common carton_safetensors carton_manifest carton_links
+    carton_core carton_loader carton_runner)
+foreach(module common safetensors manifest links loader runner)
+  set_target_properties(carton_${module} PROPERTIES EXPORT_NAME ${module})
+endforeach()
+set_target_properties(carton_core PROPERTIES EXPORT_NAME core)
+
+install(TARGETS ${CARTON_INSTALLED_LIBRARIES} carton_package EXPORT cartonTargets
+        ARCHIVE DESTINATION lib LIBRARY DESTINATION lib INCLUDES DESTINATION include)
+foreach(dir common safetensors manifest links carton loader runner)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/include/ DESTINATION include)
+endforeach()
+install(EXPORT cartonTargets NAMESPACE carton:: DESTINATION lib/cmake/carton)
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/cartonConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/cartonConfig.cmake INSTALL_DESTINATION lib/cmake/carton)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/cartonConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/cartonConfig.cmake ${PROJECT_BINARY_DIR}/cartonConfigVersion.cmake
+        DESTINATION lib/cmake/carton)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/carton.pc.in ${PROJECT_BINARY_DIR}/carton.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/carton.pc DESTINATION lib/pkgconfig)

@@ -1,0 +1,257 @@
+// Runners as real processes: selection, the serve protocol, self-tests that
+// pass and fail, crashes and hangs, `carton infer`.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+
+#include "carton/loader/loader.h"
+#include "carton/runner/client.h"
+#include "carton/runner/select.h"
+#include "carton/runner/self_test.h"
+#include "carton/runner/tensor_file.h"
+#include "loader/loader_testing.h"
+
+using namespace carton;
+using namespace carton::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A packed test carton with its own cache, and a runner directory.
+struct Fixture {
+  TempDir tmp;
+  std::string carton;
+  std::string runners;
+  Fixture() {
+    carton = tmp.file("m.carton");
+    PackDir(MakeModelDir(tmp.file("m")), carton);
+    runners = tmp.file("runners");
+    fs::create_directories(runners);
+  }
+  // Runs the CLI with this fixture's cache and runner path.
+  CommandResult Cli(const std::string& args, const std::string& runner_path = "") const {
+    return Run("CARTON_CACHE_DIR='" + tmp.file("cache") + "' CARTON_RUNNER_PATH='" +
+               (runner_path.empty() ? runners : runner_path) + "' " + CartonBin() + " " + args);
+  }
+};
+
+RunnerInfo Wanted(const std::string& req = ">=1.0.0, <2", std::uint64_t compat = 1) {
+  RunnerInfo r;
+  r.runner_name = "noop";
+  r.required_framework_version = req;
+  r.runner_compat_version = compat;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("runner: selection by name, framework version and compat version", "[runner]") {
+  Fixture f;
+  ScopedEnv path("CARTON_RUNNER_PATH", f.runners);
+  SECTION("no runner at all lists the directories searched") {
+    auto r = runner::SelectRunner(Wanted());
+    REQUIRE(r.status().code() == StatusCode::kNotFound);
+    CHECK_THAT(r.status().message(), Catch::Contains("no carton-runner-* executables in " + f.runners));
+  }
+  SECTION("each candidate is rejected with its reason") {
+    WriteFakeRunner(f.runners, "other", "FAKE_RUNNER_NAME=other");
+    WriteFakeRunner(f.runners, "noop", "FAKE_RUNNER_VERSION=2.1.0");
+    WriteFakeRunner(f.runners, "noop-compat", "FAKE_RUNNER_COMPAT=7");
+    WriteFakeRunner(f.runners, "broken", "FAKE_RUNNER_MODE=bad-info");
+    auto r = runner::SelectRunner(Wanted());
+    REQUIRE(r.status().code() == StatusCode::kNotFound);
+    const std::string& m = r.status().message();
+    CHECK_THAT(m, Catch::Contains("no runner for \"noop\" (framework >=1.0.0, <2, compat 1)"));
+    CHECK_THAT(m, Catch::Contains("carton-runner-other: runner name \"other\", not \"noop\""));
+    CHECK_THAT(m, Catch::Contains("carton-runner-noop: framework version 2.1.0 does not satisfy >=1.0.0, <2"));
+    CHECK_THAT(m, Catch::Contains("carton-runner-noop-compat: runner_compat_version 7, not 1"));
+    CHECK_THAT(m, Catch::Contains("carton-runner-broken: `info` printed no valid runner description"));
+    // The same through the CLI: exit 2, the list on stderr.
+    auto cli = f.Cli("self-test '" + f.carton + "'");
+    CHECK(cli.exit_code == 2);
+    CHECK_THAT(cli.err, Catch::Contains("runner_compat_version 7, not 1"));
+  }
+  SECTION("the matching one is picked") {
+    WriteFakeRunner(f.runners, "a-old", "FAKE_RUNNER_VERSION=0.9.0");
+    auto r = runner::SelectRunner(Wanted(), std::chrono::seconds(10));
+    CHECK_FALSE(r.ok());
+    ScopedEnv both("CARTON_RUNNER_PATH", f.runners + ":" + NoopRunnerDir());
+    auto ok = runner::SelectRunner(Wanted());
+    REQUIRE(ok.ok());
+    CHECK(ok->path == NoopRunnerDir() + "/carton-runner-noop");
+    CHECK(ok->framework_version == "1.0.0");
+  }
+}
+
+TEST_CASE("runner: carton self-test passes on the noop runner", "[runner][self-test]") {
+  Fixture f;
+  auto r = f.Cli("self-test '" + f.carton + "'", NoopRunnerDir());
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("PASS echo"));
+  CHECK_THAT(r.out, Catch::Contains("ok   x: all 4 elements match"));
+  CHECK_THAT(r.out, Catch::Contains("ok   labels: all 2 strings match"));
+  CHECK_THAT(r.out, Catch::Contains("1 of 1 self-tests passed"));
+  auto j = f.Cli("self-test --json '" + f.carton + "'", NoopRunnerDir());
+  REQUIRE(j.exit_code == 0);
+  auto report = nlohmann::json::parse(j.out);
+  CHECK(report["passed"] == true);
+  CHECK(report["tests"][0]["outputs"].size() == 2);
+  // The runner's own self-test command runs it in-process.
+  auto own = Run("CARTON_CACHE_DIR='" + f.tmp.file("cache") + "' " + NoopRunnerDir() +
+                 "/carton-runner-noop self-test '" + f.carton + "'");
+  CHECK(own.exit_code == 0);
+  CHECK_THAT(own.out, Catch::Contains("PASS echo"));
+}
+
+TEST_CASE("runner: self-tests fail on wrong values, shapes, dtypes and missing outputs",
+          "[runner][self-test]") {
+  Fixture f;
+  struct Case {
+    const char* mode;
+    const char* message;
+  } cases[] = {
+      {"wrong-value", "FAIL x: 1 of 4 elements differ; worst at [0]: 2.5 vs expected 1.5"},
+      {"wrong-shape", "FAIL x: shape [2, 2] vs expected [4]"},
+      {"wrong-dtype", "FAIL x: dtype int32 vs expected float32"},
+      {"missing-output", "FAIL x: missing from the runner's outputs"},
+  };
+  for (const auto& c : cases) {
+    fs::remove_all(f.runners);
+    WriteFakeRunner(f.runners, "noop", std::string("FAKE_RUNNER_MODE=") + c.mode);
+    auto r = f.Cli("self-test '" + f.carton + "'");
+    INFO(c.mode << "\n" << r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.out, Catch::Contains("FAIL echo"));
+    CHECK_THAT(r.out, Catch::Contains(c.message));
+    CHECK_THAT(r.out, Catch::Contains("0 of 1 self-tests passed"));
+  }
+  // A tolerance wide enough makes the wrong value pass.
+  fs::remove_all(f.runners);
+  WriteFakeRunner(f.runners, "noop", "FAKE_RUNNER_MODE=wrong-value");
+  auto loose = f.Cli("self-test --atol 1.5 '" + f.carton + "'");
+  CHECK(loose.exit_code == 0);
+}
+
+TEST_CASE("runner: a runner that crashes, hangs or fails to load gives a clear error",
+          "[runner][self-test]") {
+  Fixture f;
+  SECTION("crash") {
+    WriteFakeRunner(f.runners, "noop", "FAKE_RUNNER_MODE=crash");
+    auto r = f.Cli("self-test '" + f.carton + "'");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("carton-runner-noop exited with signal 6"));
+    CHECK_THAT(r.err, Catch::Contains("while inferring"));
+  }
+  SECTION("hang") {
+    WriteFakeRunner(f.runners, "noop", "FAKE_RUNNER_MODE=hang");
+    auto start = std::chrono::steady_clock::now();
+    auto r = f.Cli("self-test --timeout 0.5 '" + f.carton + "'");
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("did not answer while inferring within 0.5"));
+    CHECK_THAT(r.err, Catch::Contains("killed"));
+  }
+  SECTION("load failure keeps the runner's code and message") {
+    WriteFakeRunner(f.runners, "noop", "FAKE_RUNNER_MODE=fail-load");
+    auto r = f.Cli("self-test '" + f.carton + "'");
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains("cannot parse the model"));
+  }
+}
+
+TEST_CASE("runner: serve mode round trips numbers and strings through shared memory",
+          "[runner][serve]") {
+  Fixture f;
+  ScopedEnv cache("CARTON_CACHE_DIR", f.tmp.file("cache"));
+  auto loaded = loader::Load(f.carton);
+  REQUIRE(loaded.ok());
+  auto p = runner::RunnerProcess::Start(NoopRunnerDir() + "/carton-runner-noop",
+                                        loaded->root_dir());
+  REQUIRE(p.ok());
+  std::vector<std::byte> big(4 << 20);
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<std::byte>(i * 7);
+  std::vector<loader::Tensor> in = {
+      loader::Tensor::View("x", DataType::kFloat32, {1 << 20}, big),
+      loader::Tensor::Strings("labels", {2, 1}, {"a", std::string("b\0c", 3)}),
+      loader::Tensor::View("empty", DataType::kInt64, {0, 3}, {}),
+  };
+  for (int round = 0; round < 3; ++round) {
+    auto out = p->Infer(in);
+    REQUIRE(out.ok());
+    REQUIRE(out->size() == 3);
+    CHECK((*out)[0].name == "x");
+    CHECK((*out)[0].shape == std::vector<std::uint64_t>{1 << 20});
+    CHECK(std::memcmp((*out)[0].data.data(), big.data(), big.size()) == 0);
+    CHECK((*out)[0].data.data() != big.data());
+    CHECK((*out)[1].strings == in[1].strings);
+    CHECK((*out)[1].shape == std::vector<std::uint64_t>{2, 1});
+    CHECK((*out)[2].shape == std::vector<std::uint64_t>{0, 3});
+  }
+  // An inconsistent tensor is refused before anything is sent.
+  auto bad = p->Infer({loader::Tensor::View("x", DataType::kFloat32, {3}, big)});
+  CHECK(bad.status().code() == StatusCode::kInvalidArgument);
+  CHECK(p->Close().ok());
+}
+
+TEST_CASE("runner: carton infer reads and writes safetensors files", "[runner][infer]") {
+  Fixture f;
+  std::vector<float> x = {1, 2, 3};
+  std::vector<std::byte> xb(12);
+  std::memcpy(xb.data(), x.data(), 12);
+  REQUIRE(runner::WriteTensorsFile(
+              f.tmp.file("in.safetensors"),
+              {loader::Tensor::View("t", DataType::kFloat32, {3}, xb),
+               loader::Tensor::Strings("s", {1}, {"hello"})})
+              .ok());
+  auto r = f.Cli("infer '" + f.carton + "' --input x=" + f.tmp.file("in.safetensors") + ":t" +
+                     " --input labels=" + f.tmp.file("in.safetensors") + ":s --output " +
+                     f.tmp.file("out.safetensors"),
+                 NoopRunnerDir());
+  REQUIRE(r.exit_code == 0);
+  auto out = runner::ReadTensorsFile(f.tmp.file("out.safetensors"));
+  REQUIRE(out.ok());
+  REQUIRE(out->size() == 2);
+  CHECK((*out)[0].name == "x");
+  CHECK(std::memcmp((*out)[0].data.data(), xb.data(), 12) == 0);
+  CHECK((*out)[1].strings == std::vector<std::string>{"hello"});
+
+  auto missing = f.Cli("infer '" + f.carton + "' --input x=" + f.tmp.file("nope.safetensors") +
+                           " --output " + f.tmp.file("o2.safetensors"),
+                       NoopRunnerDir());
+  CHECK(missing.exit_code == 2);
+  CHECK_THAT(missing.err, Catch::Contains("nope.safetensors"));
+  CHECK_FALSE(fs::exists(f.tmp.file("o2.safetensors")));
+}
+
+TEST_CASE("runner: an out-of-tree runner builds against the installed package",
+          "[runner][install]") {
+  TempDir tmp;
+  std::string build_dir = fs::path(CARTON_DEFAULT_BIN).parent_path().parent_path().string();
+  std::string prefix = tmp.file("prefix");
+  auto install = Run("cmake --install '" + build_dir + "' --prefix '" + prefix + "'");
+  REQUIRE(install.exit_code == 0);
+  CHECK(fs::exists(prefix + "/lib/cmake/carton/cartonConfig.cmake"));
+  CHECK(fs::exists(prefix + "/libexec/carton/runners/carton-runner-noop"));
+  auto pc = Run("PKG_CONFIG_PATH='" + prefix + "/lib/pkgconfig' pkg-config --cflags --libs carton");
+  CHECK(pc.exit_code == 0);
+  CHECK_THAT(pc.out, Catch::Contains("-lcarton_runner"));
+
+  std::string src = std::string(CARTON_SOURCE_DIR) + "/examples/runner";
+  auto configure = Run("cmake -S '" + src + "' -B '" + tmp.file("b") + "' -DCMAKE_PREFIX_PATH='" +
+                       prefix + "' -DCMAKE_BUILD_TYPE=Release");
+  INFO(configure.out << configure.err);
+  REQUIRE(configure.exit_code == 0);
+  auto build = Run("cmake --build '" + tmp.file("b") + "'");
+  INFO(build.out << build.err);
+  REQUIRE(build.exit_code == 0);
+  auto info = Run("'" + tmp.file("b") + "/carton-runner-example' info");
+  CHECK(info.exit_code == 0);
+  auto j = nlohmann::json::parse(info.out);
+  CHECK(j["runner_name"] == "example");
+  // And the installed CLI finds the installed noop runner beside itself.
+  auto runners = Run("env -u CARTON_RUNNER_PATH '" + prefix + "/bin/carton' runners");
+  CHECK_THAT(runners.out, Catch::Contains(prefix + "/libexec/carton/runners/carton-runner-noop"));
+}
