@@ -17,6 +17,8 @@ struct RunnerProcess::Impl {
   internal::Subprocess child;
   UniqueFd sock;
   UniqueFd stderr_capture;
+  internal::Arena inputs;         // ours: requests are written here
+  internal::ArenaReader outputs;  // the runner's: replies are read here
   bool broken = false;
 
   // Turns a failed wait for the runner into an error that says what became
@@ -94,10 +96,11 @@ Result<std::vector<loader::Tensor>> RunnerProcess::Infer(
     const std::vector<loader::Tensor>& inputs) {
   Impl& im = *impl_;
   if (im.broken) return Internal("runner " + im.path + " is no longer usable");
-  CARTON_ASSIGN_OR_RETURN(UniqueFd in, internal::TensorsToMemfd(inputs));
-  Status sent = internal::SendMessage(im.sock.get(), R"({"op":"infer"})", in.get());
+  bool replaced = false;
+  CARTON_ASSIGN_OR_RETURN(std::size_t size, im.inputs.Write(inputs, &replaced));
+  nlohmann::json request = {{"op", "infer"}, {"size", size}};
+  Status sent = internal::SendMessage(im.sock.get(), request.dump(), replaced ? im.inputs.fd() : -1);
   if (!sent.ok()) return im.Failure("while inferring", sent);
-  in.Reset();
   auto reply = internal::ReceiveMessage(im.sock.get(), static_cast<int>(im.options.infer_timeout.count()));
   if (!reply.ok()) return im.Failure("while inferring", reply.status());
   Status s = internal::StatusOfReply(reply->text);
@@ -105,11 +108,21 @@ Result<std::vector<loader::Tensor>> RunnerProcess::Infer(
     if (s.code() == StatusCode::kInternal) im.broken = true;
     return Status(s.code(), "runner " + im.path + ": " + s.message());
   }
-  if (!reply->fd.valid()) {
+  std::size_t out_size = 0;
+  try {
+    out_size = nlohmann::json::parse(reply->text).at("size").get<std::size_t>();
+  } catch (const std::exception&) {
     im.broken = true;
-    return Internal("runner " + im.path + ": reply without a tensor buffer");
+    return Internal("runner " + im.path + ": reply without a size");
   }
-  auto outputs = internal::TensorsFromMemfd(std::move(reply->fd));
+  if (reply->fd.valid()) {
+    Status adopted = im.outputs.Adopt(std::move(reply->fd));
+    if (!adopted.ok()) {
+      im.broken = true;
+      return Status(adopted.code(), "runner " + im.path + ": " + adopted.message());
+    }
+  }
+  auto outputs = im.outputs.Read(out_size);
   if (!outputs.ok()) {
     return Status(outputs.status().code(),
                   "runner " + im.path + ": outputs: " + outputs.status().message());

@@ -162,6 +162,8 @@ class Main {
     }
     Json ready = {{"ok", true}, {"protocol_version", kProtocolVersion}};
     if (Status s = internal::SendMessage(a.fd, ready.dump(), -1); !s.ok()) return Fail("serve", s);
+    internal::ArenaReader inputs;  // the caller's requests
+    internal::Arena outputs;       // our replies
     for (;;) {
       auto m = internal::ReceiveMessage(a.fd, -1);
       if (!m.ok()) {
@@ -169,39 +171,40 @@ class Main {
         return Fail("serve", m.status());
       }
       std::string op;
+      std::size_t size = 0;
       try {
-        op = nlohmann::json::parse(m->text).at("op").get<std::string>();
+        auto j = nlohmann::json::parse(m->text);
+        op = j.at("op").get<std::string>();
+        if (op == "infer") size = j.at("size").get<std::size_t>();
       } catch (const std::exception&) {
         op = "";
       }
       if (op == "close") return 0;
-      Status s;
-      if (op != "infer" || !m->fd.valid()) {
-        s = InvalidArgument("unknown request");
-      } else {
-        auto inputs = internal::TensorsFromMemfd(std::move(m->fd));
-        if (!inputs.ok()) {
-          s = inputs.status();
-        } else {
-          auto outputs = runner_.Infer(*inputs);
-          if (!outputs.ok()) {
-            s = outputs.status();
-          } else {
-            auto out = internal::TensorsToMemfd(*outputs);
-            if (!out.ok()) {
-              s = out.status().WithContext("outputs");
-            } else {
-              s = internal::SendMessage(a.fd, R"({"ok":true})", out->get());
-              if (!s.ok()) return Fail("serve", s);
-              continue;
-            }
-          }
-        }
-      }
+      Status s = Answer(op, size, std::move(m->fd), &inputs, &outputs, a.fd);
+      if (s.ok()) continue;
       if (Status e = internal::SendMessage(a.fd, internal::ErrorReply(s), -1); !e.ok()) {
         return Fail("serve", e);
       }
     }
+  }
+
+  // Runs one request; OK once the reply is sent.
+  Status Answer(const std::string& op, std::size_t size, UniqueFd fd,
+                internal::ArenaReader* inputs, internal::Arena* outputs, int sock) {
+    if (op != "infer") return InvalidArgument("unknown request");
+    if (fd.valid()) CARTON_RETURN_IF_ERROR(inputs->Adopt(std::move(fd)));
+    CARTON_ASSIGN_OR_RETURN(auto in, inputs->Read(size));
+    CARTON_ASSIGN_OR_RETURN(auto out, runner_.Infer(in));
+    bool replaced = false;
+    auto written = outputs->Write(out, &replaced);
+    if (!written.ok()) return written.status().WithContext("outputs");
+    Json reply = {{"ok", true}, {"size", *written}};
+    Status sent = internal::SendMessage(sock, reply.dump(), replaced ? outputs->fd() : -1);
+    if (!sent.ok()) {
+      std::fprintf(stderr, "%s serve: %s\n", program_.c_str(), sent.message().c_str());
+      std::exit(2);
+    }
+    return Status::Ok();
   }
 
   int Run(int argc, char** argv) {

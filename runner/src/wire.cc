@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <utility>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -144,61 +145,98 @@ Status WriteTensorsFile(const std::string& path, const std::vector<Tensor>& tens
   return safetensors::WriteFile(path, sources, metadata);
 }
 
-Result<UniqueFd> TensorsToMemfd(const std::vector<Tensor>& tensors) {
+Arena::Arena(Arena&& o) noexcept
+    : fd_(std::move(o.fd_)),
+      data_(std::exchange(o.data_, nullptr)),
+      capacity_(std::exchange(o.capacity_, 0)) {}
+Arena& Arena::operator=(Arena&& o) noexcept {
+  if (this != &o) {
+    if (data_ != nullptr) ::munmap(data_, capacity_);
+    fd_ = std::move(o.fd_);
+    data_ = std::exchange(o.data_, nullptr);
+    capacity_ = std::exchange(o.capacity_, 0);
+  }
+  return *this;
+}
+Arena::~Arena() {
+  if (data_ != nullptr) ::munmap(data_, capacity_);
+}
+
+Status Arena::Reserve(std::size_t n, bool* replaced) {
+  *replaced = false;
+  if (fd_.valid() && n <= capacity_) return Status::Ok();
+  std::size_t cap = 1 << 20;
+  while (cap < n) cap *= 2;
+  UniqueFd fd(::memfd_create("carton-tensors", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (!fd.valid()) return IoError(std::string("memfd_create: ") + std::strerror(errno));
+  if (::ftruncate(fd.get(), static_cast<off_t>(cap)) != 0) {
+    return IoError(std::string("memfd: cannot size: ") + std::strerror(errno));
+  }
+  // Readers map it without fear of SIGBUS: it can grow but never shrink.
+  if (::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) != 0) {
+    return IoError(std::string("memfd: cannot seal: ") + std::strerror(errno));
+  }
+  void* p = ::mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+  if (p == MAP_FAILED) return IoError(std::string("memfd: cannot map: ") + std::strerror(errno));
+  if (data_ != nullptr) ::munmap(data_, capacity_);
+  data_ = static_cast<std::byte*>(p);
+  capacity_ = cap;
+  fd_ = std::move(fd);
+  *replaced = true;
+  return Status::Ok();
+}
+
+Result<std::size_t> Arena::Write(const std::vector<Tensor>& tensors, bool* replaced) {
   safetensors::Metadata metadata;
   std::vector<std::vector<std::byte>> scratch;
   CARTON_ASSIGN_OR_RETURN(auto sources, Sources(tensors, &metadata, &scratch));
   CARTON_ASSIGN_OR_RETURN(auto plan, safetensors::PlanHeader(sources, metadata));
   std::uint64_t total = plan.header.size() + plan.data_size;
-  UniqueFd fd(::memfd_create("carton-tensors", MFD_CLOEXEC | MFD_ALLOW_SEALING));
-  if (!fd.valid()) return IoError(std::string("memfd_create: ") + std::strerror(errno));
-  if (::ftruncate(fd.get(), static_cast<off_t>(total)) != 0) {
-    return IoError(std::string("memfd: cannot size: ") + std::strerror(errno));
-  }
-  void* p = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd.get(), 0);
-  if (p == MAP_FAILED) return IoError(std::string("memfd: cannot map: ") + std::strerror(errno));
-  auto* out = static_cast<std::byte*>(p);
-  std::memcpy(out, plan.header.data(), plan.header.size());
+  CARTON_RETURN_IF_ERROR(Reserve(total, replaced));
+  std::memcpy(data_, plan.header.data(), plan.header.size());
   std::size_t pos = plan.header.size();
   for (std::size_t i : plan.order) {
-    if (!sources[i].bytes.empty()) std::memcpy(out + pos, sources[i].bytes.data(), sources[i].bytes.size());
-    pos += sources[i].bytes.size();
+    const auto& b = sources[i].bytes;
+    if (!b.empty()) std::memcpy(data_ + pos, b.data(), b.size());
+    pos += b.size();
   }
-  ::munmap(p, total);
-  // Sealed, the receiver can map it without fear of it shrinking (SIGBUS)
-  // or changing under its views.
-  if (::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
-    return IoError(std::string("memfd: cannot seal: ") + std::strerror(errno));
-  }
-  return fd;
+  return static_cast<std::size_t>(total);
 }
 
-Result<std::vector<Tensor>> TensorsFromMemfd(UniqueFd fd) {
+struct ArenaReader::Mapping {
+  const std::byte* data = nullptr;
+  std::size_t size = 0;
+  ~Mapping() {
+    if (data != nullptr) ::munmap(const_cast<std::byte*>(data), size);
+  }
+};
+
+Status ArenaReader::Adopt(UniqueFd fd) {
   int seals = ::fcntl(fd.get(), F_GET_SEALS);
-  if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_WRITE)) != (F_SEAL_SHRINK | F_SEAL_WRITE)) {
-    return Corrupt("tensor buffer is not a sealed memfd");
+  if (seals < 0 || (seals & F_SEAL_SHRINK) == 0) {
+    return Corrupt("tensor arena is not a memfd sealed against shrinking");
   }
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return IoError(std::string("memfd: ") + std::strerror(errno));
-  std::size_t size = static_cast<std::size_t>(st.st_size);
-  struct Mapping {
-    void* p = nullptr;
-    std::size_t n = 0;
-    ~Mapping() {
-      if (p != nullptr) ::munmap(p, n);
-    }
-  };
-  auto mapping = std::make_shared<Mapping>();
-  if (size > 0) {
-    void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd.get(), 0);
-    if (p == MAP_FAILED) return IoError(std::string("memfd: cannot map: ") + std::strerror(errno));
-    mapping->p = p;
-    mapping->n = size;
+  auto m = std::make_shared<Mapping>();
+  m->size = static_cast<std::size_t>(st.st_size);
+  if (m->size == 0) return Corrupt("tensor arena is empty");
+  void* p = ::mmap(nullptr, m->size, PROT_READ, MAP_SHARED, fd.get(), 0);
+  if (p == MAP_FAILED) return IoError(std::string("memfd: cannot map: ") + std::strerror(errno));
+  m->data = static_cast<const std::byte*>(p);
+  mapping_ = std::move(m);
+  return Status::Ok();
+}
+
+Result<std::vector<Tensor>> ArenaReader::Read(std::size_t size) const {
+  if (mapping_ == nullptr) return Corrupt("no tensor arena was sent");
+  if (size > mapping_->size) {
+    return Corrupt("message of " + std::to_string(size) + " bytes past the arena's " +
+                   std::to_string(mapping_->size));
   }
-  ByteView bytes(static_cast<const std::byte*>(mapping->p), size);
-  auto file = safetensors::File::FromBuffer(bytes);
-  if (!file.ok()) return file.status().WithContext("tensor buffer");
-  return DecodeTensors(*file, mapping);
+  auto file = safetensors::File::FromBuffer(ByteView(mapping_->data, size));
+  if (!file.ok()) return file.status().WithContext("tensor arena");
+  return DecodeTensors(*file, mapping_);
 }
 
 Status SendMessage(int sock, std::string_view text, int fd) {

@@ -30,12 +30,46 @@ Result<Tensor> DecodeTensor(const safetensors::File& file, std::string_view name
 // Writes `tensors` as a safetensors file at `path` (atomically).
 Status WriteTensorsFile(const std::string& path, const std::vector<Tensor>& tensors);
 
-// Serializes `tensors` into a new sealed memfd (one copy of the bytes).
-Result<UniqueFd> TensorsToMemfd(const std::vector<Tensor>& tensors);
+// The writer's side of a shared-memory arena: a memfd sealed against
+// shrinking (so a reader's mapping can never lose pages under it), mapped
+// once and reused for every message; it is replaced by a larger one only
+// when a message does not fit. Move-only.
+class Arena {
+ public:
+  Arena() = default;
+  Arena(Arena&&) noexcept;
+  Arena& operator=(Arena&&) noexcept;
+  ~Arena();
 
-// Maps a received memfd read-only (it must be sealed against shrinking and
-// writing) and decodes it; the views keep the mapping alive.
-Result<std::vector<Tensor>> TensorsFromMemfd(UniqueFd fd);
+  // Serializes `tensors` into the arena (one copy of the bytes) and returns
+  // the size used. `*replaced` is set when a new memfd was made: its fd()
+  // must go with the message.
+  Result<std::size_t> Write(const std::vector<Tensor>& tensors, bool* replaced);
+  int fd() const { return fd_.get(); }
+
+ private:
+  Status Reserve(std::size_t n, bool* replaced);
+  UniqueFd fd_;
+  std::byte* data_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
+// The reader's side: maps the peer's arena read-only (remapping when a new
+// fd arrives) and decodes a message from it. Views keep their mapping
+// alive, but the peer reuses the bytes for its next message.
+class ArenaReader {
+ public:
+  // Takes a new arena fd. Errors: kCorrupt if it is not a memfd sealed
+  // against shrinking; kIoError.
+  Status Adopt(UniqueFd fd);
+  // Decodes the first `size` bytes. Untrusted. Errors: kCorrupt (no arena,
+  // size past its end, bad safetensors).
+  Result<std::vector<Tensor>> Read(std::size_t size) const;
+
+ private:
+  struct Mapping;
+  std::shared_ptr<const Mapping> mapping_;
+};
 
 // One message on a SOCK_SEQPACKET socket: text (at most kMaxMessage bytes)
 // and at most one file descriptor.

@@ -2,9 +2,11 @@
 //
 // Start() spawns `<runner> serve MODEL --fd 3` with one end of a Unix
 // SOCK_SEQPACKET socket pair as its fd 3 and waits for it to report that
-// the model is loaded. Infer() sends the inputs as a safetensors image in a
-// sealed memfd (one copy) and maps the outputs the runner sends back the
-// same way (no copy): the output views keep that mapping alive.
+// the model is loaded. Infer() writes the inputs as a safetensors image into
+// a shared-memory arena (a memfd sealed against shrinking, mapped once and
+// reused; one copy) and reads the outputs in place from the runner's arena
+// (no copy). Only a small JSON message crosses the socket, with the arena's
+// fd when it was (re)created.
 // Every wait has a deadline; a runner that crashes, hangs or answers
 // nonsense gives an error naming the runner, and is killed.
 //
@@ -42,7 +44,9 @@ class RunnerProcess {
   RunnerProcess& operator=(RunnerProcess&&) noexcept;
   ~RunnerProcess();  // closes the socket; kills the runner if it lingers
 
-  // Runs one inference. Errors: the runner's error (with its code), or
+  // Runs one inference. The output views keep the runner's arena mapped,
+  // but the runner reuses its bytes for the next Infer: copy what must
+  // outlive that call. Errors: the runner's error (with its code), or
   // kInternal when it crashed or timed out (it is then killed and further
   // calls fail).
   Result<std::vector<loader::Tensor>> Infer(const std::vector<loader::Tensor>& inputs);

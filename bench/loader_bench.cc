@@ -1,0 +1,158 @@
+// Loader benchmarks (results in docs/BENCHMARKS.md):
+//   loader_bench WORKDIR [SIZE_MIB=2048] [RUNNER_DIR]
+// 1. sha256 of a stored carton of SIZE_MIB with `openssl dgst -sha256`;
+// 2. the first load of it (materializing the cache entry);
+// 3. cache hits, warm and with the carton's and entry's pages evicted
+//    (posix_fadvise DONTNEED on those files; a machine-wide drop_caches would
+//    disturb everything else running here);
+// 4. serve-mode round trips of a 4 MiB input and output over the noop runner.
+// Medians of several runs.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "carton/carton/pack.h"
+#include "carton/loader/cache.h"
+#include "carton/loader/loader.h"
+#include "carton/runner/client.h"
+
+using namespace carton;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double Ms(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+void Die(const std::string& what, const Status& s) {
+  std::fprintf(stderr, "loader_bench: %s: %s\n", what.c_str(), s.message().c_str());
+  std::exit(2);
+}
+
+void Evict(const fs::path& p) {
+  std::error_code ec;
+  auto evict_file = [](const fs::path& f) {
+    int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+      ::close(fd);
+    }
+  };
+  if (fs::is_regular_file(p, ec)) return evict_file(p);
+  for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::end(it); it.increment(ec)) {
+    if (it->is_regular_file(ec)) evict_file(it->path());
+  }
+}
+
+const char kConfig[] =
+    "spec_version = 1\nmodel_name = \"bench\"\n"
+    "[runner]\nrunner_name = \"noop\"\nrequired_framework_version = \"=1.0.0\"\n"
+    "runner_compat_version = 1\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: loader_bench WORKDIR [SIZE_MIB] [RUNNER_DIR]\n");
+    return 2;
+  }
+  fs::path work = argv[1];
+  std::uint64_t mib = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 2048;
+  std::string runner_dir = argc > 3 ? argv[3] : "";
+  fs::create_directories(work / "model/model");
+  std::string cache = (work / "cache").string();
+  ::setenv("CARTON_CACHE_DIR", cache.c_str(), 1);
+  std::ofstream(work / "model/carton.toml") << kConfig;
+
+  std::string carton = (work / "model.carton").string();
+  if (!fs::exists(carton)) {
+    std::vector<std::uint32_t> buf(16 << 20);
+    std::uint32_t x = 12345;
+    std::ofstream out(work / "model/model/weights.bin", std::ios::binary);
+    for (std::uint64_t done = 0; done < mib; done += 64) {
+      for (auto& v : buf) v = (x = x * 1664525u + 1013904223u);
+      out.write(reinterpret_cast<const char*>(buf.data()), buf.size() * 4);
+    }
+    out.close();
+    PackOptions po;
+    po.compression = PackCompression::kStored;
+    po.alignment = 4096;
+    auto r = Pack((work / "model").string(), carton, po);
+    if (!r.ok()) Die("pack", r.status());
+    fs::remove(work / "model/model/weights.bin");
+  }
+  std::printf("carton: %s, %.0f MiB, stored\n", carton.c_str(), fs::file_size(carton) / 1048576.0);
+
+  std::vector<double> sha, first, warm, cold;
+  for (int i = 0; i < 3; ++i) {
+    auto t0 = Clock::now();
+    if (std::system(("openssl dgst -sha256 '" + carton + "' >/dev/null").c_str()) != 0) return 2;
+    sha.push_back(Ms(t0, Clock::now()));
+  }
+  loader::CartonCache cc(cache);
+  for (int i = 0; i < 3; ++i) {
+    auto h = loader::GetModelInfo(carton);
+    if (!h.ok()) Die("info", h.status());
+    (void)cc.Remove(h->manifest_hash);
+    auto t0 = Clock::now();
+    auto c = loader::Load(carton);
+    first.push_back(Ms(t0, Clock::now()));
+    if (!c.ok()) Die("first load", c.status());
+  }
+  for (int i = 0; i < 9; ++i) {
+    auto t0 = Clock::now();
+    auto c = loader::Load(carton);
+    warm.push_back(Ms(t0, Clock::now()));
+    if (!c.ok() || !c->stats().cache_hit) Die("hit", c.status());
+  }
+  for (int i = 0; i < 5; ++i) {
+    Evict(carton);
+    Evict(cache);
+    auto t0 = Clock::now();
+    auto c = loader::Load(carton);
+    cold.push_back(Ms(t0, Clock::now()));
+    if (!c.ok() || !c->stats().cache_hit) Die("cold hit", c.status());
+  }
+  double m = Median(sha);
+  std::printf("openssl dgst -sha256        %9.1f ms (median of 3)\n", m);
+  std::printf("first load (miss)           %9.1f ms (median of 3) = %.2fx hashing\n", Median(first),
+              Median(first) / m);
+  std::printf("cache hit, warm             %9.2f ms (median of 9)\n", Median(warm));
+  std::printf("cache hit, pages evicted    %9.2f ms (median of 5)\n", Median(cold));
+
+  if (!runner_dir.empty()) {
+    auto c = loader::Load(carton);
+    if (!c.ok()) Die("load", c.status());
+    auto p = runner::RunnerProcess::Start(runner_dir + "/carton-runner-noop", c->root_dir());
+    if (!p.ok()) Die("runner", p.status());
+    std::vector<std::byte> data(4 << 20, std::byte{1});
+    std::vector<loader::Tensor> in = {loader::Tensor::View("x", DataType::kFloat32, {1 << 20}, data)};
+    std::vector<double> rt;
+    for (int i = 0; i < 200; ++i) {
+      auto t0 = Clock::now();
+      auto out = p->Infer(in);
+      rt.push_back(Ms(t0, Clock::now()));
+      if (!out.ok()) Die("infer", out.status());
+    }
+    std::sort(rt.begin(), rt.end());
+    std::printf("serve round trip, 4 MiB     %9.3f ms (median of 200; p90 %.3f ms)\n", Median(rt),
+                rt[rt.size() * 9 / 10]);
+    (void)p->Close();
+  }
+  return 0;
+}
