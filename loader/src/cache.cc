@@ -7,11 +7,14 @@
 #include <cctype>
 #include <filesystem>
 #include <random>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "cache_internal.h"
 #include "carton/carton/config.h"
 #include "carton/common/atomic_file.h"
+#include "carton/common/mapped_file.h"
 #include "carton/links/blob_cache.h"
 #include "carton/manifest/hash_files.h"
 #include "carton/manifest/manifest.h"
@@ -112,8 +115,6 @@ Result<AcquiredEntry> AcquireEntry(const std::string& root, const std::string& h
   }
   auto rec = Materialize(*src, tmp, stats);
   if (rec.ok()) {
-    auto id = IdentityOf(src->carton_fd, src->carton_path);
-    if (id.ok()) rec->source = *id;
     Status s = WriteEntryRecord(tmp, *rec);
     if (!s.ok()) rec = s;
   }
@@ -146,8 +147,45 @@ Result<std::vector<std::string>> VerifyEntryDir(const std::string& dir, const st
     return problems;
   }
   std::vector<std::string> paths;
-  std::set<std::string> listed = {"MANIFEST", std::string(kEntryRecordName)};
+  std::set<std::string> listed = {"MANIFEST", std::string(kEntryRecordName),
+                                  std::string(kSourceName)};
+  // Mapped files are hashed where they are: in the source .carton.
+  std::map<std::string, std::uint64_t> mapped;  // path -> data offset
+  std::map<std::string, std::uint64_t> sizes;
+  auto rec = ReadEntryRecord(dir);
+  if (rec.ok()) {
+    for (const auto& f : rec->files) {
+      if (f.mapped) {
+        mapped[f.path] = f.data_offset;
+        sizes[f.path] = f.size;
+      }
+    }
+  }
+  std::optional<MappedFile> source;
+  if (!mapped.empty()) {
+    auto opened = MappedFile::Open(dir + "/" + std::string(kSourceName));
+    if (!opened.ok()) {
+      problems.push_back(std::string(kSourceName) + ": " + opened.status().message());
+    } else {
+      source = std::move(opened).value();
+    }
+  }
   for (const auto& me : m->entries()) {
+    if (auto it = mapped.find(me.path); it != mapped.end()) {
+      listed.insert(me.path);
+      if (!source) continue;
+      if (!InBounds(it->second, sizes[me.path], source->size())) {
+        problems.push_back(me.path + ": outside the source .carton");
+        continue;
+      }
+      manifest::Digest d =
+          manifest::Sha256Of(source->bytes().subspan(it->second, sizes[me.path]));
+      if (d != me.sha256) {
+        problems.push_back(me.path + ": sha256 " + manifest::ToHex(d) + " in the source .carton but MANIFEST says " +
+                           manifest::ToHex(me.sha256));
+      }
+      continue;
+    }
     std::string p = dir + "/" + me.path;
     std::error_code ec;
     if (!fs::is_regular_file(p, ec)) {

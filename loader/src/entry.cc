@@ -34,7 +34,7 @@ Status WriteEntryRecord(const std::string& entry_dir, const EntryRecord& r) {
   Json files = Json::array();
   for (const auto& f : r.files) {
     Json e = {{"path", f.path}, {"size", f.size}};
-    if (f.stored) e["data_offset"] = f.data_offset;
+    if (f.mapped) e["data_offset"] = f.data_offset;
     files.push_back(std::move(e));
   }
   j["files"] = std::move(files);
@@ -66,7 +66,7 @@ Result<EntryRecord> ReadEntryRecord(const std::string& entry_dir) {
       f.path = e.at("path").get<std::string>();
       f.size = e.at("size").get<std::uint64_t>();
       if (e.contains("data_offset")) {
-        f.stored = true;
+        f.mapped = true;
         f.data_offset = e.at("data_offset").get<std::uint64_t>();
       }
       r.files.push_back(std::move(f));
@@ -84,7 +84,18 @@ Result<EntryRecord> ReadEntryRecord(const std::string& entry_dir) {
 }
 
 Status QuickCheck(const std::string& entry_dir, const EntryRecord& record) {
+  if (record.source) {
+    std::string p = entry_dir + "/" + std::string(kSourceName);
+    struct stat st;
+    if (::stat(p.c_str(), &st) != 0) return Corrupt("cache entry " + entry_dir + ": source missing");
+    std::int64_t mtime = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+    if (static_cast<std::uint64_t>(st.st_size) != record.source->size || mtime != record.source->mtime_ns) {
+      return Corrupt("cache entry " + entry_dir +
+                     ": the .carton it maps was changed in place since it was verified");
+    }
+  }
   for (const auto& f : record.files) {
+    if (f.mapped) continue;
     std::string p = entry_dir + "/" + f.path;
     struct stat st;
     if (::stat(p.c_str(), &st) != 0) {

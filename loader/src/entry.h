@@ -13,6 +13,11 @@
 namespace carton::loader::internal {
 
 inline constexpr std::string_view kEntryRecordName = ".carton-cache-entry.json";
+// A hard link to the verified .carton whose stored entries are mapped.
+inline constexpr std::string_view kSourceName = ".carton-source.carton";
+// Stored safetensors files of model/ and .bin files of tensor_data/ at
+// least this large are mapped from the source instead of copied.
+inline constexpr std::uint64_t kMapThreshold = 64 * 1024;
 inline constexpr int kEntryFormat = 1;
 
 // Identifies one version of one file: a copy, or the file rewritten in
@@ -28,8 +33,9 @@ struct FileIdentity {
 struct EntryFile {
   std::string path;  // as in MANIFEST
   std::uint64_t size = 0;
-  // Stored in the source .carton at this offset (zero-copy views).
-  bool stored = false;
+  // Not a file of the entry: its bytes are at data_offset in the source
+  // (kSourceName), which was hashed when the entry was made.
+  bool mapped = false;
   std::uint64_t data_offset = 0;
 };
 
@@ -37,7 +43,8 @@ struct EntryRecord {
   std::string manifest_hash;
   std::vector<EntryFile> files;  // MANIFEST order
   std::uint64_t total_size = 0;
-  // The .carton whose stored bytes were hashed when the entry was made.
+  // The identity of kSourceName when the entry was made (set when some
+  // file is mapped); a source changed in place is damage.
   std::optional<FileIdentity> source;
 };
 
@@ -46,7 +53,8 @@ Result<EntryRecord> ReadEntryRecord(const std::string& entry_dir);
 Status WriteEntryRecord(const std::string& entry_dir, const EntryRecord& record);
 
 // The cheap check of a hit: every file exists as a regular file with its
-// size. kCorrupt naming the entry and the file otherwise.
+// size, and the source (when files are mapped) is unchanged. kCorrupt
+// naming the entry and the file otherwise.
 Status QuickCheck(const std::string& entry_dir, const EntryRecord& record);
 
 // Marks the entry as used now (the record's mtime; gc removes the least

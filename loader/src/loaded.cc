@@ -90,8 +90,17 @@ Status LoadTensors(LoadedCarton::Impl* impl, const ViewProvider& views) {
   return Status::Ok();
 }
 
-Status LoadModelSafetensors(LoadedCarton::Impl* impl, const ViewProvider& views) {
-  for (const auto& path : ListFiles(impl->root_dir, "model")) {
+std::vector<std::string> Under(const std::vector<std::string>& paths, const std::string& prefix) {
+  std::vector<std::string> out;
+  for (const auto& p : paths) {
+    if (p.rfind(prefix, 0) == 0) out.push_back(p);
+  }
+  return out;
+}
+
+Status LoadModelSafetensors(LoadedCarton::Impl* impl, const ViewProvider& views,
+                            const std::vector<std::string>& model_files) {
+  for (const auto& path : model_files) {
     if (path.size() < 12 || path.substr(path.size() - 12) != ".safetensors") continue;
     CARTON_ASSIGN_OR_RETURN(FileView view, ViewOf(*impl, views, path));
     auto file = safetensors::File::FromBuffer(view.bytes);
@@ -155,10 +164,12 @@ Status Resolve(const LoadedCarton::Impl& impl, const TensorRefs& refs,
 
 }  // namespace
 
-Status BuildContents(LoadedCarton::Impl* impl, const ViewProvider& views) {
+Status BuildContents(LoadedCarton::Impl* impl, const ViewProvider& views,
+                     const std::vector<std::string>* paths) {
   CARTON_RETURN_IF_ERROR(LoadTensors(impl, views));
-  CARTON_RETURN_IF_ERROR(LoadModelSafetensors(impl, views));
-  for (const auto& path : ListFiles(impl->root_dir, "misc")) {
+  CARTON_RETURN_IF_ERROR(LoadModelSafetensors(
+      impl, views, paths ? Under(*paths, "model/") : ListFiles(impl->root_dir, "model")));
+  for (const auto& path : paths ? Under(*paths, "misc/") : ListFiles(impl->root_dir, "misc")) {
     impl->misc.push_back({path, impl->root_dir + "/" + path});
   }
   const auto& c = impl->config;

@@ -40,10 +40,12 @@ struct FileView {
 using ViewProvider = std::function<std::optional<FileView>(const std::string& path)>;
 
 // Fills `impl` (whose config, root_dir and model_dir are set) with the
-// tensors, misc files, model safetensors, self-tests and examples found
-// under impl->root_dir. Errors name the file: kCorrupt, kUnsupported
+// tensors, misc files, model safetensors, self-tests and examples of the
+// carton whose files are `paths` (carton paths; null: the files found
+// under impl->root_dir). Errors name the file: kCorrupt, kUnsupported
 // (nested tensors in a self-test), kIoError.
-Status BuildContents(LoadedCarton::Impl* impl, const ViewProvider& views);
+Status BuildContents(LoadedCarton::Impl* impl, const ViewProvider& views,
+                     const std::vector<std::string>* paths);
 
 }  // namespace internal
 }  // namespace carton::loader

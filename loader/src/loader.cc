@@ -10,6 +10,7 @@
 #include "cache_internal.h"
 #include "carton/carton/zip.h"
 #include "carton/common/atomic_file.h"
+#include "carton/common/mapped_file.h"
 #include "carton/links/blob_cache.h"
 #include "carton/manifest/manifest.h"
 #include "loaded.h"
@@ -46,52 +47,50 @@ std::string Absolute(const std::string& p) {
 
 // Builds a LoadedCarton from a cache entry or an unpacked directory.
 Result<LoadedCarton> Finish(std::shared_ptr<LoadedCarton::Impl> impl,
-                            const internal::ViewProvider& views) {
+                            const internal::ViewProvider& views,
+                            const std::vector<std::string>* paths = nullptr) {
   if (impl->model_dir.empty()) impl->model_dir = impl->root_dir + "/model";
-  CARTON_RETURN_IF_ERROR(internal::BuildContents(impl.get(), views));
+  CARTON_RETURN_IF_ERROR(internal::BuildContents(impl.get(), views, paths));
   return LoadedCarton(std::move(impl));
 }
 
-Result<LoadedCarton> FromEntry(internal::AcquiredEntry entry, const std::string& hex,
-                               std::shared_ptr<const ZipReader> zip, int carton_fd,
-                               LoadStats stats) {
+Result<LoadedCarton> FromEntry(internal::AcquiredEntry entry, LoadStats stats) {
   auto impl = std::make_shared<LoadedCarton::Impl>();
   impl->root_dir = entry.dir;
-  impl->hash = manifest::ParseHex(hex);
+  impl->hash = manifest::ParseHex(entry.record.manifest_hash);
   auto config = ReadConfigFile(entry.dir);
   if (!config.ok()) return config.status();
   impl->config = std::move(config).value();
-  // Stored bytes are handed out from the .carton only when they are the
-  // bytes that were hashed: on a miss, or on a hit from the very file the
-  // entry was made from (same device, inode, size and mtime).
-  bool from_carton = zip != nullptr && carton_fd >= 0;
-  if (from_carton && entry.hit) {
-    auto id = internal::IdentityOf(carton_fd, "carton");
-    from_carton = id.ok() && entry.record.source && *id == *entry.record.source;
+  // Large stored safetensors and tensor_data files are views into the
+  // verified .carton the entry links (zero-copy); the rest are the entry's
+  // files.
+  std::map<std::string, const internal::EntryFile*> mapped;
+  std::vector<std::string> paths;
+  for (const auto& f : entry.record.files) {
+    if (f.mapped) mapped[f.path] = &f;
+    paths.push_back(f.path);
   }
-  std::map<std::string, const internal::EntryFile*> stored;
-  if (from_carton) {
-    for (const auto& f : entry.record.files) {
-      if (f.stored) stored[f.path] = &f;
-    }
-    impl->carton_mapping = zip->archive();
-    impl->carton_owner = zip;
+  std::shared_ptr<const MappedFile> source;
+  if (!mapped.empty()) {
+    auto opened = MappedFile::Open(entry.dir + "/" + std::string(internal::kSourceName));
+    if (!opened.ok()) return opened.status();
+    source = std::make_shared<const MappedFile>(std::move(opened).value());
+    impl->carton_mapping = source->bytes();
+    impl->carton_owner = source;
   }
   stats.cache_hit = entry.hit;
-  stats.mapped_from_carton = from_carton;
+  stats.mapped_from_carton = source != nullptr;
   impl->stats = stats;
   impl->use_lock = std::move(entry.use_lock);
-  ByteView archive = from_carton ? zip->archive() : ByteView();
-  std::shared_ptr<const void> owner = zip;
-  auto views = [stored = std::move(stored), archive, owner](
+  auto views = [mapped = std::move(mapped), source](
                    const std::string& path) -> std::optional<FileView> {
-    auto it = stored.find(path);
-    if (it == stored.end()) return std::nullopt;
+    auto it = mapped.find(path);
+    if (it == mapped.end() || source == nullptr) return std::nullopt;
     const internal::EntryFile& f = *it->second;
-    if (!InBounds(f.data_offset, f.size, archive.size())) return std::nullopt;
-    return FileView{archive.subspan(f.data_offset, f.size), owner};
+    if (!InBounds(f.data_offset, f.size, source->size())) return FileView{};
+    return FileView{source->bytes().subspan(f.data_offset, f.size), source};
   };
-  return Finish(std::move(impl), views);
+  return Finish(std::move(impl), views, &paths);
 }
 
 Result<LoadedCarton> LoadFile(const std::string& path, const LoadOptions& options) {
@@ -121,7 +120,7 @@ Result<LoadedCarton> LoadFile(const std::string& path, const LoadOptions& option
   LoadStats stats;
   CARTON_ASSIGN_OR_RETURN(internal::AcquiredEntry entry,
                           internal::AcquireEntry(root, hex, &src, options.verify_cache_hit, &stats));
-  return FromEntry(std::move(entry), hex, zip, fd.get(), stats);
+  return FromEntry(std::move(entry), stats);
 }
 
 Result<LoadedCarton> LoadUrl(const std::string& url, const LoadOptions& options) {
@@ -132,7 +131,7 @@ Result<LoadedCarton> LoadUrl(const std::string& url, const LoadOptions& options)
   std::string hex = manifest::ToHex(manifest::Sha256Of(AsBytes(manifest_text)));
   LoadStats stats;
   auto hit = internal::AcquireEntry(root, hex, nullptr, options.verify_cache_hit, &stats);
-  if (hit.ok()) return FromEntry(std::move(hit).value(), hex, nullptr, -1, stats);
+  if (hit.ok()) return FromEntry(std::move(hit).value(), stats);
   if (hit.status().code() != StatusCode::kNotFound) return hit.status();
   // A miss: download beside the cache, load that file, drop it (the entry
   // now holds every file).
@@ -146,7 +145,38 @@ Result<LoadedCarton> LoadUrl(const std::string& url, const LoadOptions& options)
   return loaded;
 }
 
+// A cache entry given by its directory (runners are handed these): its
+// mapped files come from the linked source, as for any hit.
+Result<LoadedCarton> LoadEntryDirectory(const std::string& dir, const LoadOptions& options) {
+  std::string abs = Absolute(dir);
+  while (abs.size() > 1 && abs.back() == '/') abs.pop_back();
+  fs::path p(abs);
+  std::string hex = p.filename().string();
+  internal::AcquiredEntry entry;
+  entry.dir = abs;
+  entry.hit = true;
+  if (manifest::ParseHex(hex)) {
+    std::string root = p.parent_path().parent_path().string();
+    CARTON_ASSIGN_OR_RETURN(entry.use_lock,
+                            internal::FileLock::Open(internal::UseLockPath(root, hex)));
+    CARTON_ASSIGN_OR_RETURN(bool locked, entry.use_lock.Lock(internal::FileLock::Mode::kShared));
+    (void)locked;
+  }
+  CARTON_ASSIGN_OR_RETURN(entry.record, internal::ReadEntryRecord(abs));
+  CARTON_RETURN_IF_ERROR(internal::QuickCheck(abs, entry.record));
+  if (options.verify_cache_hit) {
+    CARTON_ASSIGN_OR_RETURN(auto problems, internal::VerifyEntryDir(abs, entry.record.manifest_hash,
+                                                                    options.threads));
+    if (!problems.empty()) return Corrupt("cache entry " + abs + ": " + problems.front());
+  }
+  return FromEntry(std::move(entry), LoadStats{});
+}
+
 Result<LoadedCarton> LoadDirectory(const std::string& dir, const LoadOptions& options) {
+  std::error_code ec;
+  if (fs::exists(dir + "/" + std::string(internal::kEntryRecordName), ec)) {
+    return LoadEntryDirectory(dir, options);
+  }
   auto impl = std::make_shared<LoadedCarton::Impl>();
   impl->root_dir = Absolute(dir);
   auto config = ReadConfigFile(impl->root_dir);

@@ -95,7 +95,32 @@ struct Task {
 
 }  // namespace
 
-bool IsReservedEntryPath(std::string_view path) { return path == kEntryRecordName; }
+bool IsReservedEntryPath(std::string_view path) {
+  return path == kEntryRecordName || path == kSourceName;
+}
+
+namespace {
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// Files served as views only, which no framework needs to open by name.
+bool Mappable(std::string_view path, std::uint64_t size) {
+  if (size < kMapThreshold) return false;
+  return (path.rfind("model/", 0) == 0 && EndsWith(path, ".safetensors")) ||
+         (path.rfind("tensor_data/", 0) == 0 && EndsWith(path, ".bin"));
+}
+
+// Links the inode behind `fd` (the very file that is being hashed, even if
+// its path was replaced meanwhile) into the entry. False when the
+// filesystem cannot (another device, no hard links).
+bool LinkSource(int fd, const std::string& dest) {
+  std::string proc = "/proc/self/fd/" + std::to_string(fd);
+  return ::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, dest.c_str(), AT_SYMLINK_FOLLOW) == 0;
+}
+
+}  // namespace
 
 Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string& dir,
                                 LoadStats* stats) {
@@ -112,6 +137,9 @@ Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string&
 
   EntryRecord record;
   std::vector<Task> tasks;
+  const std::string source_path = dir + "/" + std::string(kSourceName);
+  const bool linked = LinkSource(src.carton_fd, source_path);
+  bool any_mapped = false;
   std::optional<links::Links> links;
   std::vector<const std::vector<std::string>*> urls(entries.size(), nullptr);
   for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -146,10 +174,14 @@ Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string&
       f.size = ze->size;
       auto offset = zip.DataOffset(me.path);
       if (offset.ok()) {
-        f.stored = true;
         f.data_offset = *offset;
         tasks.push_back({TaskKind::kHashStored, i, f.size});
-        tasks.push_back({TaskKind::kCopyStored, i, f.size});
+        if (linked && Mappable(me.path, f.size)) {
+          f.mapped = true;
+          any_mapped = true;
+        } else {
+          tasks.push_back({TaskKind::kCopyStored, i, f.size});
+        }
       } else {
         tasks.push_back({TaskKind::kDecode, i, f.size});
       }
@@ -248,7 +280,14 @@ Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string&
     if (!s.ok()) return fail(s);
   }
 
+  if (any_mapped) {
+    CARTON_ASSIGN_OR_RETURN(record.source, IdentityOf(src.carton_fd, src.carton_path));
+    record.total_size += record.source->size;
+  } else if (linked) {
+    ::unlink(source_path.c_str());
+  }
   for (auto& f : record.files) {
+    if (f.mapped) continue;
     if (zip.Find(f.path) == nullptr) {
       struct stat st;
       std::string p = dir + "/" + f.path;

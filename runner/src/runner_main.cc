@@ -100,6 +100,7 @@ class Main {
   // Loads the carton and the model into the runner.
   Result<loader::LoadedCarton> LoadModel(const Args& a) {
     CARTON_ASSIGN_OR_RETURN(loader::LoadedCarton loaded, loader::Load(a.model));
+    loaded_ = std::make_unique<loader::LoadedCarton>(loaded);
     RunnerIdentity id = runner_.Identity();
     if (loaded.config().runner.runner_name != id.runner_name) {
       return InvalidArgument(a.model + ": the carton needs runner \"" +
@@ -111,6 +112,7 @@ class Main {
     ctx.opts = loaded.config().runner.opts;
     for (const auto& [k, v] : a.opts) ctx.opts[k] = ParseRunnerOpt(v);
     ctx.root_dir = loaded.root_dir();
+    ctx.carton = loaded_.get();
     Status s = runner_.Load(loaded.model_dir(), ctx);
     if (!s.ok()) return s.WithContext("loading " + loaded.model_dir());
     return loaded;
@@ -221,6 +223,7 @@ class Main {
  private:
   std::string program_;
   Runner& runner_;
+  std::unique_ptr<loader::LoadedCarton> loaded_;  // what LoadContext::carton points to
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The loader and the manifest-hash cache: misses, hits, zero-copy views,
 // damage, concurrency, gc.
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -91,19 +92,64 @@ TEST_CASE("loader: stored tensors are views into the mapping of the .carton", "[
   TempDir tmp;
   ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
   PackDir(MakeModelDir(tmp.file("m"), 100000), tmp.file("m.carton"), PackCompression::kStored);
-  for (int round = 0; round < 2; ++round) {  // the miss, then a hit on the same file
-    auto c = loader::Load(tmp.file("m.carton"));
+  fs::copy_file(tmp.file("m.carton"), tmp.file("copy.carton"));
+  struct stat original;
+  REQUIRE(::stat(tmp.file("m.carton").c_str(), &original) == 0);
+  // The miss, a hit on the same file, and a hit on a copy: all map the
+  // verified .carton (the entry holds a hard link to its inode).
+  for (const char* name : {"m.carton", "m.carton", "copy.carton"}) {
+    auto c = loader::Load(tmp.file(name));
     REQUIRE(c.ok());
-    CHECK(c->stats().cache_hit == (round == 1));
     CHECK(c->stats().mapped_from_carton);
     ByteView mapping = c->carton_mapping();
     REQUIRE(mapping.size() == fs::file_size(tmp.file("m.carton")));
-    CHECK(Inside(c->FindTensor("x")->data, mapping));
+    struct stat linked;
+    REQUIRE(::stat((c->root_dir() + "/.carton-source.carton").c_str(), &linked) == 0);
+    CHECK(linked.st_ino == original.st_ino);
+    const loader::Tensor* big = c->FindTensor("big");
+    REQUIRE(big != nullptr);
+    CHECK(big->data.size() == 400000);
+    CHECK(Inside(big->data, mapping));
     auto w = c->model_safetensors()[0].file->Get("w");
     REQUIRE(w.ok());
     CHECK(w->data.size() == 400000);
     CHECK(Inside(w->data, mapping));
+    // Small files are plain copies in the entry; large mapped ones are not.
+    CHECK_FALSE(Inside(c->FindTensor("x")->data, mapping));
+    CHECK_FALSE(fs::exists(c->model_dir() + "/weights.safetensors"));
+    CHECK(c->stats().bytes_copied < 10000);
   }
+  // Deleting the original does not affect the entry.
+  fs::remove(tmp.file("m.carton"));
+  auto c = loader::Load(tmp.file("copy.carton"));
+  REQUIRE(c.ok());
+  CHECK(c->stats().cache_hit);
+  CHECK(Inside(c->FindTensor("big")->data, c->carton_mapping()));
+}
+
+TEST_CASE("loader: a mapped .carton changed in place is damage; the entry is rebuilt",
+          "[loader][zerocopy][corrupt]") {
+  TempDir tmp;
+  ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
+  std::string hash = PackDir(MakeModelDir(tmp.file("m"), 100000), tmp.file("m.carton"));
+  fs::copy_file(tmp.file("m.carton"), tmp.file("pristine.carton"));
+  REQUIRE(loader::Load(tmp.file("m.carton")).ok());
+  // Rewrite a byte of the weights in place (same inode, new mtime).
+  {
+    std::fstream f(tmp.file("m.carton"), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(tmp.file("m.carton")) / 4));
+    f.put('\x7f');
+  }
+  loader::CartonCache cc(tmp.file("cache"));
+  auto v = cc.Verify(*manifest::ParseHex(hash));
+  REQUIRE(v.ok());
+  CHECK_FALSE(v->ok());
+  auto bad = loader::Load(tmp.file("m.carton"));  // rebuilding from it fails its hash
+  CHECK(bad.status().code() == StatusCode::kCorrupt);
+  auto good = loader::Load(tmp.file("pristine.carton"));
+  REQUIRE(good.ok());
+  CHECK_FALSE(good->stats().cache_hit);
+  CHECK(cc.Verify(*manifest::ParseHex(hash))->ok());
 }
 
 TEST_CASE("loader: compressed files are decoded into the cache and mapped from there",
@@ -181,15 +227,19 @@ TEST_CASE("loader: a damaged cache entry is detected by verify and by a load, an
     CHECK_FALSE(c->stats().cache_hit);
     CHECK(fs::file_size(c->model_dir() + "/weights.safetensors") > 4096);
   }
-  SECTION("a damaged entry with no source to rebuild from is an error") {
-    fs::resize_file(root + "/model/notes.txt", 1);
-    auto c = loader::Load(root);  // the entry directory itself, verified
-    CHECK(c.ok());                // a directory load trusts its files unless asked
+  SECTION("an entry loaded by its directory (as runners do) has no source to rebuild from") {
+    WriteBytes(root + "/model/notes.txt", AsBytes("NOTES\n"));  // same size
+    CHECK(loader::Load(root).ok());  // the quick check cannot see this
     loader::LoadOptions o;
     o.verify_cache_hit = true;
     auto v = loader::Load(root, o);
     REQUIRE_FALSE(v.ok());
     CHECK(v.status().code() == StatusCode::kCorrupt);
+    CHECK_THAT(v.status().message(), Catch::Contains("model/notes.txt: sha256"));
+    fs::resize_file(root + "/model/notes.txt", 1);
+    auto q = loader::Load(root);
+    REQUIRE_FALSE(q.ok());
+    CHECK_THAT(q.status().message(), Catch::Contains("model/notes.txt: 1 bytes"));
   }
   CHECK(CountEntries(tmp.file("cache")) == 1);
 }

@@ -46,6 +46,7 @@ std::string MakeModelDir(const std::string& dir, std::uint64_t weight_floats,
   std::vector<float> x = {1.5f, -2.0f, 3.25f, 0.0f};
   data.tensors.push_back({"x", DataType::kFloat32, {4}, EncodeNumeric<float>(x), {}});
   data.tensors.push_back({"labels", DataType::kString, {2}, {}, {"first", "second"}});
+  data.tensors.push_back({"big", DataType::kFloat32, {weight_floats}, wb, {}});
   if (!WriteTensorDataDir(dir + "/tensor_data", data).ok()) {
     throw std::runtime_error("cannot write tensor_data");
   }

@@ -19,7 +19,8 @@ std::string LoaderConfig(const std::string& runner_toml =
 
 // Writes a model directory: carton.toml, model/weights.safetensors (one F32
 // tensor "w" of `weight_floats` values), model/notes.txt, tensor_data with
-// x (float32 [4]) and labels (string [2]), misc/readme.md. Returns `dir`.
+// x (float32 [4]), labels (string [2]) and big (float32 [weight_floats],
+// the same values as w), misc/readme.md. Returns `dir`.
 std::string MakeModelDir(const std::string& dir, std::uint64_t weight_floats = 1024,
                          const std::string& config = LoaderConfig());
 

@@ -29,6 +29,7 @@
 
 #include "carton/carton/config.h"
 #include "carton/common/status.h"
+#include "carton/loader/loader.h"
 #include "carton/loader/tensor.h"
 
 namespace carton::runner {
@@ -51,6 +52,10 @@ struct LoadContext {
   // warn (on stderr) about options they do not understand.
   std::map<std::string, RunnerOpt> opts;
   std::string root_dir;  // the directory holding carton.toml and model/
+  // The loaded carton, alive as long as the runner process: large stored
+  // model/*.safetensors files are not files in model_dir but zero-copy
+  // views here (model_safetensors()), as are tensor_data tensors.
+  const loader::LoadedCarton* carton = nullptr;
 };
 
 class Runner {
