@@ -12,6 +12,7 @@
 #include "carton/runner/select.h"
 #include "carton/runner/self_test.h"
 #include "carton/runner/tensor_file.h"
+#include "carton/safetensors/writer.h"
 #include "loader/loader_testing.h"
 
 using namespace carton;
@@ -254,4 +255,31 @@ TEST_CASE("runner: an out-of-tree runner builds against the installed package",
   // And the installed CLI finds the installed noop runner beside itself.
   auto runners = Run("env -u CARTON_RUNNER_PATH '" + prefix + "/bin/carton' runners");
   CHECK_THAT(runners.out, Catch::Contains(prefix + "/libexec/carton/runners/carton-runner-noop"));
+}
+
+TEST_CASE("runner: malformed string tensors and order metadata are refused", "[runner][corrupt]") {
+  TempDir tmp;
+  std::vector<std::byte> bytes(20, std::byte{1});
+  struct Case {
+    const char* key;
+    const char* value;
+    const char* message;
+  } cases[] = {
+      {"carton.string:s", "[3]", "does not hold 3 length-prefixed strings"},
+      {"carton.string:s", "[18446744073709551615, 2]", "string shape too large"},
+      {"carton.string:s", "[-1]", "bad string shape"},
+      {"carton.string:s", "nonsense", "bad string shape"},
+      {"carton.order", "[\"s\", \"t\"]", "lists 2 tensors, the file has 1"},
+      {"carton.order", "[1]", "bad carton.order metadata"},
+  };
+  for (const auto& c : cases) {
+    std::string path = tmp.file("bad.safetensors");
+    std::vector<safetensors::TensorSource> src = {{"s", safetensors::Dtype::kU8, {20}, bytes, {}}};
+    REQUIRE(safetensors::WriteFile(path, src, {{c.key, c.value}}).ok());
+    auto r = runner::ReadTensorsFile(path);
+    INFO(c.key << " = " << c.value);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == StatusCode::kCorrupt);
+    CHECK_THAT(r.status().message(), Catch::Contains(c.message));
+  }
 }
