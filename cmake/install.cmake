@@ -9,6 +9,10 @@ add_library(carton_package INTERFACE)
 add_library(carton::carton ALIAS carton_package)
 set_target_properties(carton_package PROPERTIES EXPORT_NAME carton)
 target_link_libraries(carton_package INTERFACE carton_runner carton_loader)
+if(CARTON_SANITIZE)
+  # Sanitized static libraries need the sanitizer runtimes where they are linked.
+  target_link_options(carton_package INTERFACE -fsanitize=address,undefined)
+endif()
 
 set(CARTON_INSTALLED_LIBRARIES carton_common carton_safetensors carton_manifest carton_links
     carton_core carton_loader carton_runner)
