@@ -3,10 +3,9 @@
 // Load(url) needs two things from a remote carton: its MANIFEST (read with
 // ranged requests of the central directory and the MANIFEST entry, so a
 // cache hit costs a few small requests) and, on a miss, the whole file.
-// GetModelInfo(url) needs the metadata entries only. Today every function
-// here returns kUnsupported; when the HTTP range reader lands they are
-// wired to it and nothing else in the loader changes (loader/FORMAT.md
-// "URLs").
+// GetModelInfo(url) needs the metadata entries only. They are implemented
+// with carton's OpenCarton (links::HttpRangeSource) and
+// links::DownloadToFile (loader/FORMAT.md "URLs").
 #pragma once
 
 #include <string>

@@ -126,8 +126,10 @@ bool IsUrl(std::string_view path_or_url);
 // only if verify_cache_hit is set). Input is untrusted.
 // Errors: kNotFound, kCorrupt (bad archive, a file whose sha256 is not the
 // one in MANIFEST, a damaged cache entry that cannot be rebuilt; naming the
-// file), kUnsupported (http(s) URLs, for now; see loader/FORMAT.md "URLs"),
-// kNetworkError (linked files), kIoError.
+// file), kUnsupported (also: a server that ignores HTTP Range),
+// kNetworkError (a URL or a linked file), kIoError. A URL is read with range
+// requests (MANIFEST only on a hit) and downloaded on a miss
+// (loader/FORMAT.md "URLs").
 Result<LoadedCarton> Load(const std::string& path_or_url, const LoadOptions& options = {});
 
 // Loads a model directory that has not been packed: `dir` is the model
@@ -140,8 +142,8 @@ Result<LoadedCarton> LoadUnpacked(const std::string& dir, const std::string& run
                                   std::uint64_t runner_compat_version = 1);
 
 // Metadata only: reads the central directory, carton.toml, MANIFEST and
-// tensor_data/index.toml; nothing is cached. Errors as ReadInfo (info.h),
-// kUnsupported for URLs (for now).
+// tensor_data/index.toml (by range requests for a URL); nothing is cached.
+// Errors as ReadInfo (info.h).
 Result<CartonInfo> GetModelInfo(const std::string& path_or_url);
 
 }  // namespace carton::loader
