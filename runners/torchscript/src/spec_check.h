@@ -1,0 +1,20 @@
+// Checking tensors against the [[input]]s of carton.toml before a model
+// runs: dtype, rank, fixed dimensions, and symbols that must resolve to one
+// value across all the inputs of a call.
+#pragma once
+
+#include <vector>
+
+#include "carton/carton/config.h"
+#include "carton/common/status.h"
+#include "carton/loader/tensor.h"
+
+namespace carton::torchscript {
+
+// OK when every declared input is present once with its declared dtype and
+// a shape matching its declared shape, and no undeclared input is given.
+// Errors: kInvalidArgument naming the input and the mismatch.
+Status CheckInputs(const std::vector<TensorSpec>& declared,
+                   const std::vector<loader::Tensor>& inputs);
+
+}  // namespace carton::torchscript

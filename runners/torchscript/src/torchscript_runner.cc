@@ -1,0 +1,286 @@
+#include "carton/torchscript/torchscript_runner.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <ATen/Parallel.h>
+#include <torch/script.h>
+
+#include "convert.h"
+#include "spec_check.h"
+
+#ifndef CARTON_TORCH_VERSION
+#error "CARTON_TORCH_VERSION must name the libtorch version the runner is built with"
+#endif
+
+namespace carton::torchscript {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kRunnerName[] = "torchscript";
+constexpr std::uint64_t kCompatVersion = 1;
+constexpr char kDefaultModelFile[] = "model.pt";
+
+// The first line of a torch exception: the rest is a C++ backtrace.
+std::string TorchMessage(const std::exception& e) {
+  std::string what = e.what();
+  auto nl = what.find('\n');
+  return nl == std::string::npos ? what : what.substr(0, nl);
+}
+
+Result<std::int64_t> PositiveIntOpt(const std::string& key, const RunnerOpt& value) {
+  const auto* i = std::get_if<std::int64_t>(&value);
+  if (i == nullptr || *i <= 0 || *i > 4096) {
+    return InvalidArgument("runner opt \"" + key + "\" must be an integer in [1, 4096]");
+  }
+  return *i;
+}
+
+// `model_path` relative to the model directory, never leaving it.
+Result<fs::path> ModelFile(const std::string& model_dir, const runner::LoadContext& ctx) {
+  std::string rel = kDefaultModelFile;
+  if (auto it = ctx.opts.find("model_path"); it != ctx.opts.end()) {
+    const auto* s = std::get_if<std::string>(&it->second);
+    if (s == nullptr || s->empty()) {
+      return InvalidArgument("runner opt \"model_path\" must be a non-empty string");
+    }
+    rel = *s;
+    // Accept the path written relative to the carton root, as in "model/x.pt".
+    if (rel.rfind("model/", 0) == 0) rel = rel.substr(6);
+  }
+  fs::path p(rel);
+  if (p.is_absolute()) {
+    return InvalidArgument("runner opt \"model_path\" is absolute (" + rel +
+                           "); it must name a file inside model/");
+  }
+  for (const auto& part : p) {
+    if (part == "..") {
+      return InvalidArgument("runner opt \"model_path\" leaves model/ (" + rel + ")");
+    }
+  }
+  return fs::path(model_dir) / p;
+}
+
+class TorchScriptRunner final : public runner::Runner {
+ public:
+  runner::RunnerIdentity Identity() const override {
+    return {kRunnerName, FrameworkVersion(), kCompatVersion};
+  }
+
+  Status Load(const std::string& model_dir, const runner::LoadContext& ctx) override {
+    config_ = ctx.config;
+    for (const auto& [key, value] : ctx.opts) {
+      if (key == "model_path") continue;
+      if (key == "num_threads") {
+        CARTON_ASSIGN_OR_RETURN(std::int64_t n, PositiveIntOpt(key, value));
+        at::set_num_threads(static_cast<int>(n));
+        std::cerr << "carton-runner-torchscript: num_threads: torch uses "
+                  << at::get_num_threads() << " intra-op threads\n";
+      } else if (key == "num_interop_threads") {
+        CARTON_ASSIGN_OR_RETURN(std::int64_t n, PositiveIntOpt(key, value));
+        try {
+          at::set_num_interop_threads(static_cast<int>(n));
+          std::cerr << "carton-runner-torchscript: num_interop_threads: torch uses "
+                    << at::get_num_interop_threads() << " inter-op threads\n";
+        } catch (const std::exception& e) {
+          return InvalidArgument("runner opt \"num_interop_threads\": " + TorchMessage(e));
+        }
+      } else {
+        std::cerr << "carton-runner-torchscript: warning: ignoring unknown runner opt \"" << key
+                  << "\" (known: model_path, num_threads, num_interop_threads)\n";
+      }
+    }
+    CARTON_ASSIGN_OR_RETURN(fs::path file, ModelFile(model_dir, ctx));
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) {
+      return NotFound("TorchScript model " + file.string() + " does not exist");
+    }
+    try {
+      module_ = torch::jit::load(file.string());
+      module_->eval();
+    } catch (const std::exception& e) {
+      module_.reset();
+      return Corrupt("cannot load TorchScript model " + file.string() + ": " + TorchMessage(e));
+    }
+    return AnalyzeForward(file.string());
+  }
+
+  Result<std::vector<runner::Tensor>> Infer(const std::vector<runner::Tensor>& inputs) override {
+    if (!module_) return Internal("no model loaded");
+    CARTON_RETURN_IF_ERROR(CheckInputs(config_.inputs, inputs));
+    CARTON_ASSIGN_OR_RETURN(std::vector<c10::IValue> args, Arguments(inputs));
+    c10::IValue result;
+    try {
+      torch::NoGradGuard no_grad;
+      result = module_->forward(std::move(args));
+    } catch (const std::exception& e) {
+      return InvalidArgument("the TorchScript model failed: " + TorchMessage(e));
+    }
+    return Outputs(result);
+  }
+
+ private:
+  // Reads forward's signature once: dict mode or the positional names.
+  Status AnalyzeForward(const std::string& file) {
+    c10::optional<torch::jit::Method> forward = module_->find_method("forward");
+    if (!forward) return InvalidArgument("TorchScript model " + file + " has no forward method");
+    const auto& arguments = forward->function().getSchema().arguments();
+    args_.clear();
+    // arguments[0] is self.
+    for (std::size_t i = 1; i < arguments.size(); ++i) args_.push_back(arguments[i]);
+    dict_mode_ = args_.size() == 1 && args_[0].type()->kind() == c10::TypeKind::DictType;
+    if (!dict_mode_ && !config_.inputs.empty()) {
+      std::size_t required = 0;
+      for (const auto& a : args_) required += a.default_value() ? 0 : 1;
+      if (config_.inputs.size() < required || config_.inputs.size() > args_.size()) {
+        return InvalidArgument("TorchScript model " + file + ": forward takes " +
+                               std::to_string(args_.size()) + " arguments but carton.toml "
+                               "declares " + std::to_string(config_.inputs.size()) + " inputs");
+      }
+    }
+    return Status::Ok();
+  }
+
+  const TensorSpec* DeclaredInput(const std::string& name) const {
+    for (const auto& s : config_.inputs) {
+      if (s.name == name) return &s;
+    }
+    return nullptr;
+  }
+
+  Result<std::vector<c10::IValue>> Arguments(const std::vector<runner::Tensor>& inputs) const {
+    std::vector<c10::IValue> args;
+    if (dict_mode_) {
+      c10::Dict<std::string, at::Tensor> dict;
+      for (const auto& t : inputs) {
+        if (t.dtype == DataType::kString) {
+          return InvalidArgument("input \"" + t.name + "\": forward takes a dict of tensors, "
+                                 "which cannot hold strings");
+        }
+        CARTON_ASSIGN_OR_RETURN(c10::IValue v, ToIValue(t));
+        const TensorSpec* spec = DeclaredInput(t.name);
+        const std::string key = spec && spec->internal_name ? *spec->internal_name : t.name;
+        dict.insert(key, v.toTensor());
+      }
+      args.emplace_back(std::move(dict));
+      return args;
+    }
+    std::vector<const runner::Tensor*> ordered;
+    if (!config_.inputs.empty()) {
+      for (const auto& spec : config_.inputs) {
+        for (const auto& t : inputs) {
+          if (t.name == spec.name) ordered.push_back(&t);
+        }
+      }
+    } else {
+      for (const auto& a : args_) {
+        const runner::Tensor* found = nullptr;
+        for (const auto& t : inputs) {
+          if (t.name == a.name()) found = &t;
+        }
+        if (found == nullptr) {
+          if (a.default_value()) break;
+          return InvalidArgument("forward argument \"" + a.name() + "\" has no input of that "
+                                 "name (carton.toml declares no inputs to order them)");
+        }
+        ordered.push_back(found);
+      }
+      if (ordered.size() != inputs.size()) {
+        return InvalidArgument("forward takes arguments named " + ArgNames() +
+                               "; some inputs match none of them");
+      }
+    }
+    for (const runner::Tensor* t : ordered) {
+      CARTON_ASSIGN_OR_RETURN(c10::IValue v, ToIValue(*t));
+      args.push_back(std::move(v));
+    }
+    return args;
+  }
+
+  std::string ArgNames() const {
+    std::string s;
+    for (const auto& a : args_) s += (s.empty() ? "" : ", ") + a.name();
+    return "(" + s + ")";
+  }
+
+  std::optional<DataType> DeclaredOutputType(const std::string& name) const {
+    for (const auto& s : config_.outputs) {
+      if (s.name == name) return s.dtype;
+    }
+    return std::nullopt;
+  }
+
+  // The output name for dict key `key`: the declared output whose
+  // internal_name is `key`, else `key`.
+  std::string OutputNameForKey(const std::string& key) const {
+    for (const auto& s : config_.outputs) {
+      if (s.internal_name && *s.internal_name == key) return s.name;
+    }
+    return key;
+  }
+
+  Result<std::vector<runner::Tensor>> Outputs(const c10::IValue& result) const {
+    std::vector<runner::Tensor> out;
+    auto add = [&](const std::string& name, const c10::IValue& v) -> Status {
+      CARTON_ASSIGN_OR_RETURN(runner::Tensor t, FromIValue(name, v, DeclaredOutputType(name)));
+      out.push_back(std::move(t));
+      return Status::Ok();
+    };
+    if (result.isGenericDict()) {
+      for (const auto& item : result.toGenericDict()) {
+        if (!item.key().isString()) {
+          return InvalidArgument("the model returned a dict with a " + item.key().tagKind() +
+                                 " key; output names must be strings");
+        }
+        CARTON_RETURN_IF_ERROR(add(OutputNameForKey(item.key().toStringRef()), item.value()));
+      }
+      return out;
+    }
+    std::vector<c10::IValue> items;
+    bool several = false;
+    if (result.isTuple()) {
+      items = result.toTupleRef().elements().vec();
+      several = true;
+    } else if (result.isTensorList()) {
+      for (const at::Tensor& t : result.toTensorVector()) items.emplace_back(t);
+      several = true;
+    } else {
+      items.push_back(result);
+    }
+    const auto& declared = config_.outputs;
+    if (!declared.empty() && declared.size() != items.size()) {
+      return InvalidArgument("the model returned " + std::to_string(items.size()) +
+                             " value(s) but carton.toml declares " +
+                             std::to_string(declared.size()) + " outputs");
+    }
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      std::string name = !declared.empty() ? declared[i].name
+                         : several         ? "output" + std::to_string(i)
+                                           : std::string("output");
+      CARTON_RETURN_IF_ERROR(add(name, items[i]));
+    }
+    return out;
+  }
+
+  CartonConfig config_;
+  std::optional<torch::jit::Module> module_;
+  std::vector<c10::Argument> args_;
+  bool dict_mode_ = false;
+};
+
+}  // namespace
+
+std::string FrameworkVersion() { return CARTON_TORCH_VERSION; }
+
+std::unique_ptr<runner::Runner> MakeTorchScriptRunner() {
+  return std::make_unique<TorchScriptRunner>();
+}
+
+}  // namespace carton::torchscript
