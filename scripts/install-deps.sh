@@ -21,6 +21,9 @@ packages=(
 if [ "${1:-}" = "--test" ]; then
   # Peers used by the test suite: servers and other zip tools.
   packages+=(nginx-light brotli curl)
+  # libtorch for the TorchScript runner and its tests (the runner is only
+  # built when it is found).
+  packages+=(libtorch-dev)
 fi
 
 missing=()
