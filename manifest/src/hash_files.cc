@@ -42,13 +42,25 @@ Result<std::uint64_t> RegularFileSize(const std::string& path) {
   return static_cast<std::uint64_t>(st.st_size);
 }
 
-Result<Digest> HashOne(const std::string& path, std::span<std::byte> buffer) {
+// Fails unless the open file `fd` is version `expected` (if given) of `path`.
+Status CheckVersion(int fd, const std::string& path, const FileIdentity* expected,
+                    const char* when) {
+  if (expected == nullptr) return Status::Ok();
+  auto identity = IdentityOfFd(fd);
+  if (!identity.ok()) return identity.status().WithContext(path);
+  if (*identity != *expected) return IoError(path + ": changed " + when);
+  return Status::Ok();
+}
+
+Result<Digest> HashOne(const std::string& path, std::span<std::byte> buffer,
+                       const FileIdentity* expected) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return OpenError(path, "open", errno);
   // The path was checked by stat() already, but it may have been replaced.
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return OpenError(path, "stat", errno);
   if (!S_ISREG(st.st_mode)) return InvalidArgument(path + ": not a regular file");
+  CARTON_RETURN_IF_ERROR(CheckVersion(fd.get(), path, expected, "before it was hashed"));
   ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   Sha256 hasher;
   off_t offset = 0;
@@ -63,6 +75,7 @@ Result<Digest> HashOne(const std::string& path, std::span<std::byte> buffer) {
     hasher.Update(buffer.first(static_cast<std::size_t>(n)));
     offset += n;
   }
+  CARTON_RETURN_IF_ERROR(CheckVersion(fd.get(), path, expected, "while it was hashed"));
   return hasher.Finish();
 }
 
@@ -73,8 +86,13 @@ struct Job {
 
 }  // namespace
 
-Result<std::vector<Digest>> HashFiles(std::span<const std::string> paths, unsigned threads) {
+Result<std::vector<Digest>> HashFiles(std::span<const std::string> paths, unsigned threads,
+                                      std::span<const FileIdentity> expected) {
   if (paths.empty()) return std::vector<Digest>();
+  if (!expected.empty() && expected.size() != paths.size()) {
+    return InvalidArgument("HashFiles: " + std::to_string(expected.size()) +
+                           " expected versions for " + std::to_string(paths.size()) + " files");
+  }
   std::vector<Job> jobs;
   jobs.reserve(paths.size());
   for (std::size_t i = 0; i < paths.size(); ++i) {
@@ -93,7 +111,8 @@ Result<std::vector<Digest>> HashFiles(std::span<const std::string> paths, unsign
                 thread_local std::unique_ptr<std::byte[]> buffer =
                     std::make_unique_for_overwrite<std::byte[]>(kReadBufferBytes);
                 std::size_t i = jobs[k].index;
-                Result<Digest> d = HashOne(paths[i], {buffer.get(), kReadBufferBytes});
+                Result<Digest> d = HashOne(paths[i], {buffer.get(), kReadBufferBytes},
+                                           expected.empty() ? nullptr : &expected[i]);
                 if (d.ok()) {
                   digests[i] = *d;
                 } else {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "carton/common/file_identity.h"
+#include "carton/common/unique_fd.h"
 #include "testing.h"
 
 using namespace carton;
@@ -83,4 +85,30 @@ TEST_CASE("manifest: HashFiles rejects a directory", "[manifest][hash_files]") {
   REQUIRE_FALSE(got.ok());
   CHECK(got.status().code() == StatusCode::kInvalidArgument);
   CHECK_THAT(got.status().message(), Catch::Contains("not a regular file"));
+}
+
+TEST_CASE("manifest: HashFiles checks files are the versions expected", "[manifest][hash_files]") {
+  testing::TempDir dir;
+  std::vector<std::string> paths = {dir.file("a"), dir.file("b")};
+  testing::WriteBytes(paths[0], AsBytes("abc"));
+  testing::WriteBytes(paths[1], Noise(100000, 3));
+  std::vector<FileIdentity> versions;
+  for (const auto& p : paths) {
+    auto id = IdentityOfPath(p);
+    REQUIRE(id.ok());
+    versions.push_back(*id);
+  }
+  Result<std::vector<Digest>> got = HashFiles(paths, 2, versions);
+  REQUIRE(got.ok());
+  CHECK(*got == *HashFiles(paths, 2));
+
+  // Rewritten with the same size: the change time tells.
+  testing::WriteBytes(paths[1], Noise(100000, 4));
+  got = HashFiles(paths, 2, versions);
+  REQUIRE_FALSE(got.ok());
+  CHECK(got.status().code() == StatusCode::kIoError);
+  CHECK(got.status().message() == paths[1] + ": changed before it was hashed");
+
+  std::vector<FileIdentity> one = {versions[0]};
+  CHECK(HashFiles(paths, 2, one).status().code() == StatusCode::kInvalidArgument);
 }

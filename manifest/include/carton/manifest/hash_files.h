@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "carton/common/file_identity.h"
 #include "carton/common/status.h"
 #include "carton/manifest/sha256.h"
 
@@ -24,11 +25,16 @@ inline constexpr unsigned kMaxHashThreads = 256;
 // pread into a per-worker buffer (see hash_files.cc for why not mmap); a file
 // that shrinks or grows while being read is hashed as read.
 //
+// With `expected` (one per path), each file must be that version of it when
+// opened and when read to the end (kIoError otherwise), so the digest is of
+// exactly the bytes another reader of that version sees.
+//
 // Every file is stat()ed first, so a missing one fails before any hashing.
 // Errors: kNotFound (a file does not exist), kInvalidArgument (not a regular
 // file), kIoError; the message starts with the path. When several files fail,
 // the error of the one earliest in `paths` is returned; after the first
 // failure no further files are started.
-Result<std::vector<Digest>> HashFiles(std::span<const std::string> paths, unsigned threads = 0);
+Result<std::vector<Digest>> HashFiles(std::span<const std::string> paths, unsigned threads = 0,
+                                      std::span<const FileIdentity> expected = {});
 
 }  // namespace carton::manifest
