@@ -1,7 +1,6 @@
 #include "zip_entry_source.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -37,13 +36,6 @@ zip_int64_t EntrySource::Fail(Status s, int zip_code) {
   return -1;
 }
 
-FileIdentity IdentityOf(const struct stat& st) {
-  return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
-          static_cast<std::uint64_t>(st.st_size),
-          st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec,
-          st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec};
-}
-
 Status EntrySource::Open() {
   const std::string context = "entry " + fmt::QuoteName(data_.name);
   if (output_->position() != data_.data_offset) {
@@ -55,18 +47,26 @@ Status EntrySource::Open() {
       std::min<std::uint64_t>(kBufferSize, data_.compressed_size)));
   buffer_pos_ = buffer_end_ = 0;
   fetched_ = 0;
+  if (data_.produce) {
+    CARTON_ASSIGN_OR_RETURN(produced_, data_.produce());
+    if (produced_.size() != data_.size) {
+      return Internal(context + ": produced " +
+                      std::to_string(produced_.size()) + " bytes, not " +
+                      std::to_string(data_.size));
+    }
+    return Status::Ok();
+  }
   if (data_.file_path.empty()) return Status::Ok();
   fd_.Reset(::open(data_.file_path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd_.valid()) {
     return IoError(context + ": cannot open " + data_.file_path + ": " +
                    std::strerror(errno));
   }
-  struct stat st;
-  if (::fstat(fd_.get(), &st) != 0) {
-    return IoError(context + ": cannot stat " + data_.file_path + ": " +
-                   std::strerror(errno));
+  auto identity = IdentityOfFd(fd_.get());
+  if (!identity.ok()) {
+    return identity.status().WithContext(context + ": " + data_.file_path);
   }
-  if (IdentityOf(st) != data_.identity) {
+  if (*identity != data_.identity) {
     return IoError(context + ": " + data_.file_path +
                    " changed between adding it and writing the archive");
   }
@@ -79,7 +79,10 @@ Status EntrySource::Refill() {
       buffer_.size(), data_.compressed_size - fetched_));
   buffer_pos_ = 0;
   buffer_end_ = 0;
-  if (data_.file_path.empty()) {
+  if (data_.produce) {
+    std::memcpy(buffer_.data(), produced_.data() + fetched_, want);
+    buffer_end_ = want;
+  } else if (data_.file_path.empty()) {
     CARTON_RETURN_IF_ERROR(spool_->Read(data_.spool_offset + fetched_,
                                         MutableByteView(buffer_.data(), want)));
     buffer_end_ = want;
@@ -114,8 +117,8 @@ Status EntrySource::CheckFileEnd() {
     return IoError(context + ": " + data_.file_path +
                    " grew before it was written");
   }
-  struct stat st;
-  if (::fstat(fd_.get(), &st) != 0 || IdentityOf(st) != data_.identity) {
+  auto identity = IdentityOfFd(fd_.get());
+  if (!identity.ok() || *identity != data_.identity) {
     return IoError(context + ": " + data_.file_path +
                    " changed while the archive was written");
   }
@@ -197,6 +200,7 @@ zip_int64_t EntrySource::Handle(void* data, zip_uint64_t len,
     case ZIP_SOURCE_CLOSE:
       fd_.Reset();
       buffer_ = {};
+      produced_ = {};
       return 0;
     case ZIP_SOURCE_ERROR:
       return zip_error_to_data(zip_error_.get(), data, len);

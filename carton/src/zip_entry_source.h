@@ -4,13 +4,13 @@
 // Its STAT reports the entry's method, sizes and CRC-32 up front, so libzip
 // copies compressed bytes (deflate and zstd, already compressed into the
 // spool) as they are and writes the sizes it was told into the local header
-// before the data. Stored bytes come from the spool or, for AddFile, from
-// the source file, read a second time: that read checks the file is still
-// the one the first read saw (same device, inode, size, and modification and
-// change times to the nanosecond), so the archive cannot hold bytes other
-// than those ZipAddResult (and its SHA-256) describe, without hashing the
-// file twice. A write to the file always updates its change time, which no
-// user can set back.
+// before the data. Stored bytes come from the spool, from a producer
+// (AddLater), or, for AddFile and AddFileUnread, from the source file, read
+// then: that read checks the file is still the version seen when it was
+// added (the same FileIdentity when opened and at the end), so the archive
+// cannot hold bytes other than those ZipAddResult (and its SHA-256)
+// describe, without hashing the file twice. libzip computes the CRC-32 of
+// stored bytes itself as it writes them, whatever STAT says.
 //
 // When libzip opens the source, the output's position must be the data
 // offset ZipWriter computed: a check that its prediction of libzip's local
@@ -19,12 +19,12 @@
 // Memory: a 1 MiB buffer while libzip reads the entry. Not thread-safe.
 #pragma once
 
-#include <sys/stat.h>
-
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "carton/carton/zip.h"
+#include "carton/common/file_identity.h"
 #include "carton/common/status.h"
 #include "carton/common/unique_fd.h"
 #include "zip_libzip.h"
@@ -33,14 +33,6 @@
 
 namespace carton::zip_internal {
 
-// What identifies one version of a file's contents.
-struct FileIdentity {
-  std::uint64_t dev = 0, ino = 0, size = 0;
-  std::int64_t mtime_ns = 0, ctime_ns = 0;
-  bool operator==(const FileIdentity&) const = default;
-};
-FileIdentity IdentityOf(const struct stat& st);
-
 struct EntryData {
   std::string name;          // for messages
   std::uint16_t method = 0;  // zip method of the bytes handed to libzip
@@ -48,10 +40,12 @@ struct EntryData {
   std::uint64_t compressed_size = 0;
   std::uint32_t crc32 = 0;
   std::uint64_t data_offset = 0;  // where ZipWriter placed the data
-  // The bytes: the file at `file_path` (stored entries only), or when that
-  // is empty, compressed_size bytes of the spool from `spool_offset`.
+  // The bytes: the file at `file_path` (stored entries only), or what
+  // `produce` returns (stored entries only), or compressed_size bytes of the
+  // spool from `spool_offset`.
   std::string file_path;
-  FileIdentity identity;  // of `file_path` when first read
+  FileIdentity identity;  // of `file_path` when added
+  ZipWriter::Producer produce;
   std::uint64_t spool_offset = 0;
 };
 
@@ -85,6 +79,7 @@ class EntrySource {
   const ZipOutput* output_;
   UniqueFd fd_;
   std::vector<std::byte> buffer_;
+  std::string produced_;  // what data_.produce returned
   std::size_t buffer_pos_ = 0;
   std::size_t buffer_end_ = 0;
   std::uint64_t fetched_ = 0;  // bytes moved into the buffer so far

@@ -42,8 +42,6 @@ namespace fmt = zip_format;
 using zip_internal::ArchivePtr;
 using zip_internal::EntryData;
 using zip_internal::EntrySource;
-using zip_internal::FileIdentity;
-using zip_internal::IdentityOf;
 
 constexpr std::size_t kChunkSize = 4 << 20;
 // An alignment field holds at least its 16-bit alignment value.
@@ -402,42 +400,99 @@ ZipWriter::~ZipWriter() = default;
 
 std::size_t ZipWriter::entry_count() const { return impl_->entries; }
 
+namespace {
+
+struct OpenedFile {
+  UniqueFd fd;
+  FileIdentity identity;
+};
+
+// Opens the regular file `path` for entry `name`.
+Result<OpenedFile> OpenSource(std::string_view name, const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
+    std::string msg = EntryContext(name) + ": cannot open " + path + ": " +
+                      std::strerror(errno);
+    return errno == ENOENT ? NotFound(std::move(msg)) : IoError(std::move(msg));
+  }
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) {
+    return IoError(EntryContext(name) + ": cannot stat " + path + ": " +
+                   std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return InvalidArgument(EntryContext(name) + ": " + path +
+                           " is not a regular file");
+  }
+  auto identity = IdentityOfFd(fd.get());
+  if (!identity.ok())
+    return identity.status().WithContext(EntryContext(name) + ": " + path);
+  return OpenedFile{std::move(fd), *identity};
+}
+
+}  // namespace
+
 Result<ZipAddResult> ZipWriter::AddFile(std::string_view name,
                                         const std::string& source_path,
                                         Compression method, int level,
                                         const ZipAddOptions& add) {
   CARTON_RETURN_IF_ERROR(impl_->CheckWritable());
   CARTON_RETURN_IF_ERROR(impl_->CheckName(name));
-  UniqueFd fd(::open(source_path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) {
-    std::string msg = EntryContext(name) + ": cannot open " + source_path +
-                      ": " + std::strerror(errno);
-    return errno == ENOENT ? NotFound(std::move(msg)) : IoError(std::move(msg));
-  }
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) {
-    return IoError(EntryContext(name) + ": cannot stat " + source_path + ": " +
-                   std::strerror(errno));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    return InvalidArgument(EntryContext(name) + ": " + source_path +
-                           " is not a regular file");
-  }
-  ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  CARTON_ASSIGN_OR_RETURN(OpenedFile file, OpenSource(name, source_path));
+  ::posix_fadvise(file.fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   impl_->read_buffer.resize(kChunkSize);
-  const FileIdentity identity = IdentityOf(st);
-  FileSource source(std::move(fd), source_path, &impl_->read_buffer);
-  auto r = impl_->Add(name, method, level, static_cast<std::uint64_t>(st.st_size),
-                      source, add, source_path, identity);
+  const FileIdentity identity = file.identity;
+  FileSource source(std::move(file.fd), source_path, &impl_->read_buffer);
+  auto r = impl_->Add(name, method, level, identity.size, source, add,
+                      source_path, identity);
   if (!r.ok()) return r;
   // The hash describes the file as it was while read: it must not have
   // changed during that read (stored files are read again when written).
-  struct stat after;
-  if (::stat(source_path.c_str(), &after) != 0 || IdentityOf(after) != identity) {
+  auto after = IdentityOfPath(source_path);
+  if (!after.ok() || *after != identity) {
     return impl_->Poison(IoError(EntryContext(name) + ": " + source_path +
                                  " changed while it was read"));
   }
+  r->source_identity = identity;
   return r;
+}
+
+Result<ZipAddResult> ZipWriter::AddFileUnread(std::string_view name,
+                                              const std::string& source_path) {
+  CARTON_RETURN_IF_ERROR(impl_->CheckWritable());
+  CARTON_RETURN_IF_ERROR(impl_->CheckName(name));
+  CARTON_ASSIGN_OR_RETURN(OpenedFile file, OpenSource(name, source_path));
+  EntryData data;
+  data.name = std::string(name);
+  data.method = fmt::kMethodStored;
+  data.size = data.compressed_size = file.identity.size;
+  data.file_path = source_path;
+  data.identity = file.identity;
+  ZipAddResult result;
+  result.size = result.compressed_size = file.identity.size;
+  result.source_identity = file.identity;
+  auto offset = impl_->AddToArchive(std::move(data));
+  if (!offset.ok()) return impl_->Poison(offset.status());
+  result.data_offset = *offset;
+  return result;
+}
+
+Result<ZipAddResult> ZipWriter::AddLater(std::string_view name,
+                                         std::uint64_t size,
+                                         Producer produce) {
+  CARTON_RETURN_IF_ERROR(impl_->CheckWritable());
+  CARTON_RETURN_IF_ERROR(impl_->CheckName(name));
+  EntryData data;
+  data.name = std::string(name);
+  data.method = fmt::kMethodStored;
+  data.size = data.compressed_size = size;
+  data.produce = std::move(produce);
+  ZipAddResult result;
+  result.size = result.compressed_size = size;
+  auto offset = impl_->AddToArchive(std::move(data));
+  if (!offset.ok()) return impl_->Poison(offset.status());
+  result.data_offset = *offset;
+  return result;
 }
 
 Result<ZipAddResult> ZipWriter::AddBytes(std::string_view name, ByteView data,

@@ -728,13 +728,17 @@ TEST_CASE("carton zip: a stored source file that changes before Finish fails",
           "[zip]") {
   TempDir dir;
   const std::string source = dir.file("src.bin");
-  for (std::string change : {"grow", "shrink", "rewrite"}) {
+  for (std::string change : {"grow", "shrink", "rewrite", "rewrite"}) {
     INFO(change);
     testing::WriteBytes(source, Pattern(10000, 4));
     std::string path = dir.file("changed.zip");
     auto w = ZipWriter::Create(path);
     REQUIRE(w.ok());
-    auto added = w->AddFile("model/w", source, Compression::kStored);
+    // AddFile reads the file now, AddFileUnread only when writing: both
+    // check it is still the version added.
+    const bool unread = change == "rewrite";
+    auto added = unread ? w->AddFileUnread("model/w", source)
+                        : w->AddFile("model/w", source, Compression::kStored);
     REQUIRE(added.ok());
     auto data = Pattern(10000, 4);
     if (change == "grow") data.push_back(std::byte{'x'});
@@ -757,7 +761,7 @@ TEST_CASE("carton zip: large in-memory entries spill to a hidden spool file",
           "[zip]") {
   TempDir dir;
   std::string path = dir.file("spill.zip");
-  // Stored bytes from memory are copied to the spool; past 32 MiB it is a
+  // Stored bytes from memory are copied to the spool; past 8 MiB it is a
   // file, unlinked as soon as it is created.
   const std::vector<std::byte> big(40 << 20, std::byte{7});
   const auto tail = Pattern(300000, 8);
@@ -822,4 +826,78 @@ TEST_CASE("carton zip: entries can be read from several threads at once",
   }
   CHECK(std::count(ok.begin(), ok.end(), 1) ==
         static_cast<std::ptrdiff_t>(entries.size()));
+}
+
+TEST_CASE("carton zip: AddFileUnread and AddLater write their bytes with Finish",
+          "[zip]") {
+  TempDir dir;
+  const std::string source = dir.file("src.bin");
+  const auto bytes = Pattern(300000, 11);
+  testing::WriteBytes(source, bytes);
+  const std::string path = dir.file("later.zip");
+  bool produced = false;
+  {
+    auto w = ZipWriter::Create(path, {.alignment = 4096});
+    REQUIRE(w.ok());
+    REQUIRE(w->AddBytes("a.txt", AsBytes("first"), Compression::kDeflate).ok());
+    auto f = w->AddFileUnread("model/w", source);
+    REQUIRE(f.ok());
+    CHECK(f->size == bytes.size());
+    CHECK(f->compressed_size == bytes.size());
+    CHECK(f->data_offset % 4096 == 0);
+    CHECK_FALSE(f->sha256.has_value());
+    CHECK(f->source_identity.size == bytes.size());
+    auto l = w->AddLater("LATER", 5, [&]() -> Result<std::string> {
+      produced = true;
+      return std::string("later");
+    });
+    REQUIRE(l.ok());
+    CHECK(l->data_offset % 4096 == 0);
+    CHECK_FALSE(produced);  // only when Finish() reaches it
+    REQUIRE(w->Finish().ok());
+  }
+  CHECK(produced);
+  auto z = ZipReader::Open(path);
+  REQUIRE(z.ok());
+  REQUIRE(z->entries().size() == 3);
+  CHECK(z->entries()[2].name == "LATER");
+  auto w = z->Read("model/w");  // checks the CRC-32 libzip wrote
+  REQUIRE(w.ok());
+  CHECK(*w == bytes);
+  auto l = z->Read("LATER");
+  REQUIRE(l.ok());
+  CHECK(*l == Bytes("later"));
+  auto mapped = z->MappedData("model/w");
+  REQUIRE(mapped.ok());
+  CHECK(mapped->data() == z->archive().data() + *z->DataOffset("model/w"));
+  auto r = Run("unzip -tq " + Quote(path));
+  CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("carton zip: an AddLater producer's error or wrong size fails Finish",
+          "[zip]") {
+  TempDir dir;
+  const std::string path = dir.file("later.zip");
+  struct Case {
+    ZipWriter::Producer produce;
+    StatusCode code;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {[]() -> Result<std::string> { return IoError("hashes failed"); },
+       StatusCode::kIoError, "hashes failed"},
+      {[]() -> Result<std::string> { return std::string("too long"); },
+       StatusCode::kInternal, "entry \"LATER\": produced 8 bytes, not 5"},
+  };
+  for (const auto& c : cases) {
+    auto w = ZipWriter::Create(path);
+    REQUIRE(w.ok());
+    REQUIRE(w->AddBytes("a.txt", AsBytes("first"), Compression::kStored).ok());
+    REQUIRE(w->AddLater("LATER", 5, c.produce).ok());
+    Status s = w->Finish();
+    CHECK(s.code() == c.code);
+    CHECK_THAT(s.message(), Catch::Contains(c.message));
+    CHECK_FALSE(std::filesystem::exists(path));
+  }
+  CHECK(std::filesystem::is_empty(dir.path()));
 }

@@ -27,7 +27,7 @@
 //
 // Ownership: ZipWriter owns its temporary output file and a spool for entry
 // data (compressed entries and stored entries added from memory wait there
-// until Finish(): in memory up to 32 MiB, then in a temporary file next to
+// until Finish(): in memory up to 8 MiB, then in a temporary file next to
 // the output that is unlinked as soon as it is created); ZipReader owns a
 // mapping of the archive (Open), borrows the caller's buffer (OpenBuffer),
 // or owns the RandomAccessSource it reads through (OpenSource).
@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "carton/common/bytes.h"
+#include "carton/common/file_identity.h"
 #include "carton/common/random_access.h"
 #include "carton/common/status.h"
 #include "carton/manifest/sha256.h"
@@ -71,9 +72,9 @@ struct ZipWriterOptions {
   // two in [1, kZipMaxAlignment]; 4096 gives page-aligned entries.
   std::uint32_t alignment = 64;
   // zstd worker threads; 0 compresses on the calling thread. The output is
-  // the same for every value >= 1 but differs from the output for 0. Memory
-  // grows with workers (about 20 MiB on one thread at level 3, about 120 MiB
-  // with two workers).
+  // the same for every value >= 1 (zstd cuts the input into 4 MiB jobs) but
+  // differs from the output for 0. Memory grows with workers (about 20 MiB
+  // more per worker at level 3).
   int zstd_workers = 0;
   // fsync the archive and its directory before Finish() reports success.
   bool durable = false;
@@ -92,9 +93,10 @@ struct ZipAddOptions {
 struct ZipAddResult {
   std::uint64_t size = 0;             // uncompressed bytes
   std::uint64_t compressed_size = 0;  // bytes in the archive
-  std::uint32_t crc32 = 0;
+  std::uint32_t crc32 = 0;                 // 0 from AddFileUnread, AddLater
   std::uint64_t data_offset = 0;           // where the entry's bytes start
   std::optional<manifest::Digest> sha256;  // when ZipAddOptions::sha256
+  FileIdentity source_identity;            // AddFile*: the file's version
 };
 
 class ZipWriter {
@@ -127,6 +129,28 @@ class ZipWriter {
                                const std::string& source_path,
                                Compression method, int level = 0,
                                const ZipAddOptions& add = {});
+
+  // Appends the file at `source_path` as a stored entry without reading it
+  // now: Finish() reads it once, as it writes it (libzip computes the CRC-32
+  // of stored bytes then), and fails with kIoError unless the file is still
+  // the version seen here, the result's source_identity. The result's crc32
+  // is 0 and it has no sha256: a caller that needs the file's hash reads it
+  // meanwhile (on another thread, say) and checks that it read that version.
+  // Errors: as AddFile.
+  Result<ZipAddResult> AddFileUnread(std::string_view name,
+                                     const std::string& source_path);
+
+  // Produces the bytes of an AddLater entry.
+  using Producer = std::function<Result<std::string>()>;
+
+  // Appends a stored entry of exactly `size` bytes that `produce` returns
+  // when Finish() reaches it, after every earlier entry is written, so its
+  // bytes may come from work done while those are written (a MANIFEST of
+  // hashes computed meanwhile). `produce` runs at most once, on the thread
+  // calling Finish(), which returns its error, or kInternal if it returns
+  // another number of bytes. The result's crc32 is 0. Errors: as AddBytes.
+  Result<ZipAddResult> AddLater(std::string_view name, std::uint64_t size,
+                                Producer produce);
 
   // As AddFile, from memory.
   Result<ZipAddResult> AddBytes(std::string_view name, ByteView data,
