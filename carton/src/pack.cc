@@ -1,20 +1,27 @@
 #include "carton/carton/pack.h"
 
 #include <algorithm>
+#include <exception>
 #include <filesystem>
 #include <system_error>
+#include <thread>
 
 #include "carton/carton/tensor_data.h"
 #include "carton/common/atomic_file.h"
+#include "carton/common/file_identity.h"
+#include "carton/manifest/hash_files.h"
 #include "carton/manifest/manifest.h"
 #include "pack_walk.h"
 #include "zstd_probe.h"
-
 
 namespace carton {
 namespace {
 
 namespace fs = std::filesystem;
+
+// More zstd workers than this buy nothing a pack could use and cost ~20 MiB
+// each.
+constexpr unsigned kMaxZstdWorkers = 4;
 
 Compression ChooseMethod(const PackOptions& options, const internal::SourceFile& f) {
   switch (options.compression) {
@@ -87,14 +94,23 @@ Result<PackReport> Pack(const std::string& dir, const std::string& out_path,
                         const PackOptions& options) {
   CARTON_ASSIGN_OR_RETURN(std::vector<internal::SourceFile> files, internal::WalkModelDir(dir));
   CARTON_ASSIGN_OR_RETURN(std::vector<Item> items, PlanItems(dir, files, options));
+  const unsigned threads =
+      options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
 
   ZipWriterOptions zopts;
   zopts.alignment = options.alignment;
-  zopts.zstd_workers = options.zstd_workers;
+  // At least one worker, so that the output does not depend on `threads`.
+  zopts.zstd_workers = static_cast<int>(std::min(threads, kMaxZstdWorkers));
   CARTON_ASSIGN_OR_RETURN(ZipWriter zip, ZipWriter::Create(out_path, zopts));
 
   PackReport report;
   std::vector<manifest::ManifestEntry> entries;
+  // Stored files are not read when added: Finish() reads each once as it
+  // writes it, while other threads hash them (checking they hash the version
+  // written); MANIFEST, written last, waits for those hashes.
+  std::vector<std::size_t> unread;  // indexes into entries and report.files
+  std::vector<std::string> unread_paths;
+  std::vector<FileIdentity> unread_versions;
   ZipAddOptions add;
   add.sha256 = true;
   for (const auto& item : items) {
@@ -102,6 +118,7 @@ Result<PackReport> Pack(const std::string& dir, const std::string& out_path,
     auto r = [&]() -> Result<ZipAddResult> {
       if (item.file != nullptr) {
         method = ChooseMethod(options, *item.file);
+        if (method == Compression::kStored) return zip.AddFileUnread(item.path, item.file->full_path);
         return zip.AddFile(item.path, item.file->full_path, method, options.level, add);
       }
       // Generated metadata is small text: zstd under auto.
@@ -111,18 +128,51 @@ Result<PackReport> Pack(const std::string& dir, const std::string& out_path,
       return zip.AddBytes(item.path, AsBytes(item.generated), method, options.level, add);
     }();
     if (!r.ok()) return r.status();
-    report.files.push_back({item.path, r->size, r->compressed_size, method, *r->sha256});
-    entries.push_back({item.path, *r->sha256});
+    if (!r->sha256) {
+      unread.push_back(entries.size());
+      unread_paths.push_back(item.file->full_path);
+      unread_versions.push_back(r->source_identity);
+    }
+    const manifest::Digest digest = r->sha256.value_or(manifest::Digest{});
+    report.files.push_back({item.path, r->size, r->compressed_size, method, digest});
+    entries.push_back({item.path, digest});
   }
-  CARTON_ASSIGN_OR_RETURN(manifest::Manifest m, manifest::Manifest::FromEntries(entries));
-  std::string manifest_text = m.Serialize();
+  // Every line of MANIFEST has the same length whatever the digest, so its
+  // size is known before the hashes are.
+  CARTON_ASSIGN_OR_RETURN(manifest::Manifest sized, manifest::Manifest::FromEntries(entries));
+  const std::uint64_t manifest_size = sized.Serialize().size();
+
+  Result<std::vector<manifest::Digest>> digests = Internal("stored files were not hashed");
+  std::jthread hasher;
+  if (!unread.empty()) {
+    hasher = std::jthread([&] {
+      try {
+        digests = manifest::HashFiles(unread_paths, threads, unread_versions);
+      } catch (const std::exception& e) {
+        digests = Internal(std::string("hashing stored files: ") + e.what());
+      }
+    });
+  } else {
+    digests = std::vector<manifest::Digest>();
+  }
+  manifest::Digest manifest_hash{};
+  auto produce_manifest = [&]() -> Result<std::string> {
+    if (hasher.joinable()) hasher.join();
+    if (!digests.ok()) return digests.status();
+    for (std::size_t k = 0; k < unread.size(); ++k) {
+      entries[unread[k]].sha256 = (*digests)[k];
+      report.files[unread[k]].sha256 = (*digests)[k];
+    }
+    CARTON_ASSIGN_OR_RETURN(manifest::Manifest m, manifest::Manifest::FromEntries(entries));
+    manifest_hash = m.Hash();
+    return m.Serialize();
+  };
   // MANIFEST is stored, as the original implementation does, so readers can
   // take it without a decoder.
-  CARTON_ASSIGN_OR_RETURN(auto mr, zip.AddBytes("MANIFEST", AsBytes(manifest_text),
-                                                Compression::kStored));
+  CARTON_ASSIGN_OR_RETURN(auto mr, zip.AddLater("MANIFEST", manifest_size, produce_manifest));
   (void)mr;
   CARTON_RETURN_IF_ERROR(zip.Finish());
-  report.manifest_hash = m.Hash();
+  report.manifest_hash = manifest_hash;
   return report;
 }
 

@@ -65,6 +65,32 @@ TEST_CASE("carton pack: output is byte-identical for the same input", "[carton][
   CHECK(testing::ReadText(a) == testing::ReadText(b));
 }
 
+TEST_CASE("carton pack: output does not depend on the number of threads", "[carton][pack]") {
+  TempDir tmp;
+  auto files = MinimalFiles();
+  // Past zstd's single-thread cut-off (512 KiB) and one 4 MiB job.
+  std::string big;
+  for (std::uint64_t i = 0; big.size() < (5u << 20); ++i) big += "line " + std::to_string(i * 7919 % 100003) + "\n";
+  files["model/big.txt"] = big;
+  testing::WriteTree(tmp.file("model"), files);
+  for (auto c : {PackCompression::kStored, PackCompression::kZstd, PackCompression::kAuto}) {
+    std::string first;
+    for (unsigned threads : {1u, 2u, 3u}) {
+      INFO("compression " << static_cast<int>(c) << ", threads " << threads);
+      PackOptions o;
+      o.compression = c;
+      o.threads = threads;
+      std::string path = Packed(tmp, o, "t.carton");
+      std::string bytes = testing::ReadText(path);
+      if (first.empty()) first = bytes;
+      CHECK(bytes == first);
+      auto report = Verify(path);
+      REQUIRE(report.ok());
+      CHECK(report->ok());
+    }
+  }
+}
+
 TEST_CASE("carton pack: every compression method round-trips", "[carton][pack]") {
   for (auto c : {PackCompression::kStored, PackCompression::kDeflate, PackCompression::kZstd,
                  PackCompression::kAuto}) {

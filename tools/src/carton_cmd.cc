@@ -185,7 +185,7 @@ int Pack(const PackArgs& a) {
   }
   o.level = a.level;
   o.alignment = a.align;
-  o.zstd_workers = a.threads;
+  o.threads = a.threads;
   if (!a.runner.empty() || !a.framework_version.empty()) {
     CartonConfig c;
     c.runner.runner_name = a.runner;

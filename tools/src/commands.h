@@ -32,7 +32,7 @@ struct PackArgs {
   std::string compression = "auto";
   int level = 0;
   std::uint32_t align = 64;
-  int threads = 0;
+  unsigned threads = 0;
   // Used when DIR has no carton.toml.
   std::string runner;
   std::string framework_version;

@@ -40,7 +40,8 @@ int main(int argc, char** argv) {
   p->add_option("--level", pack.level, "Compression level (0: the method's default)");
   p->add_option("--align", pack.align, "Alignment of stored entries' data (64; 4096 for pages)")
       ->capture_default_str();
-  p->add_option("--threads", pack.threads, "zstd worker threads (0: compress on one thread)");
+  p->add_option("--threads", pack.threads,
+                "Threads for hashing and zstd (0: one per core); the output is the same for any");
   p->add_option("--runner", pack.runner, "Without carton.toml: the runner name");
   p->add_option("--framework-version", pack.framework_version,
                 "Without carton.toml: the required framework version (semver requirement)");

@@ -2,8 +2,9 @@
 //
 // Pack() walks DIR (carton.toml, model/, optional tensor_data/ and misc/),
 // validates carton.toml and tensor_data/index.toml, hashes every file once
-// (in the same pass that compresses it), writes MANIFEST, and writes the zip
-// atomically: on any error nothing is left at the destination. Entries come
+// (in the pass that compresses it; stored files on other threads while the
+// archive is written, which reads each once more), writes MANIFEST, and
+// writes the zip atomically: on any error nothing is left at the destination. Entries come
 // in a fixed order (sorted by path, MANIFEST last) with fixed timestamps, so
 // the same directory always gives a byte-identical .carton.
 //
@@ -36,8 +37,9 @@ struct PackOptions {
   int level = 0;  // 0: the method's default (deflate 6, zstd 3)
   std::uint32_t alignment = 64;
   std::uint64_t auto_store_size = std::uint64_t{16} << 20;
-  // zstd worker threads (see ZipWriterOptions::zstd_workers).
-  int zstd_workers = 0;
+  // Threads for hashing stored files and for zstd (0: one per core). The
+  // output is the same for every value.
+  unsigned threads = 0;
   // Used when DIR has no carton.toml: written into the packed carton. At
   // least runner_name and required_framework_version must be set then.
   std::optional<CartonConfig> config_if_missing;
