@@ -1,6 +1,8 @@
 // Streaming encoders for ZipWriter.
 
 #include <zlib.h>
+// For ZSTD_getCParams (a level's parameters), in every libzstd since 1.0.
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include <algorithm>
@@ -17,6 +19,11 @@ constexpr std::size_t kOutputChunk = 1 << 20;
 constexpr std::size_t kZlibMaxChunk = std::size_t{1} << 30;
 constexpr int kDefaultDeflateLevel = 6;
 constexpr int kDefaultZstdLevel = 3;
+constexpr unsigned kZstdMinMatch = 4;
+// With workers, zstd cuts the input into jobs of this size (a bound on the
+// memory every worker holds) and the output does not depend on how many
+// workers there are.
+constexpr int kZstdJobSize = 4 << 20;
 
 struct DeflateEnd {
   void operator()(z_stream* s) const {
@@ -90,7 +97,17 @@ class ZstdEncoder final : public Encoder {
     if (!set(ZSTD_c_compressionLevel, level)) {
       return InvalidArgument("zstd rejects level " + std::to_string(level));
     }
-    if (workers > 0 && !set(ZSTD_c_nbWorkers, workers)) {
+    // Matches from 4 bytes: float32 and int32 tensors repeat in whole 4-byte
+    // values, which the faster levels (minimum match 5 to 7) cannot use and
+    // deflate (minimum 3) does; it also makes those levels faster on such
+    // data (docs/BENCHMARKS.md).
+    if (level > 0 && ZSTD_getCParams(level, size, 0).minMatch > kZstdMinMatch &&
+        !set(ZSTD_c_minMatch, kZstdMinMatch)) {
+      return Internal("zstd rejects a minimum match of " +
+                      std::to_string(kZstdMinMatch));
+    }
+    if (workers > 0 && (!set(ZSTD_c_nbWorkers, workers) ||
+                        !set(ZSTD_c_jobSize, kZstdJobSize))) {
       return InvalidArgument("zstd rejects " + std::to_string(workers) +
                              " workers (built without threads?)");
     }

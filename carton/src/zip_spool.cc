@@ -50,7 +50,10 @@ Status Spool::MoveToFile() {
   buffer_ = std::move(memory_);
   memory_ = {};
   flushed_ = 0;
-  return FlushBuffer();
+  CARTON_RETURN_IF_ERROR(FlushBuffer());
+  // The memory buffer may have grown past the file buffer's size.
+  buffer_ = {};
+  return Status::Ok();
 }
 
 Status Spool::FlushBuffer() {

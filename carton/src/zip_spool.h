@@ -23,7 +23,7 @@
 namespace carton::zip_internal {
 
 // Bytes kept in memory before the spool moves to a file.
-inline constexpr std::size_t kSpoolMemoryLimit = 32 << 20;
+inline constexpr std::size_t kSpoolMemoryLimit = 8 << 20;
 
 class Spool {
  public:
