@@ -18,7 +18,10 @@ constexpr std::size_t kOutputChunk = 1 << 20;
 // zlib counts in 32-bit uInt; feed it at most this much per call.
 constexpr std::size_t kZlibMaxChunk = std::size_t{1} << 30;
 constexpr int kDefaultDeflateLevel = 6;
-constexpr int kDefaultZstdLevel = 3;
+// Level 2 with matches from 4 bytes compresses float32 weights as well as
+// level 3 does with them, at about two thirds of the time, and a little
+// better than deflate -6 (docs/BENCHMARKS.md).
+constexpr int kDefaultZstdLevel = 2;
 constexpr unsigned kZstdMinMatch = 4;
 // With workers, zstd cuts the input into jobs of this size (a bound on the
 // memory every worker holds) and the output does not depend on how many

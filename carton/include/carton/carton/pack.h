@@ -34,7 +34,7 @@ enum class PackCompression : std::uint8_t {
 
 struct PackOptions {
   PackCompression compression = PackCompression::kAuto;
-  int level = 0;  // 0: the method's default (deflate 6, zstd 3)
+  int level = 0;  // 0: the method's default (deflate 6, zstd 2)
   std::uint32_t alignment = 64;
   std::uint64_t auto_store_size = std::uint64_t{16} << 20;
   // Threads for hashing stored files and for zstd (0: one per core). The

@@ -74,7 +74,7 @@ struct ZipWriterOptions {
   // zstd worker threads; 0 compresses on the calling thread. The output is
   // the same for every value >= 1 (zstd cuts the input into 4 MiB jobs) but
   // differs from the output for 0. Memory grows with workers (about 20 MiB
-  // more per worker at level 3).
+  // more per worker at the default level).
   int zstd_workers = 0;
   // fsync the archive and its directory before Finish() reports success.
   bool durable = false;
@@ -119,7 +119,7 @@ class ZipWriter {
   // again by Finish(), so the file must stay in place, unchanged, until
   // then; Finish() fails with kIoError if its size or CRC-32 changed.
   // `level`: 0 picks the method's
-  // default (deflate 6, zstd 3); deflate takes 1..9, zstd
+  // default (deflate 6, zstd 2); deflate takes 1..9, zstd
   // ZSTD_minCLevel()..kZipMaxZstdLevel; stored ignores it.
   // Errors: kInvalidArgument (bad name or level, duplicate name),
   // kNotFound (no such source file), kIoError (including a source file that
