@@ -1,9 +1,11 @@
 // ZipWriter: builds an archive with libzip.
 //
-// Each Add*() reads its input once, computing CRC-32 and SHA-256, and
-// compresses deflate and zstd entries into the spool; libzip then writes
+// AddFile and AddBytes read their input once, computing CRC-32 and SHA-256,
+// and compress deflate and zstd entries into the spool; AddFileUnread and
+// AddLater read nothing, their bytes come when written. libzip writes
 // everything in Finish() (zip_close), taking compressed bytes as they are
-// from an EntrySource whose STAT gives method, sizes and CRC-32.
+// from an EntrySource whose STAT gives method, sizes and CRC-32 (for stored
+// bytes libzip computes the CRC-32 itself as it copies them).
 //
 // libzip writes new entries in index order, each as a local header of 30
 // bytes, the name, a zip64 extra field when a size needs one, and the extra
