@@ -26,7 +26,7 @@ constexpr unsigned kZstdMinMatch = 4;
 // With workers, zstd cuts the input into jobs of this size (a bound on the
 // memory every worker holds) and the output does not depend on how many
 // workers there are.
-constexpr int kZstdJobSize = 4 << 20;
+constexpr int kZstdJobSize = 2 << 20;
 
 struct DeflateEnd {
   void operator()(z_stream* s) const {

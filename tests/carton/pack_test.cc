@@ -68,7 +68,7 @@ TEST_CASE("carton pack: output is byte-identical for the same input", "[carton][
 TEST_CASE("carton pack: output does not depend on the number of threads", "[carton][pack]") {
   TempDir tmp;
   auto files = MinimalFiles();
-  // Past zstd's single-thread cut-off (512 KiB) and one 4 MiB job.
+  // Past zstd's single-thread cut-off (512 KiB) and one 2 MiB job.
   std::string big;
   for (std::uint64_t i = 0; big.size() < (5u << 20); ++i) big += "line " + std::to_string(i * 7919 % 100003) + "\n";
   files["model/big.txt"] = big;

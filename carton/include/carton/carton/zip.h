@@ -72,7 +72,7 @@ struct ZipWriterOptions {
   // two in [1, kZipMaxAlignment]; 4096 gives page-aligned entries.
   std::uint32_t alignment = 64;
   // zstd worker threads; 0 compresses on the calling thread. The output is
-  // the same for every value >= 1 (zstd cuts the input into 4 MiB jobs) but
+  // the same for every value >= 1 (zstd cuts the input into 2 MiB jobs) but
   // differs from the output for 0. Memory grows with workers (about 20 MiB
   // more per worker at the default level).
   int zstd_workers = 0;
