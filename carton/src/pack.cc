@@ -142,18 +142,21 @@ Result<PackReport> Pack(const std::string& dir, const std::string& out_path,
   CARTON_ASSIGN_OR_RETURN(manifest::Manifest sized, manifest::Manifest::FromEntries(entries));
   const std::uint64_t manifest_size = sized.Serialize().size();
 
-  Result<std::vector<manifest::Digest>> digests = Internal("stored files were not hashed");
+  Result<std::vector<manifest::Digest>> digests = std::vector<manifest::Digest>();
+  auto hash_unread = [&] {
+    try {
+      digests = manifest::HashFiles(unread_paths, threads, unread_versions);
+    } catch (const std::exception& e) {
+      digests = Internal(std::string("hashing stored files: ") + e.what());
+    }
+  };
   std::jthread hasher;
   if (!unread.empty()) {
-    hasher = std::jthread([&] {
-      try {
-        digests = manifest::HashFiles(unread_paths, threads, unread_versions);
-      } catch (const std::exception& e) {
-        digests = Internal(std::string("hashing stored files: ") + e.what());
-      }
-    });
-  } else {
-    digests = std::vector<manifest::Digest>();
+    try {
+      hasher = std::jthread(hash_unread);
+    } catch (const std::system_error&) {
+      hash_unread();  // no thread to spare: hash before writing
+    }
   }
   manifest::Digest manifest_hash{};
   auto produce_manifest = [&]() -> Result<std::string> {
