@@ -143,7 +143,6 @@ struct ZipReader::Impl {
     };
     std::vector<Span> spans;
     spans.reserve(count);
-    std::uint64_t total_size = 0;
     const std::uint64_t cd_end = cd.offset + cd.size;
     std::uint64_t pos = cd.offset;
     for (std::size_t i = 0; i < count; ++i) {
@@ -199,13 +198,6 @@ struct ZipReader::Impl {
                        " differs from its compressed size " +
                        std::to_string(e.compressed_size));
       }
-      CARTON_RETURN_IF_ERROR(CheckRatio(context, e.size, e.compressed_size));
-      if (!CheckedAdd(total_size, e.size, &total_size) ||
-          total_size > options.max_total_size) {
-        return Corrupt(context + ": the entries declare more than the limit of " +
-                       std::to_string(options.max_total_size) +
-                       " bytes in all");
-      }
       spans.push_back(
           {r.local_header_offset, local->data_offset + r.compressed_size, i});
       data_offsets.push_back(local->data_offset);
@@ -215,8 +207,7 @@ struct ZipReader::Impl {
       return Corrupt("central directory has " + std::to_string(cd_end - pos) +
                      " bytes after its " + std::to_string(count) + " entries");
     }
-    CARTON_RETURN_IF_ERROR(CheckRatio("the archive", total_size, data.size()));
-    CARTON_RETURN_IF_ERROR(CheckNameCollisions());
+    CARTON_RETURN_IF_ERROR(CheckLimits(data.size()));
     // Entries that share bytes let a small archive expand without bound.
     std::sort(spans.begin(), spans.end(),
               [](const Span& a, const Span& b) { return a.begin < b.begin; });
@@ -228,6 +219,28 @@ struct ZipReader::Impl {
       }
     }
     return Status::Ok();
+  }
+
+  // The limits of ZipReaderOptions and the name collisions, on the listed
+  // entries of an archive of `archive_size` bytes.
+  Status CheckLimits(std::uint64_t archive_size) const {
+    if (entries.size() > options.max_entries) {
+      return Corrupt("the archive lists " + std::to_string(entries.size()) +
+                     " entries, more than the limit of " +
+                     std::to_string(options.max_entries));
+    }
+    std::uint64_t total_size = 0;
+    for (const ZipEntry& e : entries) {
+      const std::string context = EntryContext(e.name);
+      CARTON_RETURN_IF_ERROR(CheckRatio(context, e.size, e.compressed_size));
+      if (!CheckedAdd(total_size, e.size, &total_size) ||
+          total_size > options.max_total_size) {
+        return Corrupt(context + ": the entries declare more than the limit of " +
+                       std::to_string(options.max_total_size) + " bytes in all");
+      }
+    }
+    CARTON_RETURN_IF_ERROR(CheckRatio("the archive", total_size, archive_size));
+    return CheckNameCollisions();
   }
 
   // A zip bomb: far more bytes declared than the archive holds.
@@ -484,6 +497,8 @@ Result<ZipReader> ZipReader::OpenSource(std::unique_ptr<RandomAccessSource> sour
   for (std::size_t i = 0; i < impl->entries.size(); ++i) {
     impl->by_name.emplace(impl->entries[i].name, i);
   }
+  Status limits = impl->CheckLimits(impl->remote->source().size());
+  if (!limits.ok()) return impl->Fail(limits);
   return ZipReader(std::move(impl));
 }
 
