@@ -254,25 +254,39 @@ TEST_CASE("hostile: MANIFEST and LINKS that do not match the archive", "[hostile
   for (const auto& [path, content] : files) missing.push_back({path, content});
   missing.push_back({"MANIFEST", ManifestFor(listed)});
   Check({"file missing", missing,
-         "model/gone.bin: listed in MANIFEST but missing from the archive, and there is no "
-         "LINKS"});
+         "model/gone.bin: listed in MANIFEST but "});
 
   auto wrong = Valid();
   wrong[1].data = std::string(4000, 'x');
   Check({"hash mismatch", wrong, "model/weights.bin: sha256 ", false});
 
-  const std::string stranger = manifest::ToHex(manifest::Sha256Of(AsBytes("stranger")));
-  Check({"LINKS hash not in MANIFEST",
-         With(Valid(), {{"LINKS", "version = 1\n[urls]\n" + stranger +
-                                      " = [\"https://example.com/x\"]\n"}}),
-         "LINKS: sha256 " + stranger + " is the hash of no file in MANIFEST"});
   std::vector<RawEntry> uncovered = missing;
   uncovered.push_back({"LINKS", "version = 1\n[urls]\n"});
   Check({"LINKS does not cover a missing file", uncovered,
-         "model/gone.bin: listed in MANIFEST but missing from the archive, and LINKS has no "
-         "url"});
+         "the archive, and LINKS has no url for its sha256"});
   Check({"LINKS not valid", With(Valid(), {{"LINKS", "version = 1\n[urls]\nx = 1\n"}}),
          "key \"x\" is not a sha256"});
+}
+
+TEST_CASE("hostile: a LINKS hash that names no MANIFEST file is a warning, and never fetched",
+          "[hostile]") {
+  // The spec asks LINKS to cover the files missing from the zip; other
+  // hashes are allowed (carton/FORMAT.md, LINKS) and only noted. Nothing
+  // is fetched for them, so they cannot bring a file in.
+  TempDir root;
+  const std::string carton = root.file("x.carton");
+  const std::string stranger = manifest::ToHex(manifest::Sha256Of(AsBytes("stranger")));
+  WriteBytes(carton, BuildZip(With(Valid(), {{"LINKS", "version = 1\n[urls]\n" + stranger +
+                                                           " = [\"http://127.0.0.1:1/x\"]\n"}})));
+  auto v = Run(CartonBin() + " verify " + Q(carton));
+  CHECK(v.exit_code == 0);
+  CHECK_THAT(v.err, Catch::Contains("warning: " + carton + ": LINKS: sha256 " + stranger +
+                                    " names no file in MANIFEST"));
+  CHECK(Run(CartonBin() + " info " + Q(carton)).exit_code == 0);
+  auto u = Run(CartonBin() + " unpack " + Q(carton) + " " + Q(root.file("out")));
+  CHECK(u.exit_code == 0);
+  CHECK(ListTree(root.file("out")) ==
+        std::vector<std::string>{"MANIFEST", "carton.toml", "model/", "model/weights.bin"});
 }
 
 TEST_CASE("hostile: a valid crafted carton passes, so the cases above fail for their reason",
@@ -328,7 +342,7 @@ TEST_CASE("hostile: archive limits are options; unpack checks free space first",
   UnpackOptions options;
   options.limits.zip.max_ratio = ~std::uint64_t{0};
   options.limits.zip.max_total_size = ~std::uint64_t{0};
-  Status s = Unpack(carton, root.file("out"), options);
+  Status s = Unpack(carton, root.file("out"), {}, options);
   CHECK(s.code() == StatusCode::kIoError);
   CHECK_THAT(s.message(), Catch::Contains("are free there"));
   CHECK(ListTree(root.path().string()) == std::vector<std::string>{"x.carton"});
