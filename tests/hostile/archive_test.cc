@@ -304,7 +304,7 @@ TEST_CASE("hostile: a valid crafted carton passes, so the cases above fail for t
         std::vector<std::string>{"MANIFEST", "carton.toml", "model/", "model/weights.bin"});
 }
 
-TEST_CASE("hostile: archive limits are options; unpack checks free space first", "[hostile]") {
+TEST_CASE("hostile: archive limits are options, and unpack checks free space first", "[hostile]") {
   TempDir root;
   const std::string carton = root.file("x.carton");
   WriteBytes(carton, BuildZip(Valid()));
