@@ -18,13 +18,17 @@ packages=(
   python3 zip unzip libarchive-tools
 )
 
-if [ "${1:-}" = "--test" ]; then
-  # Peers used by the test suite: servers and other zip tools.
-  packages+=(nginx-light brotli curl)
-  # libtorch for the TorchScript runner and its tests (the runner is only
-  # built when it is found).
-  packages+=(libtorch-dev)
-fi
+for arg in "$@"; do
+  case "$arg" in
+    # Peers used by the test suite: servers and other zip tools; libtorch for
+    # the TorchScript runner and its tests (the runner is only built when it
+    # is found).
+    --test) packages+=(nginx-light brotli curl libtorch-dev) ;;
+    # libFuzzer and the sanitizer runtimes for scripts/fuzz.sh.
+    --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
+    *) echo "install-deps.sh: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,5 @@
 #include "archive.h"
 
-
 namespace carton::internal {
 
 Result<std::string> ReadTextEntry(const ZipReader& zip, std::string_view name,
@@ -18,6 +17,31 @@ Result<std::string> ReadTextEntry(const ZipReader& zip, std::string_view name,
     return Status::Ok();
   }));
   return out;
+}
+
+std::vector<CartonProblem> CheckEntryRules(const ZipReader& zip, const manifest::Manifest& m) {
+  std::vector<CartonProblem> problems;
+  for (const auto& e : zip.entries()) {
+    if (e.is_symlink) problems.push_back({e.name, "symlink entries are not allowed"});
+    if (e.encrypted) problems.push_back({e.name, "encrypted entries are not allowed"});
+    if (!e.is_dir && !CompressionFromZipMethod(e.method)) {
+      problems.push_back({e.name,
+                          "compression method " + std::to_string(e.method) +
+                              " is not stored, deflate or zstd",
+                          StatusCode::kUnsupported});
+    }
+    if (!e.is_dir && !manifest::IsReservedPath(e.name) && m.Find(e.name) == nullptr) {
+      problems.push_back({e.name, "in the archive but not listed in MANIFEST"});
+    }
+  }
+  return problems;
+}
+
+Status FirstEntryProblem(const ZipReader& zip, const manifest::Manifest& m) {
+  auto problems = CheckEntryRules(zip, m);
+  if (problems.empty()) return Status::Ok();
+  const CartonProblem& p = problems.front();
+  return Status(p.code, p.where + ": " + p.message);
 }
 
 }  // namespace carton::internal

@@ -31,12 +31,13 @@ bool IsCartonUrl(std::string_view location) {
   return StartsWithNoCase(location, "http://") || StartsWithNoCase(location, "https://");
 }
 
-Result<ZipReader> OpenCarton(const std::string& location, const LinkOptions& options) {
-  if (!IsCartonUrl(location)) return ZipReader::Open(location);
+Result<ZipReader> OpenCarton(const std::string& location, const LinkOptions& options,
+                             const ZipReaderOptions& zip) {
+  if (!IsCartonUrl(location)) return ZipReader::Open(location, zip);
   links::HttpSourceOptions http;
   http.fetch = options.fetch;
   CARTON_ASSIGN_OR_RETURN(auto source, links::HttpRangeSource::Open(location, http));
-  return ZipReader::OpenSource(std::move(source));
+  return ZipReader::OpenSource(std::move(source), zip);
 }
 
 Result<LocalCarton> LocalCarton::Make(const std::string& location, const std::string& temp_dir,
@@ -73,13 +74,14 @@ LocalCarton::~LocalCarton() {
   if (temporary_) ::unlink(path_.c_str());
 }
 
-Result<std::optional<links::Links>> ReadLinks(const ZipReader& zip) {
+Result<std::optional<links::Links>> ReadLinks(const ZipReader& zip,
+                                              const links::LinksLimits& limits) {
   const ZipEntry* e = zip.Find("LINKS");
   if (e == nullptr) return std::optional<links::Links>();
   if (e->is_dir) return Corrupt("LINKS: is a directory, not a file");
   CARTON_ASSIGN_OR_RETURN(std::string text,
-                          internal::ReadTextEntry(zip, "LINKS", links::kMaxLinksSize));
-  CARTON_ASSIGN_OR_RETURN(links::Links parsed, links::ParseLinks(text));
+                          internal::ReadTextEntry(zip, "LINKS", limits.max_size));
+  CARTON_ASSIGN_OR_RETURN(links::Links parsed, links::ParseLinks(text, limits));
   return std::optional<links::Links>(std::move(parsed));
 }
 

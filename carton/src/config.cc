@@ -406,11 +406,12 @@ Result<CartonConfig> ConfigParser::Parse(const toml::table& root) {
 }  // namespace
 
 Result<CartonConfig> ParseConfig(std::string_view toml_text,
-                                 std::string_view source_name) {
-  if (toml_text.size() > kMaxConfigSize) {
+                                 std::string_view source_name,
+                                 const ConfigLimits& limits) {
+  if (toml_text.size() > limits.max_size) {
     return Corrupt(
         std::string(source_name) + ": " + std::to_string(toml_text.size()) +
-        " bytes is over the limit of " + std::to_string(kMaxConfigSize));
+        " bytes is over the limit of " + std::to_string(limits.max_size));
   }
   // toml++ recurses once per dotted-key part; refuse hostile depth first.
   CARTON_RETURN_IF_ERROR(toml_util::CheckKeyDepth(toml_text, source_name));

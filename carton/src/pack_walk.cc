@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <system_error>
 
 #include "carton/manifest/manifest.h"
@@ -77,6 +78,31 @@ Result<std::vector<SourceFile>> WalkModelDir(const std::string& dir) {
   }
   std::sort(files.begin(), files.end(),
             [](const SourceFile& a, const SourceFile& b) { return a.path < b.path; });
+  // Readers refuse names that collide on a case-insensitive file system
+  // (carton/FORMAT.md), so such a directory cannot be packed.
+  std::map<std::string, std::string> folded;
+  for (const SourceFile& f : files) {
+    std::string key = f.path;
+    for (char& c : key) {
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    }
+    auto [it, fresh] = folded.emplace(key, f.path);
+    if (!fresh) {
+      return InvalidArgument(dir + ": \"" + it->second + "\" and \"" + f.path +
+                             "\" differ only in letter case; a carton must unpack the same "
+                             "on every file system");
+    }
+  }
+  for (const auto& [key, path] : folded) {
+    for (std::size_t slash = key.find('/'); slash != std::string::npos;
+         slash = key.find('/', slash + 1)) {
+      auto it = folded.find(key.substr(0, slash));
+      if (it != folded.end()) {
+        return InvalidArgument(dir + ": \"" + path + "\" is inside \"" + it->second +
+                               "\", a file, on a case-insensitive file system");
+      }
+    }
+  }
   return files;
 }
 

@@ -18,10 +18,11 @@ using toml_util::ParseToml;
 std::string Label(const TensorDataEntry& entry) { return "tensor \"" + entry.name + "\""; }
 
 Status DecodeStrings(const TensorDataEntry& entry, const std::string& source,
-                     std::uint64_t numel, ByteView bytes, TensorValue* out) {
-  if (bytes.size() > kMaxStringTensorFileSize) {
+                     std::uint64_t numel, ByteView bytes, std::uint64_t max_size,
+                     TensorValue* out) {
+  if (bytes.size() > max_size) {
     return Corrupt(source + ": " + Label(entry) + ": " + std::to_string(bytes.size()) +
-                   " bytes, more than the limit of " + std::to_string(kMaxStringTensorFileSize));
+                   " bytes, more than the limit of " + std::to_string(max_size));
   }
   CARTON_ASSIGN_OR_RETURN(toml::table doc, ParseToml(AsChars(bytes), source));
   const toml::node* data = doc.get("data");
@@ -70,7 +71,8 @@ Status CheckBinSize(const TensorDataEntry& entry, std::uint64_t size) {
 
 }  // namespace tensor_data_internal
 
-Result<TensorValue> DecodeTensor(const TensorDataEntry& entry, ByteView file_bytes) {
+Result<TensorValue> DecodeTensor(const TensorDataEntry& entry, ByteView file_bytes,
+                                 const TensorDataLimits& limits) {
   if (entry.nested()) {
     return InvalidArgument(Label(entry) + " is nested and has no data file");
   }
@@ -85,7 +87,8 @@ Result<TensorValue> DecodeTensor(const TensorDataEntry& entry, ByteView file_byt
   value.dtype = *entry.dtype;
   value.shape = entry.shape;
   if (value.dtype == DataType::kString) {
-    CARTON_RETURN_IF_ERROR(DecodeStrings(entry, source, *numel, file_bytes, &value));
+    CARTON_RETURN_IF_ERROR(DecodeStrings(entry, source, *numel, file_bytes,
+                                         limits.max_string_file_size, &value));
     return value;
   }
   CARTON_RETURN_IF_ERROR(tensor_data_internal::CheckBinSize(entry, file_bytes.size()));

@@ -216,10 +216,10 @@ const TensorDataEntry* TensorDataIndex::Find(std::string_view name) const {
   return nullptr;
 }
 
-Result<TensorDataIndex> ParseIndex(std::string_view toml_text) {
-  if (toml_text.size() > kMaxTensorIndexSize) {
+Result<TensorDataIndex> ParseIndex(std::string_view toml_text, const TensorDataLimits& limits) {
+  if (toml_text.size() > limits.max_index_size) {
     return Corrupt(std::string(kSource) + ": " + std::to_string(toml_text.size()) +
-                   " bytes, more than the limit of " + std::to_string(kMaxTensorIndexSize));
+                   " bytes, more than the limit of " + std::to_string(limits.max_index_size));
   }
   CARTON_ASSIGN_OR_RETURN(toml::table doc, ParseToml(toml_text, kSource));
 

@@ -86,7 +86,8 @@ Status ExtractOne(const ZipReader& zip, const std::string& name, const fs::path&
 }  // namespace
 
 Status Unpack(const std::string& carton_path, const std::string& dir,
-              const LinkOptions& options) {
+              const LinkOptions& options, const UnpackOptions& unpack) {
+  const CartonLimits& limits = unpack.limits;
   std::error_code ec;
   fs::path target(dir);
   if (fs::exists(target, ec)) {
@@ -97,23 +98,33 @@ Status Unpack(const std::string& carton_path, const std::string& dir,
   fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
   CARTON_ASSIGN_OR_RETURN(LocalCarton local,
                           LocalCarton::Make(carton_path, parent.string(), options));
-  CARTON_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::Open(local.path()));
-  auto text = internal::ReadTextEntry(zip, "MANIFEST");
+  CARTON_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::Open(local.path(), limits.zip));
+  auto text = internal::ReadTextEntry(zip, "MANIFEST", limits.max_manifest_size);
   if (!text.ok()) return text.status().WithContext(carton_path);
   auto m = manifest::Manifest::Parse(AsBytes(*text));
   if (!m.ok()) return m.status().WithContext(carton_path);
-  auto links = ReadLinks(zip);
+  Status entries = internal::FirstEntryProblem(zip, *m);
+  if (!entries.ok()) return entries.WithContext(carton_path);
+  auto links = ReadLinks(zip, limits.links);
   if (!links.ok()) return links.status().WithContext(carton_path);
   auto linked = LinkedFiles(zip, *m, *links);
   if (!linked.ok()) return linked.status().WithContext(carton_path);
-  for (const auto& e : zip.entries()) {
-    if (e.is_symlink) return Corrupt(carton_path + ": " + e.name + ": symlink entries are not allowed");
-    if (!e.is_dir && !manifest::IsReservedPath(e.name) && m->Find(e.name) == nullptr) {
-      return Corrupt(carton_path + ": " + e.name + ": in the archive but not listed in MANIFEST");
-    }
-  }
 
   fs::path abs_parent = fs::absolute(parent, ec);
+  if (unpack.check_free_space) {
+    // Refuse up front rather than fill the disk and fail halfway. Linked
+    // files are not counted: LINKS gives no sizes.
+    std::uint64_t total = 0;
+    for (const auto& e : zip.entries()) {
+      if (!CheckedAdd(total, e.size, &total)) total = ~std::uint64_t{0};
+    }
+    fs::space_info space = fs::space(abs_parent, ec);
+    if (!ec && total > space.available) {
+      return IoError(dir + ": the carton's files take " + std::to_string(total) +
+                     " bytes, but only " + std::to_string(space.available) +
+                     " are free there");
+    }
+  }
   std::random_device rd;
   TempTree temp(abs_parent / ("." + target.filename().string() + ".unpack-" + std::to_string(rd())));
   if (!fs::create_directory(temp.path(), ec)) {

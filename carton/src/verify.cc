@@ -1,5 +1,7 @@
 #include "carton/carton/verify.h"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
@@ -8,6 +10,7 @@
 #include <set>
 
 #include "archive.h"
+#include "zip_format.h"
 #include "carton/carton/config.h"
 #include "carton/carton/tensor_data.h"
 #include "carton/carton/zip.h"
@@ -24,7 +27,8 @@ constexpr std::string_view kMiscPrefix = "@misc/";
 
 class Checker {
  public:
-  Checker(const ZipReader& zip, VerifyReport* report) : zip_(zip), report_(report) {}
+  Checker(const ZipReader& zip, const CartonLimits& limits, VerifyReport* report)
+      : zip_(zip), limits_(limits), report_(report) {}
 
   void Problem(std::string where, std::string message) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -48,7 +52,7 @@ class Checker {
     const ZipEntry* e = zip_.Find("LINKS");
     if (e == nullptr) return;
     has_links_ = true;
-    auto links = ReadLinks(zip_);
+    auto links = ReadLinks(zip_, limits_.links);
     if (!links.ok()) {
       // "LINKS: why" reads "LINKS: LINKS: why" after the entry name.
       std::string_view message = links.status().message();
@@ -61,7 +65,7 @@ class Checker {
 
   // Returns the manifest when MANIFEST is present and well-formed.
   std::optional<manifest::Manifest> CheckManifest() {
-    auto text = internal::ReadTextEntry(zip_, "MANIFEST");
+    auto text = internal::ReadTextEntry(zip_, "MANIFEST", limits_.max_manifest_size);
     if (!text.ok()) {
       Problem("MANIFEST", text.status().code() == StatusCode::kNotFound
                               ? "missing: every carton has a MANIFEST"
@@ -130,17 +134,28 @@ class Checker {
       const auto& me = *present[i];
       manifest::Sha256 h;
       Status s;
+      std::string crc_problem;  // reported only when the sha256 matches
       auto mapped = zip_.MappedData(me.path);
       if (mapped.ok()) {
         // In steps, dropping each step's pages afterwards, so that the
-        // resident set stays small however large the archive.
+        // resident set stays small however large the archive. The CRC-32 is
+        // checked too: unpack checks it, so verify must not pass an entry
+        // that unpack refuses.
         constexpr std::size_t kStep = 16 << 20;
+        uLong crc = crc32_z(0, nullptr, 0);
         for (std::size_t off = 0; off < mapped->size(); off += kStep) {
           ByteView step = mapped->subspan(off, std::min(kStep, mapped->size() - off));
           h.Update(step);
+          crc = crc32_z(crc, reinterpret_cast<const Bytef*>(step.data()), step.size());
           ReleaseMappedPages(step);
         }
         bytes += mapped->size();
+        const std::uint32_t want = zip_.Find(me.path)->crc32;
+        if (crc != want) {
+          crc_problem = "entry " + zip_format::QuoteName(me.path) +
+                        ": crc-32 mismatch: the directory says " + zip_format::Hex(want, 8) +
+                        ", the data gives " + zip_format::Hex(crc, 8);
+        }
       } else {
         s = zip_.ReadTo(me.path, [&](ByteView chunk) {
           h.Update(chunk);
@@ -156,6 +171,8 @@ class Checker {
       if (d != me.sha256) {
         Problem(me.path, "sha256 " + manifest::ToHex(d) + " but MANIFEST says " +
                              manifest::ToHex(me.sha256));
+      } else if (!crc_problem.empty()) {
+        Problem(me.path, crc_problem);
       }
     });
     report_->files_hashed = present.size();
@@ -180,14 +197,14 @@ class Checker {
   }
 
   std::optional<CartonConfig> CheckConfig() {
-    auto text = internal::ReadTextEntry(zip_, "carton.toml", kMaxConfigSize);
+    auto text = internal::ReadTextEntry(zip_, "carton.toml", limits_.config.max_size);
     if (!text.ok()) {
       Problem("carton.toml", text.status().code() == StatusCode::kNotFound
                                  ? "missing: every carton has a carton.toml"
                                  : text.status().message());
       return std::nullopt;
     }
-    auto config = ParseConfig(*text, "carton.toml");
+    auto config = ParseConfig(*text, "carton.toml", limits_.config);
     if (!config.ok()) {
       Problem("carton.toml", config.status().message());
       return std::nullopt;
@@ -211,12 +228,12 @@ class Checker {
       return std::nullopt;
     }
     if (zip_.Find(kIndex) == nullptr) return std::nullopt;  // linked; checked when fetched
-    auto text = internal::ReadTextEntry(zip_, kIndex, kMaxTensorIndexSize);
+    auto text = internal::ReadTextEntry(zip_, kIndex, limits_.tensor_data.max_index_size);
     if (!text.ok()) {
       Problem(kIndex, text.status().message());
       return std::nullopt;
     }
-    auto index = ParseIndex(*text);
+    auto index = ParseIndex(*text, limits_.tensor_data);
     if (!index.ok()) {
       Problem(kIndex, index.status().message());
       return std::nullopt;
@@ -232,8 +249,10 @@ class Checker {
         continue;
       }
       if (*t.dtype == DataType::kString) {
-        auto bytes = internal::ReadTextEntry(zip_, path, kMaxStringTensorFileSize);
-        auto decoded = bytes.ok() ? DecodeTensor(t, AsBytes(*bytes)) : Result<TensorValue>(bytes.status());
+        auto bytes =
+            internal::ReadTextEntry(zip_, path, limits_.tensor_data.max_string_file_size);
+        auto decoded = bytes.ok() ? DecodeTensor(t, AsBytes(*bytes), limits_.tensor_data)
+                                  : Result<TensorValue>(bytes.status());
         if (!decoded.ok()) Problem(path, decoded.status().message());
         continue;
       }
@@ -268,7 +287,8 @@ class Checker {
   void CheckNames(const std::string& where, const TensorRefs& refs,
                   const std::vector<TensorSpec>& declared, const char* what) {
     if (declared.empty()) return;
-    for (const auto& [name, ref] : refs) {
+    for (const auto& ref : refs) {
+      const std::string& name = ref.first;  // a lambda cannot capture a binding in clang 14
       bool found = std::any_of(declared.begin(), declared.end(),
                                [&](const TensorSpec& s) { return s.name == name; });
       if (!found) Problem("carton.toml", where + ": \"" + name + "\" is not a declared " + what);
@@ -298,6 +318,7 @@ class Checker {
 
  private:
   const ZipReader& zip_;
+  const CartonLimits& limits_;
   VerifyReport* report_;
   std::mutex mu_;
   std::set<std::string> linked_;
@@ -314,7 +335,7 @@ Result<VerifyReport> Verify(const std::string& carton_path, const VerifyOptions&
   const std::string temp_dir = std::filesystem::temp_directory_path(ec).string();
   CARTON_ASSIGN_OR_RETURN(LocalCarton local,
                           LocalCarton::Make(carton_path, ec ? "." : temp_dir, options.links));
-  auto zip = ZipReader::Open(local.path());
+  auto zip = ZipReader::Open(local.path(), options.limits.zip);
   if (!zip.ok()) {
     const Status& s = zip.status();
     if (s.code() == StatusCode::kNotFound || s.code() == StatusCode::kIoError) return s;
@@ -326,7 +347,7 @@ Result<VerifyReport> Verify(const std::string& carton_path, const VerifyOptions&
     report.problems.push_back({"", std::move(message)});
     return report;
   }
-  Checker check(*zip, &report);
+  Checker check(*zip, options.limits, &report);
   check.CheckEntries();
   check.CheckLinks();
   auto m = check.CheckManifest();

@@ -5,7 +5,7 @@
 // Deflate is raw (no zlib header), as zip stores it. Memory per encoder or
 // decoder is bounded: a 1 MiB output buffer plus the codec's own state (zstd
 // at kZipMaxZstdLevel: ~90 MiB to compress; decoding refuses windows over
-// kZstdMaxWindowLog).
+// the reader's ZipReaderOptions::max_zstd_window_log).
 #pragma once
 
 #include <cstdint>
@@ -20,9 +20,6 @@ namespace carton::zip_codec {
 
 // Receives output bytes; an error stops the codec and is returned as is.
 using ByteSink = std::function<Status(ByteView)>;
-
-// Largest zstd window (log2 bytes) a decoder accepts: 64 MiB.
-inline constexpr int kZstdMaxWindowLog = 26;
 
 // The level to use for `method` given a caller's level (0 means default).
 // Errors: kInvalidArgument for a level the method does not have.
@@ -47,16 +44,18 @@ Result<std::unique_ptr<Encoder>> MakeEncoder(Compression method, int level,
 // Decodes one or more complete zstd frames fed in pieces. Untrusted input.
 class ZstdDecoder {
  public:
-  // `size_hint` (the expected output size) only picks the buffer size.
-  // Errors: kInternal (no memory for a context).
-  static Result<ZstdDecoder> Make(std::uint64_t size_hint);
+  // `size_hint` (the expected output size) only picks the buffer size;
+  // frames needing a window over 2^max_window_log bytes are refused.
+  // Errors: kInternal (no memory for a context, or a window zstd refuses).
+  static Result<ZstdDecoder> Make(std::uint64_t size_hint,
+                                  int max_window_log = kZipMaxZstdWindowLog);
 
   ZstdDecoder(ZstdDecoder&&) noexcept;
   ZstdDecoder& operator=(ZstdDecoder&&) noexcept;
   ~ZstdDecoder();
 
   // Decodes `in`, handing output to `out`. Errors: kCorrupt, kUnsupported
-  // (window larger than kZstdMaxWindowLog), errors from `out`.
+  // (window larger than the limit), errors from `out`.
   Status Update(ByteView in, const ByteSink& out);
   // Errors: kCorrupt if the input was empty or ended inside a frame.
   Status Finish() const;

@@ -28,6 +28,7 @@ struct ZstdDecoder::State {
   bool fed = false;
   // ZSTD_decompressStream's last hint: 0 when a frame has just ended.
   std::size_t pending = 1;
+  int max_window_log = kZipMaxZstdWindowLog;
 };
 
 ZstdDecoder::ZstdDecoder(std::unique_ptr<State> state)
@@ -36,14 +37,15 @@ ZstdDecoder::ZstdDecoder(ZstdDecoder&&) noexcept = default;
 ZstdDecoder& ZstdDecoder::operator=(ZstdDecoder&&) noexcept = default;
 ZstdDecoder::~ZstdDecoder() = default;
 
-Result<ZstdDecoder> ZstdDecoder::Make(std::uint64_t size_hint) {
+Result<ZstdDecoder> ZstdDecoder::Make(std::uint64_t size_hint, int max_window_log) {
   auto state = std::make_unique<State>();
   state->dctx.reset(ZSTD_createDCtx());
   if (!state->dctx) return Internal("cannot allocate a zstd context");
   if (ZSTD_isError(ZSTD_DCtx_setParameter(
-          state->dctx.get(), ZSTD_d_windowLogMax, kZstdMaxWindowLog))) {
-    return Internal("zstd rejects the window limit");
+          state->dctx.get(), ZSTD_d_windowLogMax, max_window_log))) {
+    return Internal("zstd rejects the window limit 2^" + std::to_string(max_window_log));
   }
+  state->max_window_log = max_window_log;
   state->buffer.resize(static_cast<std::size_t>(
       std::clamp<std::uint64_t>(size_hint, kMinOutputChunk, kMaxOutputChunk)));
   return ZstdDecoder(std::move(state));
@@ -60,8 +62,8 @@ Status ZstdDecoder::Update(ByteView in, const ByteSink& out) {
     if (ZSTD_isError(r)) {
       if (ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge) {
         return Unsupported("zstd data needs a window larger than " +
-                           std::to_string((1u << kZstdMaxWindowLog) >> 20) +
-                           " MiB");
+                           std::to_string((std::uint64_t{1} << s.max_window_log) >> 20) +
+                           " MiB (the reader's max_zstd_window_log)");
       }
       return Corrupt(std::string("invalid zstd data: ") + ZSTD_getErrorName(r));
     }

@@ -129,6 +129,11 @@ struct ZipReader::Impl {
                      " entries where the end record lists " +
                      std::to_string(cd.entry_count));
     }
+    if (cd.entry_count > options.max_entries) {
+      return Corrupt("the archive lists " + std::to_string(cd.entry_count) +
+                     " entries, more than the limit of " +
+                     std::to_string(options.max_entries));
+    }
     const auto count = static_cast<std::size_t>(n);
     entries.reserve(count);
     data_offsets.reserve(count);
@@ -202,6 +207,7 @@ struct ZipReader::Impl {
       return Corrupt("central directory has " + std::to_string(cd_end - pos) +
                      " bytes after its " + std::to_string(count) + " entries");
     }
+    CARTON_RETURN_IF_ERROR(CheckLimits(data.size()));
     // Entries that share bytes let a small archive expand without bound.
     std::sort(spans.begin(), spans.end(),
               [](const Span& a, const Span& b) { return a.begin < b.begin; });
@@ -210,6 +216,88 @@ struct ZipReader::Impl {
         return Corrupt(EntryContext(entries[spans[k].index].name) +
                        " overlaps " +
                        EntryContext(entries[spans[k - 1].index].name));
+      }
+    }
+    return Status::Ok();
+  }
+
+  // The limits of ZipReaderOptions and the name collisions, on the listed
+  // entries of an archive of `archive_size` bytes.
+  Status CheckLimits(std::uint64_t archive_size) const {
+    if (entries.size() > options.max_entries) {
+      return Corrupt("the archive lists " + std::to_string(entries.size()) +
+                     " entries, more than the limit of " +
+                     std::to_string(options.max_entries));
+    }
+    std::uint64_t total_size = 0;
+    for (const ZipEntry& e : entries) {
+      const std::string context = EntryContext(e.name);
+      CARTON_RETURN_IF_ERROR(CheckRatio(context, e.size, e.compressed_size));
+      if (!CheckedAdd(total_size, e.size, &total_size) ||
+          total_size > options.max_total_size) {
+        return Corrupt(context + ": the entries declare more than the limit of " +
+                       std::to_string(options.max_total_size) + " bytes in all");
+      }
+    }
+    CARTON_RETURN_IF_ERROR(CheckRatio("the archive", total_size, archive_size));
+    return CheckNameCollisions();
+  }
+
+  // A zip bomb: far more bytes declared than the archive holds.
+  Status CheckRatio(const std::string& what, std::uint64_t size,
+                    std::uint64_t stored) const {
+    std::uint64_t most;
+    if (size <= options.ratio_min_size ||
+        !CheckedMul(stored, options.max_ratio, &most) || size <= most) {
+      return Status::Ok();
+    }
+    return Corrupt(what + ": declares " + std::to_string(size) +
+                   " bytes from " + std::to_string(stored) +
+                   ", more than the ratio limit of " +
+                   std::to_string(options.max_ratio) + " to 1");
+  }
+
+  // Names that would be one file on a case-insensitive file system
+  // ("model/A.bin", "model/a.bin"), or a file whose name another entry uses
+  // as a directory ("model/a", "model/A/b"), cannot all be extracted: which
+  // one wins would depend on the platform. Letter case is folded for ASCII
+  // only (FORMAT.md).
+  Status CheckNameCollisions() const {
+    auto fold = [](std::string_view name) {
+      std::string f(name);
+      if (!f.empty() && f.back() == '/') f.pop_back();
+      for (char& c : f) {
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      }
+      return f;
+    };
+    std::unordered_map<std::string, std::size_t> folded;
+    folded.reserve(entries.size());
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      auto [it, fresh] = folded.emplace(fold(entries[i].name), i);
+      if (!fresh) {
+        const ZipEntry& other = entries[it->second];
+        if (other.is_dir != entries[i].is_dir) {
+          return Corrupt(EntryContext(entries[i].name) + " and " +
+                         EntryContext(other.name) +
+                         " name both a file and a directory");
+        }
+        return Corrupt(EntryContext(entries[i].name) +
+                       ": name differs only in letter case from " +
+                       EntryContext(entries[it->second].name) +
+                       " (one file on a case-insensitive file system)");
+      }
+    }
+    for (const ZipEntry& e : entries) {
+      const std::string f = fold(e.name);
+      for (std::size_t slash = f.find('/'); slash != std::string::npos;
+           slash = f.find('/', slash + 1)) {
+        auto it = folded.find(f.substr(0, slash));
+        if (it != folded.end() && !entries[it->second].is_dir) {
+          return Corrupt(EntryContext(e.name) + ": uses the file " +
+                         EntryContext(entries[it->second].name) +
+                         " as a directory");
+        }
       }
     }
     return Status::Ok();
@@ -270,7 +358,7 @@ struct ZipReader::Impl {
     const bool zstd = method == Compression::kZstd;
     std::optional<zip_codec::ZstdDecoder> decoder;
     if (zstd) {
-      auto d = zip_codec::ZstdDecoder::Make(e.size);
+      auto d = zip_codec::ZstdDecoder::Make(e.size, options.max_zstd_window_log);
       if (!d.ok()) return Fail(d.status().WithContext(context));
       decoder.emplace(std::move(d).value());
     }
@@ -409,6 +497,8 @@ Result<ZipReader> ZipReader::OpenSource(std::unique_ptr<RandomAccessSource> sour
   for (std::size_t i = 0; i < impl->entries.size(); ++i) {
     impl->by_name.emplace(impl->entries[i].name, i);
   }
+  Status limits = impl->CheckLimits(impl->remote->source().size());
+  if (!limits.ok()) return impl->Fail(limits);
   return ZipReader(std::move(impl));
 }
 

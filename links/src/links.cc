@@ -20,17 +20,18 @@ std::string At(const toml::source_region& where, std::string_view message) {
          std::to_string(where.begin.column) + ": " + std::string(message);
 }
 
-Result<std::vector<std::string>> ParseUrlList(const std::string& hex, const toml::node& value) {
+Result<std::vector<std::string>> ParseUrlList(const std::string& hex, const toml::node& value,
+                                              const LinksLimits& limits) {
   const std::string where = "urls." + hex;
   const toml::array* list = value.as_array();
   if (list == nullptr) {
     return Corrupt(At(value.source(), where + " must be an array of url strings"));
   }
   if (list->empty()) return Corrupt(At(value.source(), where + " lists no urls"));
-  if (list->size() > kMaxUrlsPerHash) {
+  if (list->size() > limits.max_urls_per_hash) {
     return Corrupt(At(value.source(), where + " lists " + std::to_string(list->size()) +
                                           " urls, more than the limit of " +
-                                          std::to_string(kMaxUrlsPerHash)));
+                                          std::to_string(limits.max_urls_per_hash)));
   }
   std::vector<std::string> urls;
   urls.reserve(list->size());
@@ -40,7 +41,7 @@ Result<std::vector<std::string>> ParseUrlList(const std::string& hex, const toml
     const auto* text = entry.as_string();
     if (text == nullptr) return Corrupt(At(entry.source(), item + " must be a string"));
     const std::string& url = text->get();
-    if (auto problem = UrlProblem(url)) {
+    if (auto problem = UrlProblem(url, limits.max_url_length)) {
       return Corrupt(At(entry.source(), item + ": " + *problem + ": " + QuoteForMessage(url)));
     }
     urls.push_back(url);
@@ -48,7 +49,7 @@ Result<std::vector<std::string>> ParseUrlList(const std::string& hex, const toml
   return urls;
 }
 
-Result<Links> FromTable(const toml::table& root) {
+Result<Links> FromTable(const toml::table& root, const LinksLimits& limits) {
   const toml::node* version = root.get("version");
   if (version == nullptr) return Corrupt(std::string(kSource) + ": missing version");
   const auto* number = version->as_integer();
@@ -70,7 +71,7 @@ Result<Links> FromTable(const toml::table& root) {
       return Corrupt(At(key.source(), "key " + QuoteForMessage(key.str()) +
                                           " is not a sha256 (64 lowercase hex digits)"));
     }
-    CARTON_ASSIGN_OR_RETURN(auto list, ParseUrlList(std::string(key.str()), value));
+    CARTON_ASSIGN_OR_RETURN(auto list, ParseUrlList(std::string(key.str()), value, limits));
     links.urls.emplace(*digest, std::move(list));
   }
   return links;
@@ -97,10 +98,10 @@ void AppendBasicString(std::string* out, std::string_view s) {
 
 }  // namespace
 
-Result<Links> ParseLinks(std::string_view toml_text) {
-  if (toml_text.size() > kMaxLinksSize) {
+Result<Links> ParseLinks(std::string_view toml_text, const LinksLimits& limits) {
+  if (toml_text.size() > limits.max_size) {
     return Corrupt(std::string(kSource) + ": " + std::to_string(toml_text.size()) +
-                   " bytes, more than the limit of " + std::to_string(kMaxLinksSize));
+                   " bytes, more than the limit of " + std::to_string(limits.max_size));
   }
   CARTON_RETURN_IF_ERROR(ScreenTomlDottedKeys(toml_text, kSource, kMaxDottedKeyParts));
   toml::table root;
@@ -109,7 +110,7 @@ Result<Links> ParseLinks(std::string_view toml_text) {
   } catch (const toml::parse_error& e) {
     return Corrupt(At(e.source(), e.description()));
   }
-  return FromTable(root);
+  return FromTable(root, limits);
 }
 
 std::string WriteLinks(const Links& links) {

@@ -37,11 +37,11 @@ Scheme SchemeOf(std::string_view url) {
   return Scheme::kOther;
 }
 
-std::optional<std::string> UrlProblem(std::string_view url) {
+std::optional<std::string> UrlProblem(std::string_view url, std::size_t max_length) {
   if (url.empty()) return "url is empty";
-  if (url.size() > kMaxUrlLength) {
+  if (url.size() > max_length) {
     return "url is " + std::to_string(url.size()) + " bytes, more than the limit of " +
-           std::to_string(kMaxUrlLength);
+           std::to_string(max_length);
   }
   for (char c : url) {
     const auto u = static_cast<unsigned char>(c);

@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "carton/links/links.h"
+
 namespace carton::links {
 
 enum class Scheme { kHttp, kHttps, kFile, kOther };
@@ -15,7 +17,9 @@ Scheme SchemeOf(std::string_view url);
 
 // Why `url` is not acceptable in LINKS (FORMAT.md "URLs"), or nullopt.
 // The reason is lowercase and does not repeat the URL.
-std::optional<std::string> UrlProblem(std::string_view url);
+// `max_length` replaces kMaxUrlLength.
+std::optional<std::string> UrlProblem(std::string_view url,
+                                      std::size_t max_length = kMaxUrlLength);
 
 // `s` in double quotes, cut to a readable length, for error messages about
 // untrusted text.

@@ -135,9 +135,9 @@ Status ShardedFile::Impl::MatchWeightMap(const internal::ShardIndex& index) cons
 Result<ShardedFile> ShardedFile::Open(const std::string& index_json_path,
                                       const ReaderOptions& options) {
   CARTON_ASSIGN_OR_RETURN(MappedFile text, MappedFile::Open(index_json_path));
-  if (text.size() > kMaxIndexFileSize) {
+  if (text.size() > options.max_index_file_size) {
     return Corrupt(index_json_path + ": index is " + std::to_string(text.size()) +
-                   " bytes, over the limit of " + std::to_string(kMaxIndexFileSize));
+                   " bytes, over the limit of " + std::to_string(options.max_index_file_size));
   }
   auto parsed = internal::ParseShardIndex(AsChars(text.bytes()), options.max_json_depth);
   if (!parsed.ok()) return parsed.status().WithContext(index_json_path);

@@ -66,8 +66,8 @@ Json InfoJson(const CartonInfo& info) {
                  {"required_framework_version", c.runner.required_framework_version},
                  {"runner_compat_version", c.runner.runner_compat_version}};
   Json opts = Json::object();
-  for (const auto& [k, v] : c.runner.opts) {
-    std::visit([&](const auto& x) { opts[k] = x; }, v);
+  for (const auto& opt : c.runner.opts) {
+    std::visit([&](const auto& x) { opts[opt.first] = x; }, opt.second);
   }
   j["runner"]["opts"] = std::move(opts);
   j["inputs"] = SpecsJson(c.inputs);

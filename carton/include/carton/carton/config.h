@@ -113,6 +113,11 @@ struct CartonConfig {
   friend bool operator==(const CartonConfig&, const CartonConfig&) = default;
 };
 
+// The limits ParseConfig applies.
+struct ConfigLimits {
+  std::size_t max_size = kMaxConfigSize;
+};
+
 // Parses carton.toml text. Untrusted input: every value is type-checked
 // exactly (2.0 is not an integer, 3 is not a string) and validated.
 // `source_name` prefixes every message, followed by line:column when the
@@ -120,9 +125,10 @@ struct CartonConfig {
 // be an integer".
 // Errors: kUnsupported if spec_version is not 1; kCorrupt for anything else
 // (bad TOML, a text over kMaxConfigSize, a missing required field, a wrong
-// type, an invalid value).
+// type, an invalid value). `limits` replaces kMaxConfigSize.
 Result<CartonConfig> ParseConfig(std::string_view toml_text,
-                                 std::string_view source_name = "carton.toml");
+                                 std::string_view source_name = "carton.toml",
+                                 const ConfigLimits& limits = {});
 
 // Checks the rules ParseConfig enforces on values: spec_version is 1; the
 // runner name is non-empty and the framework requirement parses; platforms

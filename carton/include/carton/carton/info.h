@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "carton/carton/config.h"
+#include "carton/carton/limits.h"
 #include "carton/carton/links.h"
 #include "carton/carton/tensor_data.h"
 #include "carton/common/status.h"
@@ -35,10 +36,17 @@ struct CartonInfo {
 // `carton_path` may be an http(s) URL: then only the tail of the zip, its
 // central directory and these entries are fetched, with HTTP range requests
 // (a few kilobytes for most cartons, whatever their size).
-// Errors: kNotFound, kIoError, kCorrupt (bad zip, MANIFEST, carton.toml or
-// index.toml, naming the entry), kUnsupported (also: a server that ignores
-// Range), kNetworkError.
-Result<CartonInfo> ReadInfo(const std::string& carton_path, const LinkOptions& options = {});
+// The archive's entries are checked against MANIFEST and LINKS as Verify
+// checks them, without reading file data: symlink, encrypted or
+// unknown-method entries, files MANIFEST does not list, listed files that
+// are neither in the zip nor covered by LINKS, and a LINKS that does not
+// parse are errors. `limits` bounds the archive (zip bombs) and each
+// metadata file.
+// Errors: kNotFound, kIoError, kCorrupt (bad zip, MANIFEST, carton.toml,
+// index.toml or LINKS, naming the entry), kUnsupported (also: a server that
+// ignores Range), kNetworkError.
+Result<CartonInfo> ReadInfo(const std::string& carton_path, const LinkOptions& options = {},
+                            const CartonLimits& limits = {});
 
 // The manifest hash: the SHA-256 of MANIFEST, which is checked to be
 // well-formed. Reads only the central directory and MANIFEST (by range
@@ -55,10 +63,24 @@ Result<manifest::Digest> ManifestHash(const std::string& carton_path,
 // the zip) are fetched through the blob cache from the URLs in LINKS and
 // checked like the others. `carton_path` may be an http(s) URL (downloaded
 // to a temporary file beside `dir` first).
+// Before writing anything, the entries are checked as ReadInfo checks them,
+// and their declared sizes against the free space where `dir` will be. A
+// process killed meanwhile leaves the hidden temporary directory
+// (".<name>.unpack-<random>") behind, never a partial `dir`; nothing
+// removes it later, and it may be deleted.
 // Errors: kCorrupt (a hash mismatch or bad entry, a linked file LINKS does
-// not cover, naming it), kInvalidArgument (dir not empty, file links not
-// allowed), kNetworkError (a linked file could not be fetched), kIoError.
+// not cover, naming it), kUnsupported (an unknown compression method),
+// kInvalidArgument (dir not empty, file links not allowed), kNetworkError (a
+// linked file could not be fetched), kIoError (including too little free
+// space, and a write that fails).
+struct UnpackOptions {
+  // Limits on the archive (zip bombs) and the metadata files.
+  CartonLimits limits;
+  // Refuse, before writing anything, when the file system that will hold
+  // `dir` has fewer free bytes than the zip's entries declare.
+  bool check_free_space = true;
+};
 Status Unpack(const std::string& carton_path, const std::string& dir,
-              const LinkOptions& options = {});
+              const LinkOptions& options = {}, const UnpackOptions& unpack = {});
 
 }  // namespace carton

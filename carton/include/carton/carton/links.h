@@ -48,7 +48,9 @@ bool IsCartonUrl(std::string_view location);
 // links::HttpRangeSource), which reads only the tail, the central directory
 // and the entries asked for. Errors: those of ZipReader::Open and
 // HttpRangeSource::Open (kUnsupported when the server ignores Range).
-Result<ZipReader> OpenCarton(const std::string& location, const LinkOptions& options = {});
+// `zip` sets the archive limits (zip bombs; see zip.h).
+Result<ZipReader> OpenCarton(const std::string& location, const LinkOptions& options = {},
+                             const ZipReaderOptions& zip = {});
 
 // A carton as a local file: the path itself, or a URL downloaded to a
 // temporary file in `temp_dir` (removed when this object is destroyed).
@@ -72,8 +74,9 @@ class LocalCarton {
 
 // The parsed LINKS of an archive, or nullopt when it has none.
 // Errors: kCorrupt/kUnsupported from links::ParseLinks (message starts
-// "LINKS"), and read errors naming the entry.
-Result<std::optional<links::Links>> ReadLinks(const ZipReader& zip);
+// "LINKS"), and read errors naming the entry. `limits` bounds the text.
+Result<std::optional<links::Links>> ReadLinks(const ZipReader& zip,
+                                              const links::LinksLimits& limits = {});
 
 // MANIFEST entries that are not files in the zip, with the URLs LINKS gives
 // for each. Errors: kCorrupt naming the first such file that LINKS does not

@@ -57,6 +57,12 @@ inline constexpr std::uint64_t kMaxTensorIndexSize = 16u << 20;
 // than the text, so this stays well below what a .bin may hold.
 inline constexpr std::uint64_t kMaxStringTensorFileSize = 64u << 20;
 inline constexpr std::string_view kTensorIndexFileName = "index.toml";
+
+// The limits ParseIndex and DecodeTensor apply.
+struct TensorDataLimits {
+  std::uint64_t max_index_size = kMaxTensorIndexSize;
+  std::uint64_t max_string_file_size = kMaxStringTensorFileSize;
+};
 // Names of the inner tensors of nested tensors start with this.
 inline constexpr std::string_view kNestedInnerPrefix = "_carton_nested_inner_";
 
@@ -84,8 +90,10 @@ struct TensorDataIndex {
 
 // Parses and validates index.toml. Untrusted input. Errors: kCorrupt for
 // broken TOML or a broken rule, kUnsupported for an unknown dtype; messages
-// start with "tensor_data/index.toml:LINE:COL: ".
-Result<TensorDataIndex> ParseIndex(std::string_view toml_text);
+// start with "tensor_data/index.toml:LINE:COL: ". `limits.max_index_size`
+// replaces kMaxTensorIndexSize.
+Result<TensorDataIndex> ParseIndex(std::string_view toml_text,
+                                   const TensorDataLimits& limits = {});
 
 // Serializes `index` in the layout above; deterministic (same index, same
 // bytes). REQUIRES: `index` follows the rules above (as any index from
@@ -121,7 +129,9 @@ struct TensorData {
 // kCorrupt when a .bin is not exactly numel * element size bytes, or a
 // string file is not `data = [strings]` with numel strings (messages name
 // the file, the tensor and both sizes); kInvalidArgument for a nested entry.
-Result<TensorValue> DecodeTensor(const TensorDataEntry& entry, ByteView file_bytes);
+// `limits.max_string_file_size` replaces kMaxStringTensorFileSize.
+Result<TensorValue> DecodeTensor(const TensorDataEntry& entry, ByteView file_bytes,
+                                 const TensorDataLimits& limits = {});
 
 // The little-endian bytes of `values`, as stored in a .bin file.
 template <typename T>

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "carton/carton/limits.h"
 #include "carton/carton/links.h"
 #include "carton/common/status.h"
 #include "carton/manifest/sha256.h"
@@ -49,6 +50,9 @@ struct VerifyOptions {
   // is rehashed. Without this they are only checked to be covered by LINKS.
   bool fetch_links = false;
   LinkOptions links;
+  // Limits on the archive (zip bombs) and each metadata file. Breaking one
+  // is a problem in the report.
+  CartonLimits limits;
 };
 
 // `carton_path` may be an http(s) URL: the carton is downloaded to a

@@ -20,8 +20,11 @@
 // names that are empty, absolute, contain a backslash, a NUL byte, or an
 // empty, "." or ".." component, or otherwise break the path rules of
 // manifest::ValidateEntryPath (a trailing '/' marks a directory); duplicate
-// names; entries whose data runs outside the archive or overlaps another
-// entry; local headers that disagree with the central directory. Entries
+// names, and names that differ only in ASCII letter case or that use a
+// file's name as a directory (they would collide on a case-insensitive file
+// system, or on any); entries whose data runs outside the archive or
+// overlaps another entry; local headers that disagree with the central
+// directory; archives over the limits of ZipReaderOptions (zip bombs). Entries
 // that are encrypted or use another compression method are listed but give
 // kUnsupported when read. Every read checks the decoded size and the CRC-32.
 //
@@ -186,11 +189,40 @@ struct ZipEntry {
   bool encrypted = false;
 };
 
+// Defaults of ZipReaderOptions (docs/SECURITY.md lists every limit).
+// Read() allocates at most this much for one entry.
+inline constexpr std::uint64_t kZipMaxReadSize = std::uint64_t{4} << 30;
+// Most entries an archive may list (each costs a ZipEntry and a name).
+inline constexpr std::uint64_t kZipMaxEntries = 1'000'000;
+// Most bytes all entries together may declare (decode to).
+inline constexpr std::uint64_t kZipMaxTotalSize = std::uint64_t{1} << 40;
+// Most bytes declared per compressed byte, for an entry and for the whole
+// archive, once the declared size passes kZipRatioMinSize. Deflate cannot
+// exceed ~1032; the cap answers zip bombs (zstd reaches far more on zeros,
+// which is why packing stores large files by default).
+inline constexpr std::uint64_t kZipMaxCompressionRatio = 1000;
+inline constexpr std::uint64_t kZipRatioMinSize = std::uint64_t{16} << 20;
+// Largest zstd window (log2 bytes) a reader accepts: 64 MiB of decoder
+// memory per entry read at once.
+inline constexpr int kZipMaxZstdWindowLog = 26;
+
 struct ZipReaderOptions {
   // Read() refuses (kUnsupported) entries larger than this, so a small
   // hostile archive cannot make it allocate gigabytes. ReadTo() streams and
-  // is not limited; every decoder stops at the entry's declared size.
-  std::uint64_t max_read_size = std::uint64_t{4} << 30;
+  // is not limited by it; every decoder stops at the entry's declared size.
+  std::uint64_t max_read_size = kZipMaxReadSize;
+  // Open() refuses (kCorrupt) archives with more entries than this, whose
+  // entries declare more than max_total_size bytes in all, or where an
+  // entry, or the archive as a whole, declares more than max_ratio bytes
+  // per byte it occupies once the declared size passes ratio_min_size. All
+  // are checked on the central directory, before anything is decoded.
+  std::uint64_t max_entries = kZipMaxEntries;
+  std::uint64_t max_total_size = kZipMaxTotalSize;
+  std::uint64_t max_ratio = kZipMaxCompressionRatio;
+  std::uint64_t ratio_min_size = kZipRatioMinSize;
+  // Reading a zstd entry that needs a larger window fails (kUnsupported).
+  // At most 31 (zstd's own limit).
+  int max_zstd_window_log = kZipMaxZstdWindowLog;
 };
 
 class ZipReader {

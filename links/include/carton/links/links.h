@@ -33,6 +33,13 @@ inline constexpr std::size_t kMaxUrlLength = 8192;
 // Most parts in a dotted TOML key (`a.b.c` has 3); LINKS needs only 1.
 inline constexpr std::size_t kMaxDottedKeyParts = 4;
 
+// The limits ParseLinks applies; the defaults are the constants above.
+struct LinksLimits {
+  std::size_t max_size = kMaxLinksSize;
+  std::size_t max_urls_per_hash = kMaxUrlsPerHash;
+  std::size_t max_url_length = kMaxUrlLength;
+};
+
 // The parsed contents of a LINKS file: for each sha256, the URLs to try, in
 // the order given.
 struct Links {
@@ -53,7 +60,8 @@ struct Links {
 //                 file.
 //   kUnsupported  `version` is an integer other than 1.
 // Unknown top-level keys are ignored, like unknown fields in carton.toml.
-Result<Links> ParseLinks(std::string_view toml_text);
+// `limits` replaces the size, URL-count and URL-length limits.
+Result<Links> ParseLinks(std::string_view toml_text, const LinksLimits& limits = {});
 
 // The canonical LINKS text: `version = 1`, then `[urls]` with one line per
 // hash in ascending order, URLs in their given order. Deterministic.

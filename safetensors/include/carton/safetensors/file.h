@@ -35,9 +35,15 @@ inline constexpr std::uint64_t kMaxHeaderSize = 100'000'000;
 // JSON nesting limit. A valid header needs 3 (object, entry, shape array).
 inline constexpr std::size_t kMaxJsonDepth = 16;
 
+// Largest sharded index file (model.safetensors.index.json) accepted,
+// checked before parsing. Real indexes are a few hundred kilobytes.
+inline constexpr std::uint64_t kMaxIndexFileSize = 100'000'000;
+
 struct ReaderOptions {
   std::uint64_t max_header_size = kMaxHeaderSize;
   std::size_t max_json_depth = kMaxJsonDepth;
+  // ShardedFile::Open only.
+  std::uint64_t max_index_file_size = kMaxIndexFileSize;
 };
 
 using Metadata = std::map<std::string, std::string, std::less<>>;

@@ -32,10 +32,6 @@
 
 namespace carton::safetensors {
 
-// Largest index file accepted, checked before parsing. Real indexes are a
-// few hundred kilobytes.
-inline constexpr std::uint64_t kMaxIndexFileSize = 100'000'000;
-
 class ShardedFile {
  public:
   // Reads the index at `index_json_path` and opens each distinct shard it

@@ -1,0 +1,208 @@
+#include "fuzz_targets.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "carton/carton/config.h"
+#include "carton/carton/info.h"
+#include "carton/carton/tensor_data.h"
+#include "carton/carton/verify.h"
+#include "carton/carton/zip.h"
+#include "carton/common/bytes.h"
+#include "carton/common/unique_fd.h"
+#include "carton/links/links.h"
+#include "carton/manifest/manifest.h"
+#include "carton/safetensors/file.h"
+#include "carton/safetensors/slice.h"
+
+namespace carton::fuzz {
+namespace {
+
+// An invariant every input must keep; a failure is a finding.
+#define FUZZ_CHECK(cond)                                                  \
+  do {                                                                    \
+    if (!(cond)) {                                                        \
+      std::fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", #cond, \
+                   __FILE__, __LINE__);                                   \
+      std::abort();                                                       \
+    }                                                                     \
+  } while (0)
+
+ByteView Bytes(Input data) {
+  return {reinterpret_cast<const std::byte*>(data.data()), data.size()};
+}
+std::string_view Text(Input data) { return AsChars(Bytes(data)); }
+
+bool Within(ByteView inner, ByteView outer) {
+  auto b = reinterpret_cast<std::uintptr_t>(outer.data());
+  auto p = reinterpret_cast<std::uintptr_t>(inner.data());
+  return inner.empty() || (p >= b && InBounds(p - b, inner.size(), outer.size()));
+}
+
+}  // namespace
+
+void FuzzSafetensors(Input data) {
+  const ByteView bytes = Bytes(data);
+  auto file = safetensors::File::FromBuffer(bytes);
+  if (!file.ok()) {
+    FUZZ_CHECK(!file.status().message().empty());
+    return;
+  }
+  std::uint64_t next = 0;
+  for (const auto& t : file->tensors()) {
+    FUZZ_CHECK(Within(t.data, bytes));
+    FUZZ_CHECK(t.data_offset == next);
+    auto size = safetensors::ByteSize(t.dtype, t.numel());
+    FUZZ_CHECK(size && *size == t.data.size());
+    next += t.data.size();
+    FUZZ_CHECK(file->Find(t.name) != nullptr);
+  }
+  FUZZ_CHECK(file->data_start() + next == bytes.size());
+  FUZZ_CHECK(file->Names().size() == file->size());
+  for (const auto& [key, value] : file->metadata()) FUZZ_CHECK(key.size() + value.size() < bytes.size());
+}
+
+void FuzzConfig(Input data) {
+  auto config = ParseConfig(Text(data));
+  if (!config.ok()) return;
+  auto text = WriteConfig(*config);
+  FUZZ_CHECK(text.ok());
+  auto again = ParseConfig(*text);
+  FUZZ_CHECK(again.ok());
+  auto text2 = WriteConfig(*again);
+  FUZZ_CHECK(text2.ok() && *text2 == *text);
+}
+
+void FuzzTensorIndex(Input data) {
+  auto index = ParseIndex(Text(data));
+  if (!index.ok()) return;
+  const std::string text = WriteIndex(*index);
+  auto again = ParseIndex(text);
+  FUZZ_CHECK(again.ok());
+  FUZZ_CHECK(WriteIndex(*again) == text);
+  for (const auto& entry : index->tensors) {
+    if (entry.nested()) continue;
+    (void)DecodeTensor(entry, Bytes(data));
+  }
+}
+
+void FuzzManifest(Input data) {
+  auto m = manifest::Manifest::Parse(Bytes(data));
+  if (!m.ok()) return;
+  FUZZ_CHECK(m->Serialize() == Text(data));
+}
+
+void FuzzLinks(Input data) {
+  auto links = links::ParseLinks(Text(data));
+  if (!links.ok()) return;
+  auto again = links::ParseLinks(links::WriteLinks(*links));
+  FUZZ_CHECK(again.ok());
+  FUZZ_CHECK(*again == *links);
+}
+
+void FuzzZip(Input data) {
+  const ByteView bytes = Bytes(data);
+  ZipReaderOptions options;
+  options.max_read_size = 16 << 20;
+  auto zip = ZipReader::OpenBuffer(bytes, options);
+  if (!zip.ok()) return;
+  FUZZ_CHECK(zip->archive().data() == bytes.data());
+  for (const ZipEntry& e : zip->entries()) {
+    FUZZ_CHECK(zip->Find(e.name) == &e);
+    auto read = zip->Read(e.name);
+    if (read.ok()) FUZZ_CHECK(read->size() == e.size);
+    if (e.size <= options.max_read_size) {
+      std::uint64_t total = 0;
+      Status s = zip->ReadTo(e.name, [&](ByteView chunk) {
+        total += chunk.size();
+        return Status::Ok();
+      });
+      FUZZ_CHECK(s.ok() == read.ok());
+      FUZZ_CHECK(total <= e.size);
+    }
+    auto offset = zip->DataOffset(e.name);
+    auto mapped = zip->MappedData(e.name);
+    FUZZ_CHECK(offset.ok() == mapped.ok());
+    if (mapped.ok()) {
+      FUZZ_CHECK(Within(*mapped, bytes));
+      FUZZ_CHECK(mapped->size() == e.compressed_size);
+      FUZZ_CHECK(mapped->data() == bytes.data() + *offset);
+    }
+  }
+}
+
+void FuzzCarton(Input data) {
+  UniqueFd fd(memfd_create("carton-fuzz", MFD_CLOEXEC));
+  if (!fd.valid()) std::abort();
+  std::size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd.get(), data.data() + done, data.size() - done);
+    if (n <= 0) std::abort();
+    done += static_cast<std::size_t>(n);
+  }
+  const std::string path = "/proc/self/fd/" + std::to_string(fd.get());
+  VerifyOptions options;
+  options.threads = 1;
+  auto report = Verify(path, options);
+  FUZZ_CHECK(report.ok());
+  auto info = ReadInfo(path);
+  auto hash = ManifestHash(path);
+  if (info.ok()) {
+    FUZZ_CHECK(hash.ok() && *hash == info->manifest_hash);
+  }
+  if (report->ok()) FUZZ_CHECK(info.ok());
+}
+
+void FuzzSlice(Input data) {
+  // Prefix: rank, one byte per dimension, one byte for the dtype.
+  if (data.empty()) return;
+  const std::size_t rank = data[0] % 5;
+  if (data.size() < 2 + rank) return;
+  std::vector<std::uint64_t> shape;
+  for (std::size_t i = 0; i < rank; ++i) shape.push_back(data[1 + i] % 7);
+  const auto dtypes = safetensors::AllDtypes();
+  const safetensors::Dtype dtype = dtypes[data[1 + rank] % dtypes.size()];
+  const std::string_view text = Text(data.subspan(2 + rank));
+
+  auto indices = safetensors::ParseSlice(text);
+  if (!indices.ok()) return;
+  auto again = safetensors::ParseSlice(safetensors::SliceToString(*indices));
+  FUZZ_CHECK(again.ok() && *again == *indices);
+
+  auto numel = safetensors::CheckedNumel(shape);
+  FUZZ_CHECK(numel.has_value());
+  auto size = safetensors::ByteSize(dtype, *numel);
+  if (!size) return;  // a sub-byte dtype with a partial byte
+  std::vector<std::byte> buffer(*size);
+  for (std::size_t i = 0; i < buffer.size(); ++i) buffer[i] = static_cast<std::byte>(i);
+  safetensors::TensorView view{"t", dtype, shape, buffer, 0};
+  auto plan = safetensors::PlanSlice(view, *indices);
+  auto slice = safetensors::ReadSlice(view, *indices);
+  FUZZ_CHECK(plan.ok() == slice.ok());
+  if (!plan.ok()) return;
+  FUZZ_CHECK(slice->data.size() == plan->byte_size);
+  FUZZ_CHECK(slice->shape == plan->shape);
+  FUZZ_CHECK(plan->byte_size <= buffer.size());
+}
+
+std::span<const Target> AllTargets() {
+  static constexpr std::array<Target, 8> kTargets = {{
+      {"safetensors", FuzzSafetensors},
+      {"config", FuzzConfig},
+      {"tensor_index", FuzzTensorIndex},
+      {"manifest", FuzzManifest},
+      {"links", FuzzLinks},
+      {"zip", FuzzZip},
+      {"carton", FuzzCarton},
+      {"slice", FuzzSlice},
+  }};
+  return kTargets;
+}
+
+}  // namespace carton::fuzz

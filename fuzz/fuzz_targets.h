@@ -1,0 +1,53 @@
+// The fuzz targets: one entry point per parser of untrusted bytes.
+//
+// Each function takes arbitrary bytes, runs one public parser on them the
+// way a user's input reaches it, and checks the invariants that must hold for
+// any input (a parsed value re-serializes and re-parses; every view handed
+// out lies inside the input). A broken invariant aborts. Memory errors and
+// undefined behaviour are caught by the sanitizers the fuzz build enables.
+//
+// The libFuzzer binaries (fuzz_main.cc, one per target) call these, and so
+// do the regression tests in tests/hostile/, which feed them the inputs that
+// once broke a target. Thread-safety: the functions share no state.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace carton::fuzz {
+
+using Input = std::span<const std::uint8_t>;
+
+// safetensors: File::FromBuffer (header parse and every validation rule),
+// then every accessor.
+void FuzzSafetensors(Input data);
+// carton.toml: ParseConfig, then WriteConfig and ParseConfig again.
+void FuzzConfig(Input data);
+// tensor_data/index.toml: ParseIndex, WriteIndex and ParseIndex again,
+// DecodeTensor of every entry.
+void FuzzTensorIndex(Input data);
+// MANIFEST: Manifest::Parse; a parsed manifest serializes to the same bytes.
+void FuzzManifest(Input data);
+// LINKS: ParseLinks; WriteLinks re-parses to an equal value.
+void FuzzLinks(Input data);
+// The zip container: ZipReader::OpenBuffer, entries(), Find, Read, ReadTo,
+// DataOffset and MappedData on every entry.
+void FuzzZip(Input data);
+// A whole .carton: Verify, ReadInfo and ManifestHash on the bytes (held in
+// an anonymous in-memory file, so nothing touches the disk).
+void FuzzCarton(Input data);
+// The slice parser: ParseSlice, SliceToString round trip, and PlanSlice /
+// ReadSlice against a tensor whose dtype and shape come from the first bytes.
+void FuzzSlice(Input data);
+
+struct Target {
+  std::string_view name;
+  void (*run)(Input);
+};
+
+// Every target, by name (the names scripts/fuzz.sh takes).
+std::span<const Target> AllTargets();
+
+}  // namespace carton::fuzz

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Runs one libFuzzer target for a given time, building the fuzz tree first
+# if needed (clang-14 with ASan + UBSan, in ${FUZZ_BUILD_DIR:-build-fuzz}).
+#   bash scripts/fuzz.sh TARGET SECONDS [extra libFuzzer flags...]
+#   bash scripts/fuzz.sh list
+# Targets: safetensors config tensor_index manifest links zip carton slice.
+# The corpus grows in build-fuzz/corpus/TARGET (seeded from carton's own
+# writers by carton_fuzz_seeds); crashing inputs land in
+# build-fuzz/artifacts/TARGET/ and the run's log in build-fuzz/logs/TARGET.log.
+# One job, one worker: the whole run stays on one core.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+targets="safetensors config tensor_index manifest links zip carton slice"
+if [ "${1:-}" = "list" ]; then echo "$targets"; exit 0; fi
+if [ $# -lt 2 ]; then
+  echo "usage: scripts/fuzz.sh TARGET SECONDS [libFuzzer flags...] (targets: $targets)" >&2
+  exit 2
+fi
+target=$1 seconds=$2
+shift 2
+case " $targets " in *" $target "*) ;; *) echo "unknown target: $target" >&2; exit 2 ;; esac
+
+build="${FUZZ_BUILD_DIR:-build-fuzz}"
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  bash scripts/install-deps.sh --fuzz
+  generator=()
+  command -v ninja >/dev/null && generator=(-G Ninja)
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" "${generator[@]}" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCARTON_BUILD_FUZZ=ON \
+    -DCARTON_BUILD_TESTS=OFF -DCARTON_BUILD_BENCH=OFF
+fi
+cmake --build "$build" --parallel "$(nproc)" --target "fuzz_$target" carton_fuzz_seeds
+
+# Seeds are written per run of this script, so that runs can overlap.
+seeds="$build/seeds/for-$target" corpus="$build/corpus/$target" artifacts="$build/artifacts/$target"
+rm -rf "$seeds"
+"$build/fuzz/carton_fuzz_seeds" "$seeds"
+mkdir -p "$corpus" "$artifacts" "$build/logs"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+log="$build/logs/$target.log"
+# The run stops at the first finding (kept in $artifacts). With -jobs the
+# worker writes fuzz-0.log into its working directory, so each target runs
+# in a directory of its own and several targets can run at once.
+work="$build/work/$target"
+mkdir -p "$work"
+abs() { (cd "$1" && pwd); }
+bin="$(abs "$build/fuzz")/fuzz_$target"
+corpus=$(abs "$corpus") artifacts=$(abs "$artifacts") seed_dir=$(abs "$seeds/$target")
+rm -f "$work/fuzz-0.log"
+status=0
+(cd "$work" && "$bin" "$corpus" "$seed_dir" \
+  -max_total_time="$seconds" -jobs=1 -workers=1 -print_final_stats=1 \
+  -timeout=25 -rss_limit_mb=2560 -max_len=1048576 \
+  -artifact_prefix="$artifacts/" "$@") >"$log" 2>&1 || status=$?
+if [ -f "$work/fuzz-0.log" ]; then cat "$work/fuzz-0.log" >>"$log"; fi
+grep -E '^#[0-9]+.*(DONE|cov:)' "$log" | tail -1 || true
+grep -E 'stat::|SUMMARY|ERROR|invariant' "$log" || true
+ls "$artifacts"
+exit "$status"
