@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "carton/common/atomic_file.h"
+#include "hashing_writer.h"
 
 namespace carton::links {
 namespace {
@@ -112,17 +113,16 @@ int OnProgress(void* user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t, cur
 }
 
 // Receives the decoded body. Returning less than offered makes libcurl abort
-// the transfer with CURLE_WRITE_ERROR; the reason is kept here.
+// the transfer with CURLE_WRITE_ERROR; the reason is kept here, or in the
+// writer for a failed write.
 struct Sink {
   CURL* curl = nullptr;
-  AtomicFile* file = nullptr;
-  manifest::Sha256* hasher = nullptr;
+  HashingWriter* writer = nullptr;
   std::uint64_t cap = 0;
   std::uint64_t received = 0;
   bool status_checked = false;
   long refused_status = 0;
   bool over_cap = false;
-  Status write_error;
 };
 
 std::size_t OnBody(char* data, std::size_t, std::size_t n, void* user) {
@@ -141,12 +141,9 @@ std::size_t OnBody(char* data, std::size_t, std::size_t n, void* user) {
     sink->over_cap = true;
     return 0;
   }
-  const ByteView bytes(reinterpret_cast<const std::byte*>(data), n);
-  sink->hasher->Update(bytes);
-  if (Status s = sink->file->Write(bytes); !s.ok()) {
-    sink->write_error = std::move(s);
-    return 0;
-  }
+  // The writer hashes on its own thread, overlapping with libcurl receiving
+  // and decoding the next bytes on this one.
+  if (!sink->writer->Write(ByteView(reinterpret_cast<const std::byte*>(data), n))) return 0;
   sink->received += n;
   return n;
 }
@@ -188,7 +185,7 @@ Result<Transfer> Transfer::Create() {
 AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest* expected,
                                 std::uint64_t expected_size_or_0, const std::string& dest_path,
                                 const FetchOptions& options) {
-  auto file = AtomicFile::Create(dest_path);
+  auto file = AtomicFile::Create(dest_path, {.buffer_size = HashingWriter::kWriteSize});
   if (!file.ok()) {
     AttemptResult r = Fail(file.status());
     r.fatal = true;
@@ -197,11 +194,10 @@ AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest* 
   CURL* curl = curl_.get();
   curl_easy_reset(curl);
 
-  manifest::Sha256 hasher;
+  HashingWriter writer(&*file);
   Sink sink;
   sink.curl = curl;
-  sink.file = &*file;
-  sink.hasher = &hasher;
+  sink.writer = &writer;
   sink.cap = expected_size_or_0 != 0 ? expected_size_or_0 : options.max_decoded_size;
   Progress progress(options.progress_label.empty() ? url : options.progress_label,
                     options.show_progress);
@@ -231,8 +227,11 @@ AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest* 
   long status = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
 
-  if (!sink.write_error.ok()) {
-    AttemptResult r = Fail(sink.write_error.WithContext(url));
+  // Whatever ended the transfer, a failed write of bytes accepted before it
+  // is reported first, as when it stopped the transfer.
+  Result<manifest::Digest> got = writer.Finish();
+  if (!got.ok()) {
+    AttemptResult r = Fail(got.status().WithContext(url));
     r.fatal = true;
     return r;
   }
@@ -272,9 +271,8 @@ AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest* 
     return Fail(Corrupt(url + ": got " + std::to_string(sink.received) + " bytes, expected " +
                         std::to_string(expected_size_or_0)));
   }
-  const manifest::Digest got = hasher.Finish();
-  if (expected != nullptr && got != *expected) {
-    return Fail(Corrupt(url + ": sha256 is " + manifest::ToHex(got) + ", expected " +
+  if (expected != nullptr && *got != *expected) {
+    return Fail(Corrupt(url + ": sha256 is " + manifest::ToHex(*got) + ", expected " +
                         manifest::ToHex(*expected) + " (" + std::to_string(sink.received) +
                         " bytes received)"));
   }

@@ -52,10 +52,11 @@ class Transfer {
   static Result<Transfer> Create();
 
   // Downloads `url` into a temporary file beside `dest_path`, hashing the
-  // decoded bytes, and renames it over `dest_path` only if the size (when
-  // `expected_size_or_0` is non-zero) and sha256 (when `expected` is not
-  // null) match. REQUIRES: `url` passed UrlProblem() and its scheme is
-  // allowed by `options`.
+  // decoded bytes (on a HashingWriter's thread while libcurl decodes), and
+  // renames it over `dest_path` only if the size (when `expected_size_or_0`
+  // is non-zero) and sha256 (when `expected` is not null) match.
+  // REQUIRES: `url` passed UrlProblem() and its scheme is allowed by
+  // `options`.
   AttemptResult Attempt(const std::string& url, const manifest::Digest* expected,
                         std::uint64_t expected_size_or_0, const std::string& dest_path,
                         const FetchOptions& options);

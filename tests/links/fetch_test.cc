@@ -1,7 +1,10 @@
 #include "carton/links/fetch.h"
 
+#include <sys/resource.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <csignal>
 #include <string>
 
 #include "links/http_server_testing.h"
@@ -31,6 +34,29 @@ FetchOptions Quick() {
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
+
+// While it lives, writes that would make any file of this process larger
+// than `bytes` fail with EFBIG (SIGXFSZ is ignored meanwhile).
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    REQUIRE(::getrlimit(RLIMIT_FSIZE, &old_) == 0);
+    old_handler_ = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit limit = old_;
+    limit.rlim_cur = bytes;
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &limit) == 0);
+  }
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &old_);
+    std::signal(SIGXFSZ, old_handler_);
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+ private:
+  rlimit old_{};
+  void (*old_handler_)(int) = SIG_DFL;
+};
 
 void RequireFailure(const Status& s, StatusCode code, const std::string& substring) {
   REQUIRE_FALSE(s.ok());
@@ -297,6 +323,31 @@ TEST_CASE("links: a failed fetch leaves an existing destination untouched", "[li
   REQUIRE(FetchToFile({server.Url("/plain")}, PayloadDigest(), 0, dest, Quick()).ok());
   CHECK(carton::testing::ReadText(dest) == Payload());
   CHECK(ListDir(dir.path()) == std::vector<std::string>{"blob"});
+}
+
+TEST_CASE("links: a failed write is returned at once, without trying other urls",
+          "[links][fetch]") {
+  TestServer server;
+  carton::testing::TempDir dir;
+  const std::string dest = dir.file("blob");
+  FetchOptions o = Quick();
+  o.max_decoded_size = std::uint64_t{1} << 30;
+  // The write fails once the whole body has arrived (the 256 KiB payload is
+  // flushed when the file is committed), and while most of the body is
+  // still to come (64 MiB from /bomb).
+  for (const char* path : {"/plain", "/bomb"}) {
+    INFO(path);
+    Status s;
+    {
+      FileSizeLimit limit(64 << 10);
+      s = FetchToFile({server.Url(path), server.Url("/redirect/plain")}, PayloadDigest(), 0, dest,
+                      o);
+    }
+    RequireFailure(s, StatusCode::kIoError, dest + ": write failed: ");
+    CHECK(server.Requests(path) == 1);
+    CHECK(server.Requests("/redirect/plain") == 0);
+    CHECK(ListDir(dir.path()).empty());
+  }
 }
 
 TEST_CASE("links: rejects bad arguments before any transfer", "[links][fetch]") {

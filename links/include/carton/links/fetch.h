@@ -12,8 +12,9 @@
 // Guarantees and limits are listed in links/FORMAT.md "Fetching".
 //
 // Thread-safety: FetchToFile may run on many threads at once (each call owns
-// its own connection). Progress is drawn on stderr only when it is a
-// terminal.
+// its own connection). Each transfer hashes on one extra thread of its own,
+// with at most 16 MiB of buffers. Progress is drawn on stderr only when it
+// is a terminal.
 #pragma once
 
 #include <chrono>
