@@ -11,7 +11,7 @@
 namespace carton::zip_internal {
 namespace {
 
-constexpr std::size_t kBufferSize = 4 << 20;
+constexpr std::size_t kBufferSize = std::size_t{256} << 10;
 // Writes at least this large that do not fit the buffer skip it.
 constexpr std::size_t kDirectWrite = kBufferSize / 2;
 

@@ -5,8 +5,10 @@
 // committing renames it into place (after fsync when durable), and the
 // destructor removes it otherwise. libzip writes in 8 KiB pieces and seeks
 // back to rewrite each local header once the entry's data is written, so
-// writes are gathered in a 4 MiB buffer that also absorbs those rewrites;
-// the file sees large writes only.
+// writes are gathered in a 256 KiB buffer that also absorbs the rewrites
+// of small entries' headers; the file sees 256 KiB writes. (Larger writes,
+// 1-4 MiB, cost several times more kernel time in the page cache on the
+// machines measured; docs/BENCHMARKS.md.)
 //
 // Not movable (libzip keeps a pointer to it): held by unique_ptr, and it must
 // outlive the zip_t opened on its source. Not thread-safe.

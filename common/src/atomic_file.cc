@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <random>
@@ -96,7 +97,7 @@ void AtomicFile::Abort() {
 
 Status AtomicFile::WriteAll(const std::byte* p, std::size_t n) {
   while (n > 0) {
-    ssize_t w = ::write(fd_.get(), p, n);
+    ssize_t w = ::write(fd_.get(), p, std::min(n, kAtomicFileMaxWrite));
     if (w < 0) {
       if (errno == EINTR) continue;
       return IoError(path_ + ": write failed: " + Errno());

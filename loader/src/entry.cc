@@ -3,11 +3,13 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "carton/common/atomic_file.h"
+#include "carton/common/unique_fd.h"
 
 namespace carton::loader::internal {
 
@@ -108,6 +110,32 @@ Status QuickCheck(const std::string& entry_dir, const EntryRecord& record) {
     }
   }
   return Status::Ok();
+}
+
+void PrefetchEntry(const std::string& entry_dir, const EntryRecord& record) {
+  // A safetensors header is 8 bytes of length and its JSON, rarely more
+  // than this.
+  constexpr std::uint64_t kHeaderPrefetch = 64 * 1024;
+  auto will_need = [](const std::string& path, std::uint64_t offset, std::uint64_t length) {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.valid()) {
+      ::posix_fadvise(fd.get(), static_cast<off_t>(offset), static_cast<off_t>(length),
+                      POSIX_FADV_WILLNEED);
+    }
+  };
+  const std::string source = entry_dir + "/" + std::string(kSourceName);
+  for (const auto& f : record.files) {
+    const std::string_view path = f.path;
+    const bool header = path.rfind("model/", 0) == 0 && path.size() > 12 &&
+                        path.substr(path.size() - 12) == ".safetensors";
+    if (path != "carton.toml" && path != "tensor_data/index.toml" && !header) continue;
+    const std::uint64_t length = header ? std::min(f.size, kHeaderPrefetch) : f.size;
+    if (f.mapped) {
+      will_need(source, f.data_offset, length);
+    } else {
+      will_need(entry_dir + "/" + f.path, 0, length);
+    }
+  }
 }
 
 void TouchEntry(const std::string& entry_dir) {

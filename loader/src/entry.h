@@ -57,6 +57,12 @@ Status WriteEntryRecord(const std::string& entry_dir, const EntryRecord& record)
 // naming the entry and the file otherwise.
 Status QuickCheck(const std::string& entry_dir, const EntryRecord& record);
 
+// Asks the kernel to start reading, all at once, what loading a hit reads
+// next: carton.toml, tensor_data/index.toml and the head of every
+// model/*.safetensors (in the source when mapped). On cold pages a hit
+// then waits for one disk round trip instead of one per file. Best effort.
+void PrefetchEntry(const std::string& entry_dir, const EntryRecord& record);
+
 // Marks the entry as used now (the record's mtime; gc removes the least
 // recently used first). Best effort.
 void TouchEntry(const std::string& entry_dir);

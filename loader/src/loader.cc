@@ -58,6 +58,7 @@ Result<LoadedCarton> FromEntry(internal::AcquiredEntry entry, LoadStats stats) {
   auto impl = std::make_shared<LoadedCarton::Impl>();
   impl->root_dir = entry.dir;
   impl->hash = manifest::ParseHex(entry.record.manifest_hash);
+  if (entry.hit) internal::PrefetchEntry(entry.dir, entry.record);
   auto config = ReadConfigFile(entry.dir);
   if (!config.ok()) return config.status();
   impl->config = std::move(config).value();
@@ -93,15 +94,44 @@ Result<LoadedCarton> FromEntry(internal::AcquiredEntry entry, LoadStats stats) {
   return Finish(std::move(impl), views, &paths);
 }
 
-Result<LoadedCarton> LoadFile(const std::string& path, const LoadOptions& options) {
-  CARTON_ASSIGN_OR_RETURN(std::string root, CacheRoot(options));
-  CARTON_ASSIGN_OR_RETURN(ZipReader opened, ZipReader::Open(path));
-  auto zip = std::make_shared<const ZipReader>(std::move(opened));
-  const ZipEntry* me = zip->Find("MANIFEST");
+// The manifest hash of the carton at `path`, read through small reads of
+// its end records, central directory and MANIFEST only: none of the other
+// bytes of the archive are touched, so a cache hit costs the same for any
+// size of model, with the file's pages cold or warm.
+// MANIFEST's bytes from an opened carton.
+Result<std::vector<std::byte>> ReadManifestEntry(const ZipReader& zip, const std::string& path) {
+  const ZipEntry* me = zip.Find("MANIFEST");
   if (me == nullptr) return Corrupt(path + ": MANIFEST: missing");
   if (me->size > kMaxManifestSize) return Corrupt(path + ": MANIFEST: too large");
-  auto bytes = zip->Read("MANIFEST");
+  auto bytes = zip.Read("MANIFEST");
   if (!bytes.ok()) return bytes.status().WithContext(path);
+  return std::move(bytes).value();
+}
+
+Result<std::string> ManifestHashOf(const std::string& path) {
+  CARTON_ASSIGN_OR_RETURN(auto source, OpenFileSource(path));
+  CARTON_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::OpenSource(std::move(source)));
+  CARTON_ASSIGN_OR_RETURN(auto bytes, ReadManifestEntry(zip, path));
+  CARTON_RETURN_IF_ERROR(manifest::Manifest::Parse(bytes).status().WithContext(path));
+  return manifest::ToHex(manifest::Sha256Of(bytes));
+}
+
+Result<LoadedCarton> LoadFile(const std::string& path, const LoadOptions& options) {
+  CARTON_ASSIGN_OR_RETURN(std::string root, CacheRoot(options));
+  // A hit is decided by MANIFEST alone: the entry's files were checked
+  // against it when the entry was made, so what else this file holds does
+  // not matter. A miss (or an archive the quick read cannot handle) opens
+  // and checks the whole archive below.
+  if (auto hex = ManifestHashOf(path); hex.ok()) {
+    LoadStats stats;
+    auto hit = internal::AcquireEntry(root, *hex, nullptr, options.verify_cache_hit, &stats);
+    if (hit.ok()) return FromEntry(std::move(hit).value(), stats);
+    if (hit.status().code() != StatusCode::kNotFound) return hit.status();
+  }
+  CARTON_ASSIGN_OR_RETURN(ZipReader opened, ZipReader::Open(path));
+  auto zip = std::make_shared<const ZipReader>(std::move(opened));
+  auto bytes = ReadManifestEntry(*zip, path);
+  if (!bytes.ok()) return bytes.status();
   auto m = manifest::Manifest::Parse(*bytes);
   if (!m.ok()) return m.status().WithContext(path);
   std::string hex = manifest::ToHex(manifest::Sha256Of(*bytes));

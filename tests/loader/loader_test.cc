@@ -4,10 +4,13 @@
 #include <sys/stat.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
 
+#include "carton/carton/zip.h"
 #include "carton/loader/cache.h"
 #include "carton/loader/loader.h"
 #include "loader/loader_testing.h"
@@ -86,6 +89,54 @@ TEST_CASE("loader: a miss materializes the carton, a hit finds it by MANIFEST", 
   CHECK_FALSE(copy->stats().mapped_from_carton);
   CHECK(copy->carton_mapping().empty());
   CHECK(CountEntries(tmp.file("cache")) == 1);
+}
+
+TEST_CASE("loader: a hit reads only the end of the .carton and MANIFEST", "[loader]") {
+  // A copy whose every byte before MANIFEST is zeroed (every other local
+  // header and all file data) still hits: the lookup reads the end
+  // records, the central directory and MANIFEST, and the model comes from
+  // the entry, which was verified when it was made.
+  TempDir tmp;
+  ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
+  PackDir(MakeModelDir(tmp.file("m"), 64 * 1024), tmp.file("m.carton"));
+  REQUIRE(loader::Load(tmp.file("m.carton")).ok());
+
+  std::uint64_t end = 0;
+  {
+    auto zip = ZipReader::Open(tmp.file("m.carton"));
+    REQUIRE(zip.ok());
+    for (const auto& e : zip->entries()) {
+      if (e.name == "MANIFEST" || e.is_dir) continue;
+      auto offset = zip->DataOffset(e.name);
+      REQUIRE(offset.ok());
+      end = std::max(end, *offset + e.compressed_size);
+    }
+  }
+  std::string bytes = ReadText(tmp.file("m.carton"));
+  REQUIRE(end > 64 * 1024);
+  REQUIRE(end < bytes.size());
+  std::fill(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(end), '\0');
+  WriteBytes(tmp.file("wiped.carton"), AsBytes(bytes));
+  REQUIRE_FALSE(ZipReader::Open(tmp.file("wiped.carton")).ok());
+
+  manifest::Digest hash{};
+  {
+    auto hit = loader::Load(tmp.file("wiped.carton"));
+    REQUIRE(hit.ok());
+    CHECK(hit->stats().cache_hit);
+    hash = *hit->manifest_hash();
+    const loader::Tensor* x = hit->FindTensor("x");
+    REQUIRE(x != nullptr);
+    float f0;
+    std::memcpy(&f0, x->data.data(), 4);
+    CHECK(f0 == 1.5f);
+    REQUIRE(hit->model_safetensors().size() == 1);
+    CHECK(hit->model_safetensors()[0].file->Find("w") != nullptr);
+  }
+
+  // Without the entry, the same file is read in full and refused.
+  REQUIRE(loader::CartonCache(tmp.file("cache")).Remove(hash).ok());
+  CHECK_FALSE(loader::Load(tmp.file("wiped.carton")).ok());
 }
 
 TEST_CASE("loader: stored tensors are views into the mapping of the .carton", "[loader][zerocopy]") {
