@@ -1,12 +1,8 @@
 #include "zip_output.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <random>
+#include <utility>
 
 namespace carton::zip_internal {
 namespace {
@@ -14,24 +10,6 @@ namespace {
 constexpr std::size_t kBufferSize = std::size_t{256} << 10;
 // Writes at least this large that do not fit the buffer skip it.
 constexpr std::size_t kDirectWrite = kBufferSize / 2;
-
-std::string Errno() { return std::strerror(errno); }
-
-std::string DirName(const std::string& path) {
-  auto slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
-std::string RandomSuffix() {
-  static thread_local std::mt19937_64 rng(
-      std::random_device{}() ^ static_cast<std::uint64_t>(::getpid()));
-  static const char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-  std::string s(8, 'x');
-  for (auto& c : s) c = kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
-  return s;
-}
 
 }  // namespace
 
@@ -42,25 +20,15 @@ Result<std::unique_ptr<ZipOutput>> ZipOutput::Create(const std::string& path,
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   if (base.empty())
     return InvalidArgument(path + ": output path names a directory");
+  // The buffer below gathers libzip's writes; the file's own is not used.
+  CARTON_ASSIGN_OR_RETURN(
+      AtomicFile file,
+      AtomicFile::Create(path, {.durable = durable, .buffer_size = 0}));
   std::unique_ptr<ZipOutput> out(new ZipOutput());
   out->path_ = path;
-  out->durable_ = durable;
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    // A dot-prefixed name keeps the temporary out of casual listings.
-    std::string temp = DirName(path) + "/." + base + ".tmp-" + RandomSuffix();
-    int fd =
-        ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd >= 0) {
-      out->fd_.Reset(fd);
-      out->temp_path_ = std::move(temp);
-      out->buffer_.resize(kBufferSize);
-      out->done_ = false;
-      return out;
-    }
-    if (errno != EEXIST)
-      return IoError(path + ": cannot create temporary file: " + Errno());
-  }
-  return IoError(path + ": cannot create a unique temporary file");
+  out->file_.emplace(std::move(file));
+  out->buffer_.resize(kBufferSize);
+  return out;
 }
 
 ZipOutput::~ZipOutput() { Abort(); }
@@ -72,35 +40,16 @@ Result<SourcePtr> ZipOutput::MakeSource() {
   return SourcePtr(src);
 }
 
-void ZipOutput::Abort() {
-  if (done_) return;
-  done_ = true;
-  fd_.Reset();
-  if (!temp_path_.empty()) ::unlink(temp_path_.c_str());
-}
-
-Status ZipOutput::PWriteAll(const std::byte* p, std::size_t n,
-                            std::uint64_t offset) {
-  while (n > 0) {
-    ssize_t w = ::pwrite(fd_.get(), p, n, static_cast<off_t>(offset));
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return IoError(path_ + ": write failed: " + Errno());
-    }
-    p += w;
-    n -= static_cast<std::size_t>(w);
-    offset += static_cast<std::uint64_t>(w);
-  }
-  return Status::Ok();
-}
+void ZipOutput::Abort() { file_.reset(); }
 
 Status ZipOutput::Flush() {
   std::size_t n = std::exchange(buffered_, 0);
-  return PWriteAll(buffer_.data(), n, buffer_start_);
+  if (n == 0) return Status::Ok();
+  return file_->WriteAt(buffer_start_, ByteView(buffer_.data(), n));
 }
 
 Status ZipOutput::Write(ByteView data) {
-  if (done_) return Internal(path_ + ": write after commit or abort");
+  if (!file_) return Internal(path_ + ": write after commit or abort");
   const std::uint64_t end = buffer_start_ + buffered_;
   // Appends and rewrites of buffered bytes stay in the buffer.
   if (position_ >= buffer_start_ && position_ <= end &&
@@ -112,7 +61,7 @@ Status ZipOutput::Write(ByteView data) {
   } else {
     CARTON_RETURN_IF_ERROR(Flush());
     if (data.size() >= kDirectWrite) {
-      CARTON_RETURN_IF_ERROR(PWriteAll(data.data(), data.size(), position_));
+      CARTON_RETURN_IF_ERROR(file_->WriteAt(position_, data));
       buffer_start_ = position_ + data.size();
     } else {
       buffer_start_ = position_;
@@ -126,28 +75,11 @@ Status ZipOutput::Write(ByteView data) {
 }
 
 Status ZipOutput::Commit() {
-  if (done_) return Internal(path_ + ": commit after commit or abort");
+  if (!file_) return Internal(path_ + ": commit after commit or abort");
   Status s = Flush();
-  if (s.ok() && durable_ && ::fsync(fd_.get()) != 0) {
-    s = IoError(path_ + ": fsync failed: " + Errno());
-  }
-  if (s.ok() && ::close(fd_.Release()) != 0)
-    s = IoError(path_ + ": close failed: " + Errno());
-  if (s.ok() && ::rename(temp_path_.c_str(), path_.c_str()) != 0) {
-    s = IoError(path_ +
-                ": cannot rename temporary file into place: " + Errno());
-  }
-  if (!s.ok()) {
-    Abort();
-    return s;
-  }
-  done_ = true;
-  if (durable_) {
-    UniqueFd dir(
-        ::open(DirName(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (dir.valid()) ::fsync(dir.get());
-  }
-  return Status::Ok();
+  if (s.ok()) s = file_->Commit();
+  file_.reset();
+  return s;
 }
 
 zip_int64_t ZipOutput::Fail(Status s, int zip_code) {
@@ -174,7 +106,7 @@ zip_int64_t ZipOutput::Handle(void* data, zip_uint64_t len,
     case ZIP_SOURCE_ERROR:
       return zip_error_to_data(zip_error_.get(), data, len);
     case ZIP_SOURCE_BEGIN_WRITE:
-      if (done_)
+      if (!file_)
         return Fail(Internal(path_ + ": output already closed"),
                     ZIP_ER_INTERNAL);
       position_ = size_ = buffer_start_ = 0;

@@ -1,9 +1,9 @@
 // ZipOutput: the file a ZipWriter's archive goes to, as a libzip write
 // source.
 //
-// Like AtomicFile: bytes go to a temporary file next to the destination,
-// committing renames it into place (after fsync when durable), and the
-// destructor removes it otherwise. libzip writes in 8 KiB pieces and seeks
+// Bytes go to an AtomicFile: a temporary file next to the destination that
+// committing renames into place (after fsync when durable), removed
+// otherwise. libzip writes in 8 KiB pieces and seeks
 // back to rewrite each local header once the entry's data is written, so
 // writes are gathered in a 256 KiB buffer that also absorbs the rewrites
 // of small entries' headers; the file sees 256 KiB writes. (Larger writes,
@@ -16,12 +16,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "carton/common/atomic_file.h"
 #include "carton/common/bytes.h"
 #include "carton/common/status.h"
-#include "carton/common/unique_fd.h"
 #include "zip_libzip.h"
 
 namespace carton::zip_internal {
@@ -69,13 +70,9 @@ class ZipOutput {
   // with the current errno.
   zip_int64_t Fail(Status s, int zip_code);
   Status Flush();
-  Status PWriteAll(const std::byte* p, std::size_t n, std::uint64_t offset);
 
   std::string path_;
-  std::string temp_path_;
-  UniqueFd fd_;
-  bool durable_ = false;
-  bool done_ = true;
+  std::optional<AtomicFile> file_;  // empty once committed or aborted
   std::vector<std::byte> buffer_;
   std::uint64_t buffer_start_ = 0;  // file offset of buffer_[0]
   std::size_t buffered_ = 0;        // valid bytes in buffer_

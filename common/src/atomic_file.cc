@@ -108,6 +108,26 @@ Status AtomicFile::WriteAll(const std::byte* p, std::size_t n) {
   return Status::Ok();
 }
 
+Status AtomicFile::WriteAt(std::uint64_t offset, ByteView data) {
+  if (done_) return Internal(path_ + ": write after commit or abort");
+  Status s = Flush();
+  const std::byte* p = data.data();
+  std::size_t n = data.size();
+  while (s.ok() && n > 0) {
+    ssize_t w = ::pwrite(fd_.get(), p, std::min(n, kAtomicFileMaxWrite), static_cast<off_t>(offset));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      s = IoError(path_ + ": write failed: " + Errno());
+      break;
+    }
+    p += w;
+    n -= static_cast<std::size_t>(w);
+    offset += static_cast<std::uint64_t>(w);
+  }
+  if (!s.ok()) Abort();
+  return s;
+}
+
 Status AtomicFile::Flush() {
   if (buffered_ == 0) return Status::Ok();
   Status s = WriteAll(buffer_.data(), buffered_);

@@ -58,6 +58,26 @@ TEST_CASE("common: AtomicFile renames into place only on commit", "[common]") {
   CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 1);
 }
 
+TEST_CASE("common: AtomicFile WriteAt fills in earlier bytes, buffered or not", "[common]") {
+  testing::TempDir dir;
+  for (std::size_t buffer : {std::size_t{0}, std::size_t{16}, std::size_t{256} << 10}) {
+    std::string path = dir.file("at-" + std::to_string(buffer));
+    auto f = AtomicFile::Create(path, {.buffer_size = buffer});
+    REQUIRE(f.ok());
+    std::string big(600 << 10, 'b');  // more than one largest write
+    REQUIRE(f->Write(AsBytes("0123456789")).ok());
+    REQUIRE(f->Write(AsBytes(big)).ok());
+    REQUIRE(f->WriteAt(2, AsBytes("xy")).ok());             // inside what was buffered
+    REQUIRE(f->WriteAt(10 + big.size() - 1, AsBytes("E")).ok());
+    REQUIRE(f->Write(AsBytes("tail")).ok());
+    CHECK(f->size() == 10 + big.size() + 4);
+    REQUIRE(f->Commit().ok());
+    std::string expected = "01xy456789" + big + "tail";
+    expected[10 + big.size() - 1] = 'E';
+    CHECK(testing::ReadText(path) == expected);
+  }
+}
+
 TEST_CASE("common: AtomicFile respects the umask", "[common]") {
   testing::TempDir dir;
   mode_t old = ::umask(027);

@@ -48,6 +48,10 @@ class AtomicFile {
   ~AtomicFile();  // removes the temporary file unless committed
 
   Status Write(ByteView data);
+  // Writes `data` at `offset` of the temporary file (after the buffered
+  // bytes), for writers that go back to fill in what they wrote earlier.
+  // Bypasses the buffer; size() counts Write() only.
+  Status WriteAt(std::uint64_t offset, ByteView data);
   // Bytes written so far.
   std::uint64_t size() const { return written_; }
   // Flushes, closes and renames into place. After an error the temporary
