@@ -214,4 +214,26 @@ Result<CentralRecord> ReadCentralRecord(ByteView archive, std::uint64_t offset,
   return r;
 }
 
+Result<ZipEntry> EntryFromRecord(const CentralRecord& r, std::string name, std::uint64_t index,
+                                 const std::string& context, bool encrypted) {
+  // "Version made by" names the host whose attributes the record holds.
+  constexpr std::uint8_t kHostUnix = 3;
+  ZipEntry e;
+  e.index = index;
+  e.method = r.method;
+  e.compressed_size = r.compressed_size;
+  e.size = r.size;
+  e.crc32 = r.crc32;
+  e.is_dir = !name.empty() && name.back() == '/';
+  e.is_symlink = (r.version_made_by >> 8) == kHostUnix &&
+                 ((r.external_attributes >> 16) & kUnixTypeMask) == kUnixSymlinkType;
+  e.encrypted = encrypted || (r.flags & (kFlagEncrypted | kFlagStrongEncryption)) != 0;
+  e.name = std::move(name);
+  if (e.method == kMethodStored && !e.encrypted && e.size != e.compressed_size) {
+    return Corrupt(context + ": stored, but its size " + std::to_string(e.size) +
+                   " differs from its compressed size " + std::to_string(e.compressed_size));
+  }
+  return e;
+}
+
 }  // namespace carton::zip_format

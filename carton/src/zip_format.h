@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 
+#include "carton/carton/zip.h"
 #include "carton/common/bytes.h"
 #include "carton/common/status.h"
 
@@ -129,6 +130,14 @@ struct CentralRecord {
 // kUnsupported (an entry on another disk).
 Result<CentralRecord> ReadCentralRecord(ByteView archive, std::uint64_t offset,
                                         std::uint64_t limit);
+
+// The public description of a record (ZipEntry), named `name` (the
+// caller decides how raw names are spelled) at central-directory position
+// `index`. A stored entry whose two sizes differ is refused (kCorrupt,
+// prefixed with `context`); `encrypted` adds what the caller knows
+// beyond the record's flags.
+Result<ZipEntry> EntryFromRecord(const CentralRecord& r, std::string name, std::uint64_t index,
+                                 const std::string& context, bool encrypted = false);
 
 // The local header must describe the same entry as the central directory
 // (name, method, encryption, and CRC-32 and sizes unless a data descriptor

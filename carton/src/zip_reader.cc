@@ -172,32 +172,10 @@ struct ZipReader::Impl {
             " bytes of data at offset " + std::to_string(local->data_offset) +
             " run past the central directory at " + std::to_string(cd.offset));
       }
-      zip_uint8_t opsys = 0;
-      zip_uint32_t attributes = 0;
-      if (zip_file_get_external_attributes(za, i, 0, &opsys, &attributes) != 0)
-        return zip_internal::ReadError(zip_get_error(za), context);
-
-      ZipEntry e;
-      e.name = name;
-      e.index = i;
-      e.method = r.method;
-      e.compressed_size = r.compressed_size;
-      e.size = r.size;
-      e.crc32 = r.crc32;
-      e.is_dir = name.back() == '/';
-      e.is_symlink =
-          opsys == ZIP_OPSYS_UNIX &&
-          ((attributes >> 16) & fmt::kUnixTypeMask) == fmt::kUnixSymlinkType;
-      e.encrypted =
-          st.encryption_method != ZIP_EM_NONE ||
-          (r.flags & (fmt::kFlagEncrypted | fmt::kFlagStrongEncryption)) != 0;
-      if (e.method == fmt::kMethodStored && !e.encrypted &&
-          e.size != e.compressed_size) {
-        return Corrupt(context + ": stored, but its size " +
-                       std::to_string(e.size) +
-                       " differs from its compressed size " +
-                       std::to_string(e.compressed_size));
-      }
+      auto entry = fmt::EntryFromRecord(r, name, i, context,
+                                        st.encryption_method != ZIP_EM_NONE);
+      if (!entry.ok()) return entry.status();
+      ZipEntry e = std::move(entry).value();
       spans.push_back(
           {r.local_header_offset, local->data_offset + r.compressed_size, i});
       data_offsets.push_back(local->data_offset);

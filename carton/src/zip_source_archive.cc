@@ -16,7 +16,6 @@ namespace {
 namespace fmt = zip_format;
 
 constexpr std::size_t kReadChunk = 1 << 20;
-constexpr std::uint8_t kHostUnix = 3;  // "version made by" high byte
 
 std::string EntryContext(std::string_view name) { return "entry " + fmt::QuoteName(name); }
 
@@ -85,21 +84,7 @@ Result<SourceArchive> SourceArchive::Open(std::unique_ptr<RandomAccessSource> so
                      std::to_string(r.local_header_offset) + " run past the central directory at " +
                      std::to_string(cd.offset));
     }
-    ZipEntry e;
-    e.name = name;
-    e.index = i;
-    e.method = r.method;
-    e.compressed_size = r.compressed_size;
-    e.size = r.size;
-    e.crc32 = r.crc32;
-    e.is_dir = name.back() == '/';
-    e.is_symlink = (r.version_made_by >> 8) == kHostUnix &&
-                   ((r.external_attributes >> 16) & fmt::kUnixTypeMask) == fmt::kUnixSymlinkType;
-    e.encrypted = (r.flags & (fmt::kFlagEncrypted | fmt::kFlagStrongEncryption)) != 0;
-    if (e.method == fmt::kMethodStored && !e.encrypted && e.size != e.compressed_size) {
-      return Corrupt(context + ": stored, but its size " + std::to_string(e.size) +
-                     " differs from its compressed size " + std::to_string(e.compressed_size));
-    }
+    CARTON_ASSIGN_OR_RETURN(ZipEntry e, fmt::EntryFromRecord(r, name, i, context));
     a.entries_.push_back(std::move(e));
     a.records_.push_back({r.local_header_offset, cd.offset, r.flags});
   }
