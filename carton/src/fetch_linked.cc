@@ -5,6 +5,7 @@
 #include "carton/carton/links.h"
 #include "carton/manifest/sha256.h"
 #include "entry_copy.h"
+#include "writer_options.h"
 
 namespace carton {
 
@@ -30,7 +31,8 @@ Result<FetchLinkedReport> FetchLinked(const std::string& in, const std::string& 
     blobs[f.path] = *blob;
   }
 
-  CARTON_ASSIGN_OR_RETURN(ZipWriter writer, ZipWriter::Create(out_path));
+  CARTON_ASSIGN_OR_RETURN(ZipWriter writer,
+                          ZipWriter::Create(out_path, internal::CartonWriterOptions(0)));
   internal::EntryCopier copier(zip, writer, out_dir);
   for (const auto& me : m->manifest.entries()) {
     auto blob = blobs.find(me.path);

@@ -12,16 +12,13 @@
 #include "carton/manifest/hash_files.h"
 #include "carton/manifest/manifest.h"
 #include "pack_walk.h"
+#include "writer_options.h"
 #include "zstd_probe.h"
 
 namespace carton {
 namespace {
 
 namespace fs = std::filesystem;
-
-// More zstd workers than this buy nothing a pack could use and cost ~20 MiB
-// each.
-constexpr unsigned kMaxZstdWorkers = 4;
 
 Compression ChooseMethod(const PackOptions& options, const internal::SourceFile& f) {
   switch (options.compression) {
@@ -97,11 +94,9 @@ Result<PackReport> Pack(const std::string& dir, const std::string& out_path,
   const unsigned threads =
       options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
 
-  ZipWriterOptions zopts;
-  zopts.alignment = options.alignment;
-  // At least one worker, so that the output does not depend on `threads`.
-  zopts.zstd_workers = static_cast<int>(std::min(threads, kMaxZstdWorkers));
-  CARTON_ASSIGN_OR_RETURN(ZipWriter zip, ZipWriter::Create(out_path, zopts));
+  CARTON_ASSIGN_OR_RETURN(
+      ZipWriter zip,
+      ZipWriter::Create(out_path, internal::CartonWriterOptions(threads, options.alignment)));
 
   PackReport report;
   std::vector<manifest::ManifestEntry> entries;

@@ -10,6 +10,7 @@
 #include "carton/carton/links.h"
 #include "carton/manifest/sha256.h"
 #include "entry_copy.h"
+#include "writer_options.h"
 
 namespace carton {
 namespace {
@@ -71,7 +72,8 @@ Result<ShrinkReport> Shrink(const std::string& in, const std::string& out_path,
   }
   links::Links new_links = old_links->value_or(links::Links{});
 
-  CARTON_ASSIGN_OR_RETURN(ZipWriter writer, ZipWriter::Create(out_path));
+  CARTON_ASSIGN_OR_RETURN(ZipWriter writer,
+                          ZipWriter::Create(out_path, internal::CartonWriterOptions(0)));
   internal::EntryCopier copier(zip, writer, out_dir);
   ShrinkReport report;
   report.manifest_hash = manifest::Sha256Of(AsBytes(m->text));
