@@ -3,9 +3,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +18,7 @@
 #include "carton/carton/verify.h"
 #include "carton/carton/zip.h"
 #include "carton/common/bytes.h"
+#include "carton/common/random_access.h"
 #include "carton/common/unique_fd.h"
 #include "carton/links/links.h"
 #include "carton/manifest/manifest.h"
@@ -43,6 +47,59 @@ bool Within(ByteView inner, ByteView outer) {
   auto b = reinterpret_cast<std::uintptr_t>(outer.data());
   auto p = reinterpret_cast<std::uintptr_t>(inner.data());
   return inner.empty() || (p >= b && InBounds(p - b, inner.size(), outer.size()));
+}
+
+// The input as a RandomAccessSource, borrowing its bytes. Reads past the
+// end fail, as a file's or a server's would.
+class MemorySource final : public RandomAccessSource {
+ public:
+  explicit MemorySource(ByteView bytes) : bytes_(bytes) {}
+  std::uint64_t size() const override { return bytes_.size(); }
+  const std::string& name() const override { return name_; }
+  Status ReadAt(std::uint64_t offset, MutableByteView out) const override {
+    if (!InBounds(offset, out.size(), bytes_.size())) {
+      return InvalidArgument("read of " + std::to_string(out.size()) + " bytes at " +
+                             std::to_string(offset) + " past the end");
+    }
+    std::copy_n(bytes_.data() + offset, out.size(), out.data());
+    return Status::Ok();
+  }
+
+ private:
+  ByteView bytes_;
+  std::string name_ = "memory";
+};
+
+// Every file entry's bytes through ReadTo (nullopt when it fails), checking
+// that ReadTo never gives more than the declared size and agrees with Read.
+std::vector<std::optional<std::vector<std::byte>>> ReadAll(const ZipReader& zip,
+                                                          const ZipReaderOptions& options) {
+  std::vector<std::optional<std::vector<std::byte>>> out;
+  for (const ZipEntry& e : zip.entries()) {
+    FUZZ_CHECK(zip.Find(e.name) == &e);
+    auto read = zip.Read(e.name);
+    if (read.ok()) FUZZ_CHECK(read->size() == e.size);
+    if (e.size > options.max_read_size) {
+      FUZZ_CHECK(!read.ok());
+      out.emplace_back();
+      continue;
+    }
+    std::vector<std::byte> bytes;
+    Status s = zip.ReadTo(e.name, [&](ByteView chunk) {
+      bytes.insert(bytes.end(), chunk.begin(), chunk.end());
+      return Status::Ok();
+    });
+    FUZZ_CHECK(bytes.size() <= e.size);
+    FUZZ_CHECK(s.ok() == read.ok());
+    if (s.ok()) {
+      FUZZ_CHECK(bytes == *read);
+      out.emplace_back(std::move(bytes));
+    } else {
+      FUZZ_CHECK(!s.message().empty());
+      out.emplace_back();
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -137,6 +194,42 @@ void FuzzZip(Input data) {
   }
 }
 
+void FuzzZipSource(Input data) {
+  const ByteView bytes = Bytes(data);
+  ZipReaderOptions options;
+  options.max_read_size = 16 << 20;
+  auto source = ZipReader::OpenSource(std::make_unique<MemorySource>(bytes), options);
+  auto buffer = ZipReader::OpenBuffer(bytes, options);
+  if (!source.ok()) {
+    FUZZ_CHECK(!source.status().message().empty());
+    // The source reader applies the rules of Open() (but checks a local
+    // header only when its entry is read), so it accepts whatever the
+    // buffer reader accepts.
+    FUZZ_CHECK(!buffer.ok());
+    return;
+  }
+  FUZZ_CHECK(source->archive().empty());
+  for (const ZipEntry& e : source->entries()) {
+    FUZZ_CHECK(source->MappedData(e.name).status().code() == StatusCode::kInvalidArgument);
+    FUZZ_CHECK(!source->DataOffset(e.name).ok());
+  }
+  const auto from_source = ReadAll(*source, options);
+  if (!buffer.ok()) return;
+  FUZZ_CHECK(buffer->entries().size() == source->entries().size());
+  for (std::size_t i = 0; i < buffer->entries().size(); ++i) {
+    const ZipEntry& a = buffer->entries()[i];
+    const ZipEntry& b = source->entries()[i];
+    FUZZ_CHECK(a.name == b.name);
+    FUZZ_CHECK(a.method == b.method);
+    FUZZ_CHECK(a.size == b.size && a.compressed_size == b.compressed_size);
+    FUZZ_CHECK(a.crc32 == b.crc32);
+    FUZZ_CHECK(a.is_dir == b.is_dir && a.is_symlink == b.is_symlink);
+    FUZZ_CHECK(a.encrypted == b.encrypted);
+  }
+  const auto from_buffer = ReadAll(*buffer, options);
+  FUZZ_CHECK(from_buffer == from_source);
+}
+
 void FuzzCarton(Input data) {
   UniqueFd fd(memfd_create("carton-fuzz", MFD_CLOEXEC));
   if (!fd.valid()) std::abort();
@@ -192,13 +285,14 @@ void FuzzSlice(Input data) {
 }
 
 std::span<const Target> AllTargets() {
-  static constexpr std::array<Target, 8> kTargets = {{
+  static constexpr std::array<Target, 9> kTargets = {{
       {"safetensors", FuzzSafetensors},
       {"config", FuzzConfig},
       {"tensor_index", FuzzTensorIndex},
       {"manifest", FuzzManifest},
       {"links", FuzzLinks},
       {"zip", FuzzZip},
+      {"zip_source", FuzzZipSource},
       {"carton", FuzzCarton},
       {"slice", FuzzSlice},
   }};

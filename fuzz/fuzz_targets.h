@@ -35,6 +35,11 @@ void FuzzLinks(Input data);
 // The zip container: ZipReader::OpenBuffer, entries(), Find, Read, ReadTo,
 // DataOffset and MappedData on every entry.
 void FuzzZip(Input data);
+// The zip container read through a RandomAccessSource (as remote cartons
+// are): ZipReader::OpenSource over the bytes in memory, entries(), Find,
+// Read and ReadTo on every entry; and, when OpenBuffer accepts the same
+// bytes, the same entries and the same decoded bytes from both readers.
+void FuzzZipSource(Input data);
 // A whole .carton: Verify, ReadInfo and ManifestHash on the bytes (held in
 // an anonymous in-memory file, so nothing touches the disk).
 void FuzzCarton(Input data);

@@ -168,6 +168,7 @@ int main(int argc, char** argv) {
   Write(root / "links", "seed-2", "version = 1\n[urls]\n");
 
   ZipSeeds(root / "zip");
+  ZipSeeds(root / "zip_source");
   const fs::path scratch = root / ".scratch";
   fs::remove_all(scratch);
   CartonSeeds(root / "carton", scratch);

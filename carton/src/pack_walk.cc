@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <string_view>
 #include <system_error>
 
 #include "carton/manifest/manifest.h"
@@ -28,6 +30,20 @@ std::string TypeName(fs::file_type t) {
     case fs::file_type::character: return "a character device";
     default: return "not a regular file";
   }
+}
+
+// "MANIFEST" or "LINKS" when the first component of `rel` is one of them
+// in any ASCII letter case: pack writes MANIFEST and shrink writes LINKS, so
+// a file or directory of that name would collide with them.
+std::optional<std::string_view> ReservedTopLevelName(std::string_view rel) {
+  std::string first(rel.substr(0, rel.find('/')));
+  for (char& c : first) {
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  }
+  for (std::string_view name : {"MANIFEST", "LINKS"}) {
+    if (first == name) return name;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -69,6 +85,12 @@ Result<std::vector<SourceFile>> WalkModelDir(const std::string& dir) {
     if (rel == "MANIFEST") continue;
     if (rel == "LINKS") {
       return InvalidArgument(shown + ": LINKS cannot be packed; it is written by carton shrink");
+    }
+    if (auto reserved = ReservedTopLevelName(rel)) {
+      return InvalidArgument(shown + ": top-level name \"" + rel.substr(0, rel.find('/')) +
+                             "\" collides with " + std::string(*reserved) +
+                             " (pack writes MANIFEST and shrink writes LINKS; both names are "
+                             "reserved in any letter case)");
     }
     Status valid = manifest::ValidateEntryPath(rel);
     if (!valid.ok()) return InvalidArgument(dir + ": " + valid.message());

@@ -19,7 +19,9 @@ struct SourceFile {
 // to files inside `dir` are followed; symlinks pointing outside, symlinks to
 // directories, sockets, FIFOs and devices are refused (kInvalidArgument
 // naming the path). Directories with no files leave no trace. A top-level
-// MANIFEST is skipped (it is regenerated); a top-level LINKS is refused.
+// MANIFEST is skipped (it is regenerated); a top-level LINKS is refused, and
+// so is any other top-level file or directory named MANIFEST or LINKS in
+// some letter case.
 Result<std::vector<SourceFile>> WalkModelDir(const std::string& dir);
 
 }  // namespace carton::internal

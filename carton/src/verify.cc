@@ -102,15 +102,14 @@ class Checker {
       }
     }
     report_->linked_files = linked_files_.size();
-    // The spec only requires LINKS to cover missing files; other hashes
-    // are allowed (another copy of a file in the zip, or unused) but noted.
+    // Every LINKS hash must name a MANIFEST file (FORMAT.md K3), as in
+    // every other reader (LinkedFiles).
     if (links_) {
       std::set<manifest::Digest> listed;
       for (const auto& me : m->entries()) listed.insert(me.sha256);
       for (const auto& [digest, urls] : links_->urls) {
         if (listed.count(digest) == 0) {
-          report_->warnings.push_back(
-              {"LINKS", "sha256 " + manifest::ToHex(digest) + " names no file in MANIFEST"});
+          Problem("LINKS", StrayLinksHash(digest));
         }
       }
     }

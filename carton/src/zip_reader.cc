@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -185,7 +186,7 @@ struct ZipReader::Impl {
       return Corrupt("central directory has " + std::to_string(cd_end - pos) +
                      " bytes after its " + std::to_string(count) + " entries");
     }
-    CARTON_RETURN_IF_ERROR(CheckLimits(data.size()));
+    CARTON_RETURN_IF_ERROR(CheckLimits());
     // Entries that share bytes let a small archive expand without bound.
     std::sort(spans.begin(), spans.end(),
               [](const Span& a, const Span& b) { return a.begin < b.begin; });
@@ -200,39 +201,66 @@ struct ZipReader::Impl {
   }
 
   // The limits of ZipReaderOptions and the name collisions, on the listed
-  // entries of an archive of `archive_size` bytes.
-  Status CheckLimits(std::uint64_t archive_size) const {
+  // entries.
+  Status CheckLimits() const {
     if (entries.size() > options.max_entries) {
       return Corrupt("the archive lists " + std::to_string(entries.size()) +
                      " entries, more than the limit of " +
                      std::to_string(options.max_entries));
     }
     std::uint64_t total_size = 0;
+    // The decodable entries: what they declare, and the most their data
+    // could decode to at their methods' ratio limits.
+    std::uint64_t declared = 0, stored = 0, most = 0;
     for (const ZipEntry& e : entries) {
       const std::string context = EntryContext(e.name);
-      CARTON_RETURN_IF_ERROR(CheckRatio(context, e.size, e.compressed_size));
+      if (auto ratio = MaxRatio(e)) {
+        std::uint64_t entry_most;
+        if (!CheckedMul(e.compressed_size, *ratio, &entry_most)) entry_most = kNoLimit;
+        if (e.size > options.ratio_min_size && e.size > entry_most) {
+          return Corrupt(context + ": declares " + std::to_string(e.size) + " bytes from " +
+                         std::to_string(e.compressed_size) + ", more than the " +
+                         std::string(CompressionName(*CompressionFromZipMethod(e.method))) +
+                         " ratio limit of " + std::to_string(*ratio) + " to 1");
+        }
+        declared = SaturatingAdd(declared, e.size);
+        stored = SaturatingAdd(stored, e.compressed_size);
+        most = SaturatingAdd(most, entry_most);
+      }
       if (!CheckedAdd(total_size, e.size, &total_size) ||
           total_size > options.max_total_size) {
         return Corrupt(context + ": the entries declare more than the limit of " +
                        std::to_string(options.max_total_size) + " bytes in all");
       }
     }
-    CARTON_RETURN_IF_ERROR(CheckRatio("the archive", total_size, archive_size));
+    // Many entries, each too small for its own check, that lie together.
+    if (declared > options.ratio_min_size && declared > most) {
+      return Corrupt("the archive: its entries declare " + std::to_string(declared) +
+                     " bytes from " + std::to_string(stored) +
+                     ", more than their methods' ratio limits allow (deflate " +
+                     std::to_string(options.max_deflate_ratio) + ", zstd " +
+                     std::to_string(options.max_zstd_ratio) + " to 1)");
+    }
     return CheckNameCollisions();
   }
 
-  // A zip bomb: far more bytes declared than the archive holds.
-  Status CheckRatio(const std::string& what, std::uint64_t size,
-                    std::uint64_t stored) const {
-    std::uint64_t most;
-    if (size <= options.ratio_min_size ||
-        !CheckedMul(stored, options.max_ratio, &most) || size <= most) {
-      return Status::Ok();
+  static constexpr std::uint64_t kNoLimit = ~std::uint64_t{0};
+
+  static std::uint64_t SaturatingAdd(std::uint64_t a, std::uint64_t b) {
+    std::uint64_t sum;
+    return CheckedAdd(a, b, &sum) ? sum : kNoLimit;
+  }
+
+  // The most bytes entry `e` can decode to per compressed byte; nullopt for
+  // entries that are never decoded (encrypted, other methods).
+  std::optional<std::uint64_t> MaxRatio(const ZipEntry& e) const {
+    if (e.encrypted) return std::nullopt;
+    switch (e.method) {
+      case fmt::kMethodStored: return 1;
+      case fmt::kMethodDeflate: return options.max_deflate_ratio;
+      case fmt::kMethodZstd: return options.max_zstd_ratio;
+      default: return std::nullopt;
     }
-    return Corrupt(what + ": declares " + std::to_string(size) +
-                   " bytes from " + std::to_string(stored) +
-                   ", more than the ratio limit of " +
-                   std::to_string(options.max_ratio) + " to 1");
   }
 
   // Names that would be one file on a case-insensitive file system
@@ -475,7 +503,7 @@ Result<ZipReader> ZipReader::OpenSource(std::unique_ptr<RandomAccessSource> sour
   for (std::size_t i = 0; i < impl->entries.size(); ++i) {
     impl->by_name.emplace(impl->entries[i].name, i);
   }
-  Status limits = impl->CheckLimits(impl->remote->source().size());
+  Status limits = impl->CheckLimits();
   if (!limits.ok()) return impl->Fail(limits);
   return ZipReader(std::move(impl));
 }
@@ -504,11 +532,10 @@ Result<std::vector<std::byte>> ZipReader::Read(std::string_view name) const {
                     std::to_string(impl_->options.max_read_size) + " bytes"));
   }
   // The declared size is untrusted: reserve no more than the data could
-  // decode to at deflate's best ratio; zstd can exceed that and grows the
+  // decode to at deflate's ratio limit; zstd can exceed that and grows the
   // vector as it goes.
-  constexpr std::uint64_t kMaxDeflateRatio = 1032;
   std::uint64_t plausible;
-  if (!CheckedMul(e.compressed_size, kMaxDeflateRatio, &plausible))
+  if (!CheckedMul(e.compressed_size, kZipMaxDeflateRatio, &plausible))
     plausible = e.size;
   std::vector<std::byte> out;
   out.reserve(static_cast<std::size_t>(std::min(e.size, plausible + 4096)));

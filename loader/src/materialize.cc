@@ -9,14 +9,14 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <optional>
+#include <map>
 
+#include "carton/carton/links.h"
 #include "carton/common/atomic_file.h"
 #include "carton/common/mapped_file.h"
 #include "carton/common/parallel.h"
 #include "carton/common/unique_fd.h"
 #include "carton/links/blob_cache.h"
-#include "carton/links/links.h"
 #include "carton/manifest/sha256.h"
 
 namespace carton::loader::internal {
@@ -135,12 +135,19 @@ Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string&
     }
   }
 
+  // The LINKS rules of every carton reader (carton/FORMAT.md, K1-K3).
+  auto links = ReadLinks(zip);
+  if (!links.ok()) return fail(links.status());
+  auto linked_files = LinkedFiles(zip, *src.manifest, *links);
+  if (!linked_files.ok()) return fail(linked_files.status());
+  std::map<std::string_view, const std::vector<std::string>*> link_urls;
+  for (const LinkedFile& f : *linked_files) link_urls[f.path] = &f.urls;
+
   EntryRecord record;
   std::vector<Task> tasks;
   const std::string source_path = dir + "/" + std::string(kSourceName);
   const bool linked = LinkSource(src.carton_fd, source_path);
   bool any_mapped = false;
-  std::optional<links::Links> links;
   std::vector<const std::vector<std::string>*> urls(entries.size(), nullptr);
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const auto& me = entries[i];
@@ -151,24 +158,7 @@ Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string&
     f.path = me.path;
     const ZipEntry* ze = zip.Find(me.path);
     if (ze == nullptr || ze->is_dir) {
-      if (!links) {
-        const ZipEntry* le = zip.Find("LINKS");
-        if (le == nullptr) {
-          return fail(Corrupt(me.path + ": listed in MANIFEST but missing from the archive, "
-                              "and there is no LINKS"));
-        }
-        if (le->size > links::kMaxLinksSize) return fail(Corrupt("LINKS: too large"));
-        CARTON_ASSIGN_OR_RETURN(auto bytes, zip.Read("LINKS"));
-        auto parsed = links::ParseLinks(AsChars(bytes));
-        if (!parsed.ok()) return fail(parsed.status());
-        links = std::move(parsed).value();
-      }
-      auto it = links->urls.find(me.sha256);
-      if (it == links->urls.end()) {
-        return fail(Corrupt(me.path + ": not in the archive and LINKS has no URL for sha256 " +
-                            manifest::ToHex(me.sha256)));
-      }
-      urls[i] = &it->second;
+      urls[i] = link_urls.at(me.path);  // LinkedFiles covered every such file
       tasks.push_back({TaskKind::kLink, i, 0});
     } else {
       f.size = ze->size;

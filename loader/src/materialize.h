@@ -33,8 +33,9 @@ struct MaterializeSource {
 // them from the mapping; compressed entries are decoded, hashed and written
 // in one pass; linked entries are fetched into the blob cache and
 // hard-linked (copied across filesystems). Errors name the carton and file:
-// kCorrupt (a sha256 mismatch, an entry not in MANIFEST, a linked file
-// without URL), kUnsupported, kNetworkError, kIoError.
+// kCorrupt (a sha256 mismatch, an entry not in MANIFEST, LINKS that breaks
+// the rules of carton/links.h LinkedFiles), kUnsupported, kNetworkError,
+// kIoError.
 Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string& dir,
                                 LoadStats* stats);
 

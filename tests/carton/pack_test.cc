@@ -281,6 +281,40 @@ TEST_CASE("carton pack: drops empty directories and skips an old MANIFEST", "[ca
   CHECK(Verify(tmp.file("m.carton"))->ok());
 }
 
+TEST_CASE("carton pack: refuses top-level names that are MANIFEST or LINKS in another case",
+          "[carton][pack]") {
+  // Readers refuse an archive whose names collide case-insensitively, so
+  // pack must not write one beside its MANIFEST (or shrink's LINKS).
+  for (const std::string rel : {"manifest", "Manifest", "links", "Links", "lInKs/x.bin",
+                                "MANIFEST/x.bin", "manifest/sub/x.bin"}) {
+    INFO(rel);
+    TempDir tmp;
+    auto files = MinimalFiles();
+    files[rel] = "x";
+    testing::WriteTree(tmp.file("m"), files);
+    auto r = Pack(tmp.file("m"), tmp.file("m.carton"));
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == StatusCode::kInvalidArgument);
+    const std::string first = rel.substr(0, rel.find('/'));
+    const std::string reserved = first.size() == 8 ? "MANIFEST" : "LINKS";
+    CHECK_THAT(r.status().message(),
+               Catch::Contains(tmp.file("m") + "/" + rel + ": top-level name \"" + first +
+                               "\" collides with " + reserved));
+    CHECK_THAT(r.status().message(), Catch::Contains("reserved in any letter case"));
+    CHECK_FALSE(fs::exists(tmp.file("m.carton")));
+  }
+  // The same names below the top level are ordinary files.
+  TempDir tmp;
+  auto files = MinimalFiles();
+  files["model/manifest"] = "x";
+  files["misc/LINKS"] = "y";
+  testing::WriteTree(tmp.file("m"), files);
+  REQUIRE(Pack(tmp.file("m"), tmp.file("m.carton")).ok());
+  auto v = Verify(tmp.file("m.carton"));
+  REQUIRE(v.ok());
+  CHECK(v->ok());
+}
+
 TEST_CASE("carton pack: always writes a normalized tensor_data/index.toml", "[carton][pack][compat]") {
   // The original implementation's reader needs index.toml, and `inner` on
   // every entry; we write both even when the directory has neither.

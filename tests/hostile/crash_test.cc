@@ -1,11 +1,11 @@
 // Crash safety and full disks, through the built `carton` binary.
 //
-// Every command that writes output is killed with SIGKILL at many points
-// while it runs: the destination must then hold either nothing or the
-// complete output (byte-identical to an uninterrupted run), and a later run
-// must succeed despite whatever the killed runs left behind. Adding a
-// command (carton shrink, cache materialization, ...) is one more entry in
-// Writers().
+// Every command that writes output (pack, unpack, shrink and its blobs,
+// the loader's cache entries) is killed with SIGKILL at many points while
+// it runs: the destination must then hold either nothing or the complete
+// output (byte-identical to an uninterrupted run), and a later run must
+// succeed despite whatever the killed runs left behind. Adding a command is
+// one more entry in Writers().
 //
 // Then the disk fills up under pack and unpack: first through RLIMIT_FSIZE
 // (writes fail with EFBIG; works everywhere), then on a real 1 MiB tmpfs
@@ -17,15 +17,18 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <functional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "carton/common/atomic_file.h"
+#include "carton/manifest/sha256.h"
 #include "hostile_testing.h"
 
 extern char** environ;
@@ -61,17 +64,43 @@ void MakeModel(const std::string& dir, int files, std::size_t size) {
   }
 }
 
-// Starts `argv` with stdout and stderr on /dev/null.
-pid_t Spawn(const std::vector<std::string>& argv) {
+// Text with some redundancy, so that deflate and zstd have work to do in
+// both directions.
+std::string Compressible(std::size_t n, std::uint64_t seed) {
+  const std::string noise = Noise(n / 4 + 1, seed);
+  std::string out;
+  out.reserve(n + 32);
+  for (std::size_t i = 0; out.size() < n; ++i) {
+    const int value = static_cast<signed char>(noise[i % noise.size()]);
+    out += "w" + std::to_string(i % 9973) + "=" + std::to_string(value) + "\n";
+  }
+  out.resize(n);
+  return out;
+}
+
+// Starts `argv` with stdout and stderr on /dev/null, and `env` (NAME=value)
+// added to the environment.
+pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env = {}) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<char*> envp;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view var(*e);
+    bool replaced = false;
+    for (const auto& mine : env) {
+      replaced |= var.substr(0, var.find('=')) == mine.substr(0, mine.find('='));
+    }
+    if (!replaced) envp.push_back(*e);
+  }
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   pid_t pid = -1;
-  int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   REQUIRE(rc == 0);
   return pid;
@@ -83,23 +112,102 @@ int Wait(pid_t pid) {
   return status;
 }
 
+// Inputs shared by the writers, made once in the scratch directory `dir`:
+// model/ (noise) and input.carton packed from it (so stored), model-z/
+// (compressible) and input-z.carton packed from it with deflate, whose
+// manifest hash names its cache entry.
+struct Inputs {
+  std::string dir;
+  std::string compressed_hash;
+};
+
 // One command that writes output, and how to tell a complete output.
 struct Writer {
   std::string name;
-  // The command line writing `dest`, given the scratch directory.
-  std::function<std::vector<std::string>(const std::string& dir, const std::string& dest)> argv;
+  // The command line writing `dest` in the writer's own directory `out`.
+  std::function<std::vector<std::string>(const std::string& out, const std::string& dest)> argv;
+  // Where the output goes inside `out`, when not `out`/dest.
+  std::function<std::string(const std::string& out)> dest = {};
+  // Environment for the command, given `out`.
+  std::function<std::vector<std::string>(const std::string& out)> env = {};
+  // What a killed run may leave beside the destination: names starting
+  // with this (hidden, and never the destination's name).
+  std::string leftover = ".dest.";
+  // Before each killed run (the last run finds the leftovers as they are).
+  std::function<void(const std::string& out)> reset = {};
+  // After each killed run and after the last run: the writer's other
+  // outputs, and for commands that reuse their work, a run to completion.
+  std::function<void(const std::string& out, const std::string& dest)> check = {};
 };
 
-std::vector<Writer> Writers() {
+std::string CacheEnv(const std::string& out) { return "CARTON_CACHE_DIR=" + out + "/cache"; }
+std::string CacheEnvForShell(const std::string& out) {
+  return "CARTON_CACHE_DIR=" + Q(out + "/cache") + " ";
+}
+
+// Every blob in `blobs` under its final name is whole: its sha256 is its
+// name. Returns how many there are.
+std::size_t CheckBlobs(const std::string& blobs) {
+  std::size_t n = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(blobs, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name[0] == '.') continue;  // a temporary file of a killed run
+    INFO(name);
+    auto digest = manifest::HashFile(e.path().string());
+    REQUIRE(digest.ok());
+    CHECK(manifest::ToHex(*digest) == name);
+    ++n;
+  }
+  return n;
+}
+
+constexpr int kParts = 6;
+
+std::vector<Writer> Writers(const Inputs& in) {
+  const std::string dir = in.dir;
+  const std::string hash = in.compressed_hash;
+  const std::string blobs = dir + "/shrink-blobs";
   return {
       {"pack",
-       [](const std::string& dir, const std::string& dest) {
+       [dir](const std::string&, const std::string& dest) {
          return std::vector<std::string>{CartonBin(), "pack", dir + "/model", "-o", dest,
                                          "--compression", "deflate", "--level", "1"};
        }},
       {"unpack",
-       [](const std::string& dir, const std::string& dest) {
+       [dir](const std::string&, const std::string& dest) {
          return std::vector<std::string>{CartonBin(), "unpack", dir + "/input.carton", dest};
+       }},
+      {"shrink",
+       [dir, blobs](const std::string&, const std::string& dest) {
+         return std::vector<std::string>{CartonBin(), "shrink", dir + "/input-z.carton", "-o",
+                                         dest, "--url-prefix", "https://example.com/blobs",
+                                         "--blobs", blobs, "--min-size", "1000000"};
+       },
+       {}, {}, ".dest.",
+       // Without its blobs, each killed run writes them again.
+       [blobs](const std::string&) { fs::remove_all(blobs); },
+       [blobs](const std::string&, const std::string& dest) {
+         const std::size_t n = CheckBlobs(blobs);
+         if (fs::exists(dest)) CHECK(n == kParts);
+       }},
+      {"load",
+       [dir](const std::string&, const std::string&) {
+         return std::vector<std::string>{CartonBin(), "load", dir + "/input-z.carton"};
+       },
+       [hash](const std::string& out) { return out + "/cache/cartons/" + hash; },
+       [](const std::string& out) { return std::vector<std::string>{CacheEnv(out)}; },
+       ".tmp-" + hash + "-",
+       {},
+       // A later load must succeed and leave a cache that verifies.
+       [dir, hash](const std::string& out, const std::string& dest) {
+         const std::string env = CacheEnvForShell(out);
+         auto load = Run(env + CartonBin() + " load " + Q(dir + "/input-z.carton"));
+         CHECK(load.exit_code == 0);
+         CHECK(load.out == dest + "/model\n");
+         auto verify = Run(env + CartonBin() + " cache verify");
+         CHECK(verify.exit_code == 0);
+         CHECK(verify.err.empty());
        }},
   };
 }
@@ -123,33 +231,60 @@ void RemoveDest(const std::string& dest) {
 
 }  // namespace
 
-TEST_CASE("crash: a killed pack or unpack never leaves a partial output", "[hostile][crash]") {
+TEST_CASE("crash: a killed writer never leaves a partial output", "[hostile][crash]") {
   TempDir tmp;
-  const std::string dir = tmp.path().string();
-  MakeModel(dir + "/model", 6, 3 << 20);
+  Inputs in;
+  in.dir = tmp.path().string();
+  const std::string dir = in.dir;
+  MakeModel(dir + "/model", kParts, 3 << 20);
   auto packed = Run(CartonBin() + " pack " + Q(dir + "/model") + " -o " + Q(dir + "/input.carton"));
   REQUIRE(packed.exit_code == 0);
+  // Compressible parts, deflated: shrink and the loader decode them.
+  auto tree = ValidCartonFiles();
+  for (int i = 0; i < kParts; ++i) {
+    tree["model/part" + std::to_string(i) + ".bin"] = Compressible(3 << 20, i + 1);
+  }
+  for (const auto& [path, content] : tree) {
+    fs::create_directories((fs::path(dir) / "model-z" / path).parent_path());
+    WriteBytes((fs::path(dir) / "model-z" / path).string(), AsBytes(content));
+  }
+  packed = Run(CartonBin() + " pack --compression deflate " + Q(dir + "/model-z") + " -o " +
+               Q(dir + "/input-z.carton"));
+  REQUIRE(packed.exit_code == 0);
+  in.compressed_hash = packed.out.substr(0, 64);
 
   std::mt19937_64 rng(12345);
-  for (const Writer& w : Writers()) {
+  for (const Writer& w : Writers(in)) {
     INFO(w.name);
     const std::string out_dir = dir + "/out-" + w.name;
     fs::create_directories(out_dir);
-    const std::string dest = out_dir + "/dest";
-    // The uninterrupted run gives the reference output and its duration.
-    auto start = std::chrono::steady_clock::now();
-    REQUIRE(Wait(Spawn(w.argv(dir, dest))) == 0);
-    const auto took = std::chrono::steady_clock::now() - start;
+    const std::string dest = w.dest ? w.dest(out_dir) : out_dir + "/dest";
+    const std::vector<std::string> env = w.env ? w.env(out_dir) : std::vector<std::string>{};
+    auto run = [&] { return Spawn(w.argv(out_dir, dest), env); };
+    // Uninterrupted runs give the reference output and the duration (the
+    // faster of two, so that the kills land mid-work on a busy machine).
+    auto timed = [&] {
+      if (w.reset) w.reset(out_dir);
+      const auto start = std::chrono::steady_clock::now();
+      REQUIRE(Wait(run()) == 0);
+      return std::chrono::steady_clock::now() - start;
+    };
+    auto took = timed();
     const std::string reference = Snapshot(dest);
+    if (w.check) w.check(out_dir, dest);
+    RemoveDest(dest);
+    took = std::min(took, timed());
+    CHECK(Snapshot(dest) == reference);
     RemoveDest(dest);
 
     constexpr int kKills = 12;
     int complete = 0;
     for (int k = 0; k < kKills; ++k) {
+      if (w.reset) w.reset(out_dir);
       // Kill points spread over the whole run, a few past its end.
       const auto delay = std::chrono::duration_cast<std::chrono::microseconds>(took) *
                          (static_cast<double>(rng() % 1100) / 1000.0);
-      pid_t pid = Spawn(w.argv(dir, dest));
+      pid_t pid = run();
       std::this_thread::sleep_for(delay);
       ::kill(pid, SIGKILL);
       Wait(pid);
@@ -157,19 +292,22 @@ TEST_CASE("crash: a killed pack or unpack never leaves a partial output", "[host
         // The rename happened: the output must be whole.
         CHECK(Snapshot(dest) == reference);
         ++complete;
-        RemoveDest(dest);
       }
-      // Whatever a killed run leaves is hidden (dot-prefixed) beside the
-      // destination and never takes its name.
-      for (const auto& e : fs::directory_iterator(out_dir)) {
+      // Whatever a killed run leaves is hidden beside the destination and
+      // never takes its name.
+      const std::string dest_name = fs::path(dest).filename().string();
+      for (const auto& e : fs::directory_iterator(fs::path(dest).parent_path())) {
         const std::string name = e.path().filename().string();
-        CHECK(name.rfind(".dest.", 0) == 0);
+        if (name != dest_name) CHECK(name.rfind(w.leftover, 0) == 0);
       }
+      if (w.check) w.check(out_dir, dest);
+      RemoveDest(dest);
     }
     UNSCOPED_INFO(w.name << ": " << complete << " of " << kKills << " kills came after the rename");
     // A later run is not confused by the leftovers.
-    REQUIRE(Wait(Spawn(w.argv(dir, dest))) == 0);
+    REQUIRE(Wait(run()) == 0);
     CHECK(Snapshot(dest) == reference);
+    if (w.check) w.check(out_dir, dest);
     if (w.name == "pack") {
       CHECK(Run(CartonBin() + " verify " + Q(dest)).exit_code == 0);
     }

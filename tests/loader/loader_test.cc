@@ -237,6 +237,26 @@ TEST_CASE("loader: a carton whose file breaks its MANIFEST hash is refused; no e
   CHECK(CountEntries(tmp.file("cache")) == 0);
 }
 
+TEST_CASE("loader: a carton whose LINKS names a hash MANIFEST does not list is refused",
+          "[loader][corrupt]") {
+  TempDir tmp;
+  ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
+  PackDir(MakeModelDir(tmp.file("m")), tmp.file("m.carton"), PackCompression::kStored);
+  const std::string stray = std::string(64, 'a');
+  fs::create_directories(tmp.file("links"));
+  WriteBytes(tmp.file("links/LINKS"),
+             AsBytes("version = 1\n[urls]\n" + stray + " = [\"https://example.com/x\"]\n"));
+  REQUIRE(Run("cd '" + tmp.file("links") + "' && zip -q '" + tmp.file("m.carton") + "' LINKS")
+              .exit_code == 0);
+  auto c = loader::Load(tmp.file("m.carton"));
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.status().code() == StatusCode::kCorrupt);
+  CHECK_THAT(c.status().message(),
+             Catch::Contains(tmp.file("m.carton") + ": LINKS: sha256 " + stray +
+                             " names no file in MANIFEST"));
+  CHECK(CountEntries(tmp.file("cache")) == 0);
+}
+
 TEST_CASE("loader: a damaged cache entry is detected by verify and by a load, and rebuilt",
           "[loader][corrupt]") {
   TempDir tmp;

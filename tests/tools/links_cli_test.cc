@@ -269,8 +269,8 @@ TEST_CASE("cli links: verify reports LINKS problems and gates file links", "[cli
   CHECK(Run(Carton(tmp) + " unpack --allow-file-links " + Q(shrunk) + " " + Q(tmp.file("o2")))
             .exit_code == 0);
 
-  // Rewrite LINKS: a hash MANIFEST does not list (allowed, a warning), and
-  // then one that no longer covers the linked file (a problem).
+  // Rewrite LINKS: a hash MANIFEST does not list, and then one that no
+  // longer covers the linked file; both are problems.
   const std::string work = tmp.file("work");
   fs::create_directories(work);
   REQUIRE(Run("cd " + Q(work) + " && unzip -q " + Q(shrunk)).exit_code == 0);
@@ -279,10 +279,29 @@ TEST_CASE("cli links: verify reports LINKS problems and gates file links", "[cli
   Write(work + "/LINKS", links + extra + " = [\"https://example.com/x\"]\n");
   const std::string z1 = tmp.file("extra.carton");
   REQUIRE(Run("cd " + Q(work) + " && zip -q -r " + Q(z1) + " .").exit_code == 0);
+  const std::string stray = ": LINKS: sha256 " + extra + " names no file in MANIFEST";
   auto w = Run(Carton(tmp) + " verify " + Q(z1));
-  CHECK(w.exit_code == 0);
-  CHECK(w.err.find("warning: " + z1 + ": LINKS: sha256 " + extra + " names no file in MANIFEST") !=
-        std::string::npos);
+  CHECK(w.exit_code == 1);
+  CHECK(w.err.find("carton verify: " + z1 + stray) != std::string::npos);
+  CHECK(w.out.empty());
+  // Every reader refuses it, and nothing carries the stray hash on.
+  auto wi = Run(Carton(tmp) + " info " + Q(z1));
+  CHECK(wi.exit_code == 1);
+  CHECK(wi.err.find("carton info: " + z1 + stray) == 0);
+  auto wu = Run(Carton(tmp) + " unpack --allow-file-links " + Q(z1) + " " + Q(tmp.file("o3")));
+  CHECK(wu.exit_code == 1);
+  CHECK(wu.err.find("carton unpack: " + z1 + stray) == 0);
+  CHECK_FALSE(fs::exists(tmp.file("o3")));
+  auto wf = Run(Carton(tmp) + " fetch --allow-file-links " + Q(z1) + " -o " +
+                Q(tmp.file("f.carton")));
+  CHECK(wf.exit_code == 1);
+  CHECK(wf.err.find("carton fetch: " + z1 + stray) == 0);
+  CHECK_FALSE(fs::exists(tmp.file("f.carton")));
+  auto ws = Run(Carton(tmp) + " shrink " + Q(z1) + " -o " + Q(tmp.file("s2.carton")) +
+                " --url-prefix https://example.com/b --blobs " + Q(tmp.file("blobs2")));
+  CHECK(ws.exit_code == 1);
+  CHECK(ws.err.find("carton shrink: " + z1 + stray) == 0);
+  CHECK_FALSE(fs::exists(tmp.file("s2.carton")));
 
   Write(work + "/LINKS", "version = 1\n[urls]\n");
   const std::string z2 = tmp.file("uncovered.carton");

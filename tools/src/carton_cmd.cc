@@ -225,8 +225,6 @@ int Verify(const VerifyArgs& a) {
     j["bytes_hashed"] = r->bytes_hashed;
     j["linked_files"] = r->linked_files;
     j["linked_fetched"] = r->linked_fetched;
-    j["warnings"] = Json::array();
-    for (const auto& w : r->warnings) j["warnings"].push_back({{"where", w.where}, {"warning", w.message}});
     j["problems"] = Json::array();
     for (const auto& p : r->problems) j["problems"].push_back({{"where", p.where}, {"problem", p.message}});
     std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
@@ -239,10 +237,6 @@ int Verify(const VerifyArgs& a) {
                 << " not fetched (--fetch)";
     }
     std::cout << ")\n";
-  }
-  for (const auto& w : r->warnings) {
-    std::cerr << "carton verify: warning: " << a.carton << ": " << w.where << ": " << w.message
-              << '\n';
   }
   for (const auto& p : r->problems) {
     std::cerr << "carton verify: " << a.carton << ": " << (p.where.empty() ? "" : p.where + ": ")

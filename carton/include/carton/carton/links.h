@@ -80,7 +80,8 @@ Result<std::optional<links::Links>> ReadLinks(const ZipReader& zip,
 
 // MANIFEST entries that are not files in the zip, with the URLs LINKS gives
 // for each. Errors: kCorrupt naming the first such file that LINKS does not
-// cover ("... is not in the archive and LINKS has no url for its sha256").
+// cover ("... is not in the archive and LINKS has no url for its sha256"),
+// or the first LINKS hash that names no MANIFEST file (StrayLinksHash).
 struct LinkedFile {
   std::string path;
   manifest::Digest sha256{};
@@ -88,6 +89,10 @@ struct LinkedFile {
 };
 Result<std::vector<LinkedFile>> LinkedFiles(const ZipReader& zip, const manifest::Manifest& m,
                                             const std::optional<links::Links>& links);
+
+// The rule a LINKS hash that names no MANIFEST file breaks, for messages
+// about the entry LINKS: "sha256 <hex> names no file in MANIFEST (...)".
+std::string StrayLinksHash(const manifest::Digest& digest);
 
 // The cached copy of a linked file: a cache hit (rehashed when `rehash`),
 // or a fetch from its URLs into the cache. Errors: those of

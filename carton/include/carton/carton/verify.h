@@ -10,9 +10,10 @@
 // file's SHA-256 (hashed on all cores); tensor_data/index.toml and each
 // referenced tensor present with the right size; every @tensor_data/ and
 // @misc/ reference resolvable; self_test and example tensor names matching
-// the declared inputs and outputs. LINKS: valid (links/FORMAT.md), and
-// covering every MANIFEST file missing from the zip; with fetch_links, those
-// files are fetched through the blob cache and hashed too.
+// the declared inputs and outputs. LINKS: valid (links/FORMAT.md), covering
+// every MANIFEST file missing from the zip, and naming no other hash; with
+// fetch_links, those files are fetched through the blob cache and hashed
+// too.
 #pragma once
 
 #include <cstdint>
@@ -34,8 +35,6 @@ struct VerifyProblem {
 
 struct VerifyReport {
   std::vector<VerifyProblem> problems;
-  // Allowed but worth knowing (a LINKS hash that names no MANIFEST file).
-  std::vector<VerifyProblem> warnings;
   std::optional<manifest::Digest> manifest_hash;  // when MANIFEST was readable
   std::uint64_t files_hashed = 0;
   std::uint64_t bytes_hashed = 0;

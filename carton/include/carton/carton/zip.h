@@ -196,11 +196,16 @@ inline constexpr std::uint64_t kZipMaxReadSize = std::uint64_t{4} << 30;
 inline constexpr std::uint64_t kZipMaxEntries = 1'000'000;
 // Most bytes all entries together may declare (decode to).
 inline constexpr std::uint64_t kZipMaxTotalSize = std::uint64_t{1} << 40;
-// Most bytes declared per compressed byte, for an entry and for the whole
-// archive, once the declared size passes kZipRatioMinSize. Deflate cannot
-// exceed ~1032; the cap answers zip bombs (zstd reaches far more on zeros,
-// which is why packing stores large files by default).
-inline constexpr std::uint64_t kZipMaxCompressionRatio = 1000;
+// Most bytes an entry may declare per compressed byte, by method, once its
+// declared size passes kZipRatioMinSize: a little above what the method can
+// encode at all, so a larger declared size is a lie. Deflate spends at
+// least 2 bits on a 258-byte match (1032 : 1; zlib reaches 1029 on zeros).
+// zstd spends at least 4 bytes on a 128 KiB block (an RLE block: 32768 : 1;
+// zstd -19 reaches 32532 on 1 GiB of zeros). Stored entries must declare
+// their compressed size exactly. Honest bombs stay within these and are
+// bounded by the total size, the read size and unpack's free-space check.
+inline constexpr std::uint64_t kZipMaxDeflateRatio = 1040;
+inline constexpr std::uint64_t kZipMaxZstdRatio = 32800;
 inline constexpr std::uint64_t kZipRatioMinSize = std::uint64_t{16} << 20;
 // Largest zstd window (log2 bytes) a reader accepts: 64 MiB of decoder
 // memory per entry read at once.
@@ -213,12 +218,15 @@ struct ZipReaderOptions {
   std::uint64_t max_read_size = kZipMaxReadSize;
   // Open() refuses (kCorrupt) archives with more entries than this, whose
   // entries declare more than max_total_size bytes in all, or where an
-  // entry, or the archive as a whole, declares more than max_ratio bytes
-  // per byte it occupies once the declared size passes ratio_min_size. All
-  // are checked on the central directory, before anything is decoded.
+  // entry declares more bytes per compressed byte than its method's ratio
+  // limit (max_deflate_ratio, max_zstd_ratio) once its declared size passes
+  // ratio_min_size, or where the entries together do so (many small lies).
+  // All are checked on the central directory, before anything is decoded.
+  // Entries of other methods are never decoded and have no ratio limit.
   std::uint64_t max_entries = kZipMaxEntries;
   std::uint64_t max_total_size = kZipMaxTotalSize;
-  std::uint64_t max_ratio = kZipMaxCompressionRatio;
+  std::uint64_t max_deflate_ratio = kZipMaxDeflateRatio;
+  std::uint64_t max_zstd_ratio = kZipMaxZstdRatio;
   std::uint64_t ratio_min_size = kZipRatioMinSize;
   // Reading a zstd entry that needs a larger window fails (kUnsupported).
   // At most 31 (zstd's own limit).
