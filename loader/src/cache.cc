@@ -104,9 +104,11 @@ Result<AcquiredEntry> AcquireEntry(const std::string& root, const std::string& h
   // Temporary directories of this hash belong to loads that died (we hold
   // the lock they would hold).
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(CartonsDir(root), ec)) {
-    if (e.path().filename().string().rfind(".tmp-" + hex + "-", 0) == 0) {
-      fs::remove_all(e.path(), ec);
+  for (fs::directory_iterator it(CartonsDir(root), ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    if (it->path().filename().string().rfind(".tmp-" + hex + "-", 0) == 0) {
+      std::error_code remove_ec;
+      fs::remove_all(it->path(), remove_ec);
     }
   }
   std::string tmp = CartonsDir(root) + "/.tmp-" + hex + "-" + RandomSuffix();
@@ -253,18 +255,20 @@ Result<std::vector<CacheEntryInfo>> CartonCache::List() const {
   std::error_code ec;
   std::string dir = internal::CartonsDir(root_);
   if (!fs::exists(dir, ec)) return out;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    std::string name = e.path().filename().string();
-    if (!manifest::ParseHex(name) || !e.is_directory(ec)) continue;
+  for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    // An entry removed since the directory was read is skipped.
+    std::error_code entry_ec;
+    if (!manifest::ParseHex(name) || !it->is_directory(entry_ec)) continue;
     CacheEntryInfo info;
     info.hash = name;
-    info.dir = e.path().string();
+    info.dir = it->path().string();
     auto rec = internal::ReadEntryRecord(info.dir);
-    info.size = rec.ok() ? rec->total_size : DirSize(e.path());
+    info.size = rec.ok() ? rec->total_size : DirSize(it->path());
     struct stat st;
     std::string record = info.dir + "/" + std::string(internal::kEntryRecordName);
     if (::stat(record.c_str(), &st) == 0) info.last_used = st.st_mtim.tv_sec;
-    ec.clear();
     auto text = ReadFile(info.dir + "/carton.toml");
     if (text.ok()) {
       auto config = ParseConfig(AsChars(*text));
@@ -305,6 +309,71 @@ Result<bool> LockForRemoval(const std::string& root, const std::string& hex, Fil
   return use->Lock(FileLock::Mode::kExclusive, false);
 }
 
+// Removes the entry and then its lock files, holding both locks
+// exclusively (FORMAT.md "Lock files"). A lock file that cannot be removed
+// is harmless (the next gc tries again), so only the entry's removal can
+// fail.
+Status RemoveLocked(const std::string& root, const std::string& dir, const std::string& hex,
+                    FileLock* mat, FileLock* use) {
+  CARTON_RETURN_IF_ERROR(internal::Discard(root, dir, hex));
+  (void)use->RemoveFile();
+  (void)mat->RemoveFile();
+  return Status::Ok();
+}
+
+// "carton-<hex>.lock" or "carton-<hex>.use": the hash, else "".
+std::string LockFileHash(const std::string& name) {
+  constexpr std::string_view kPrefix = "carton-";
+  if (!name.starts_with(kPrefix) || name.size() < kPrefix.size() + 64) return "";
+  std::string hex = name.substr(kPrefix.size(), 64);
+  std::string rest = name.substr(kPrefix.size() + 64);
+  if (!manifest::ParseHex(hex) || (rest != ".lock" && rest != ".use")) return "";
+  return hex;
+}
+
+// Removes the lock files of hashes that have no entry (left by removals
+// of older versions, loads that failed, temporary directories removed by
+// gc), each only while holding it exclusively.
+void RemoveStaleLockFiles(const std::string& root) {
+  std::error_code ec;
+  for (fs::directory_iterator it(root + "/locks", ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    std::string hex = LockFileHash(it->path().filename().string());
+    if (hex.empty()) continue;
+    std::string entry = internal::CartonsDir(root) + "/" + hex;
+    std::error_code exists_ec;
+    if (fs::exists(entry, exists_ec)) continue;
+    auto lock = FileLock::Open(it->path().string());
+    if (!lock.ok()) continue;
+    auto got = lock->Lock(FileLock::Mode::kExclusive, false);
+    // A load holds both locks while it makes an entry, so holding either
+    // one exclusively, no entry appears after this check.
+    if (got.ok() && *got && !fs::exists(entry, exists_ec)) (void)lock->RemoveFile();
+  }
+}
+
+// Temporary and trash directories that belong to no running process.
+void RemoveLeftovers(const std::string& root) {
+  std::error_code ec;
+  std::string cartons = internal::CartonsDir(root);
+  // Leftovers of killed loads: a temporary directory whose hash lock is
+  // free belongs to nobody.
+  for (fs::directory_iterator it(cartons, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    std::error_code remove_ec;  // another gc may be removing the same
+    if (name.rfind(".trash-", 0) == 0) {
+      fs::remove_all(it->path(), remove_ec);
+    } else if (name.rfind(".tmp-", 0) == 0 && name.size() > 5 + 64) {
+      auto lock = FileLock::Open(internal::MaterializeLockPath(root, name.substr(5, 64)));
+      if (lock.ok()) {
+        auto got = lock->Lock(FileLock::Mode::kExclusive, false);
+        if (got.ok() && *got) fs::remove_all(it->path(), remove_ec);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Status CartonCache::Remove(const manifest::Digest& hash) const {
@@ -314,28 +383,14 @@ Status CartonCache::Remove(const manifest::Digest& hash) const {
   FileLock mat, use;
   CARTON_ASSIGN_OR_RETURN(bool got, LockForRemoval(root_, hex, &mat, &use));
   if (!got) return InvalidArgument(hex + ": in use by a process that has it loaded");
-  return internal::Discard(root_, dir, hex);
+  // Someone else may have removed it while we took the locks.
+  if (!fs::is_directory(dir, ec)) return NotFound(dir + ": no such cache entry");
+  return RemoveLocked(root_, dir, hex, &mat, &use);
 }
 
 Result<GcReport> CartonCache::Gc(std::uint64_t max_size) const {
   GcReport report;
-  std::error_code ec;
-  std::string cartons = internal::CartonsDir(root_);
-  // Leftovers of killed loads: a temporary directory whose hash lock is
-  // free belongs to nobody.
-  for (const auto& e : fs::directory_iterator(cartons, ec)) {
-    std::string name = e.path().filename().string();
-    if (name.rfind(".trash-", 0) == 0) {
-      fs::remove_all(e.path(), ec);
-    } else if (name.rfind(".tmp-", 0) == 0 && name.size() > 5 + 64) {
-      auto lock = FileLock::Open(internal::MaterializeLockPath(root_, name.substr(5, 64)));
-      if (lock.ok()) {
-        auto got = lock->Lock(FileLock::Mode::kExclusive, false);
-        if (got.ok() && *got) fs::remove_all(e.path(), ec);
-      }
-    }
-  }
-  ec.clear();
+  RemoveLeftovers(root_);
   CARTON_ASSIGN_OR_RETURN(auto entries, List());
   std::uint64_t total = 0;
   for (const auto& e : entries) total += e.size;
@@ -347,12 +402,15 @@ Result<GcReport> CartonCache::Gc(std::uint64_t max_size) const {
       report.skipped_in_use.push_back(it->hash);
       continue;
     }
-    CARTON_RETURN_IF_ERROR(internal::Discard(root_, it->dir, it->hash));
-    total -= it->size;
+    total -= std::min(total, it->size);
+    std::error_code ec;
+    if (!fs::is_directory(it->dir, ec)) continue;  // removed by another process since List()
+    CARTON_RETURN_IF_ERROR(RemoveLocked(root_, it->dir, it->hash, &mat, &use));
     report.freed += it->size;
     report.removed.push_back(it->hash);
   }
   report.remaining = total;
+  RemoveStaleLockFiles(root_);
   return report;
 }
 

@@ -5,7 +5,8 @@
 // into place, under a per-hash file lock, so concurrent loaders materialize
 // a carton once and a killed process leaves at most a temporary directory
 // that no load uses (gc removes it). A LoadedCarton holds a shared "use"
-// lock on its entry; Remove and Gc skip entries in use.
+// lock on its entry; Remove and Gc skip entries in use, and remove the lock
+// files of the entries they remove.
 //
 // Thread-safety: a CartonCache holds only its root path; methods may run
 // concurrently from threads and processes.
@@ -55,12 +56,12 @@ class CartonCache {
   // Rehashes the entry's MANIFEST and every file it lists, and checks that
   // nothing else is there. Errors: kNotFound (no such entry), kIoError.
   Result<CacheVerifyResult> Verify(const manifest::Digest& hash) const;
-  // Removes the entry. Errors: kNotFound, kInvalidArgument (in use by a
-  // process that has it loaded), kIoError.
+  // Removes the entry and its lock files. Errors: kNotFound,
+  // kInvalidArgument (in use by a process that has it loaded), kIoError.
   Status Remove(const manifest::Digest& hash) const;
   // Removes least recently used entries not in use until the total is at
   // most `max_size` bytes; also removes temporary directories left by
-  // killed loads.
+  // killed loads and lock files of hashes with no entry. Errors: kIoError.
   Result<GcReport> Gc(std::uint64_t max_size) const;
 
  private:
