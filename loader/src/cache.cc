@@ -296,6 +296,17 @@ Result<CacheVerifyResult> CartonCache::Verify(const manifest::Digest& hash) cons
   return r;
 }
 
+Result<BlobUsage> CartonCache::Blobs() const {
+  CARTON_ASSIGN_OR_RETURN(auto blobs, links::BlobCache(root_).List());
+  BlobUsage u;
+  for (const auto& b : blobs) {
+    ++u.count;
+    u.bytes += b.size;
+    if (b.links > 1) u.shared_bytes += b.size;
+  }
+  return u;
+}
+
 namespace {
 
 // Takes both locks of an entry without waiting: false when it is being
@@ -392,25 +403,87 @@ Result<GcReport> CartonCache::Gc(std::uint64_t max_size) const {
   GcReport report;
   RemoveLeftovers(root_);
   CARTON_ASSIGN_OR_RETURN(auto entries, List());
+  links::BlobCache blob_cache(root_);
+  CARTON_ASSIGN_OR_RETURN(auto blobs, blob_cache.List());
+  // What the cache takes on disk: the entries, and the blobs that are not
+  // also files of entries (hard links).
   std::uint64_t total = 0;
   for (const auto& e : entries) total += e.size;
-  // Oldest last in `entries`.
-  for (auto it = entries.rbegin(); it != entries.rend() && total > max_size; ++it) {
-    FileLock mat, use;
-    auto got = LockForRemoval(root_, it->hash, &mat, &use);
-    if (!got.ok() || !*got) {
-      report.skipped_in_use.push_back(it->hash);
-      continue;
+  for (const auto& b : blobs) {
+    if (b.links <= 1) total += b.size;
+  }
+
+  // Entries and blobs in one list, least recently used first.
+  struct Item {
+    std::int64_t last_used;
+    bool blob;
+    std::size_t index;
+    bool done = false;
+  };
+  std::vector<Item> items;
+  for (std::size_t i = 0; i < entries.size(); ++i) items.push_back({entries[i].last_used, false, i});
+  for (std::size_t i = 0; i < blobs.size(); ++i) items.push_back({blobs[i].last_used, true, i});
+  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+    return a.last_used != b.last_used ? a.last_used < b.last_used : a.blob > b.blob;
+  });
+
+  // A blob shared with an entry frees nothing until that entry goes, and
+  // its blobs are older than the entry: so go round again while something
+  // was removed.
+  bool progress = true;
+  while (total > max_size && progress) {
+    progress = false;
+    for (auto& item : items) {
+      if (total <= max_size) break;
+      if (item.done) continue;
+      if (item.blob) {
+        links::BlobInfo& b = blobs[item.index];
+        if (b.links > 1) continue;
+        item.done = true;
+        Status s = blob_cache.Remove(b.digest);
+        if (s.code() == StatusCode::kInvalidArgument) continue;  // being fetched
+        if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
+        total -= std::min(total, b.size);
+        if (s.ok()) {
+          report.freed += b.size;
+          report.removed_blobs.push_back(manifest::ToHex(b.digest));
+          progress = true;
+        }
+        continue;
+      }
+      const CacheEntryInfo& e = entries[item.index];
+      item.done = true;
+      FileLock mat, use;
+      auto got = LockForRemoval(root_, e.hash, &mat, &use);
+      if (!got.ok() || !*got) {
+        report.skipped_in_use.push_back(e.hash);
+        continue;
+      }
+      total -= std::min(total, e.size);
+      std::error_code ec;
+      if (!fs::is_directory(e.dir, ec)) continue;  // removed by another process since List()
+      CARTON_RETURN_IF_ERROR(RemoveLocked(root_, e.dir, e.hash, &mat, &use));
+      progress = true;
+      std::uint64_t freed = e.size;
+      // Its linked files were also blobs: those now held by no entry count
+      // as blobs.
+      for (auto& b : blobs) {
+        if (b.links <= 1) continue;
+        struct stat st;
+        if (::stat(b.path.c_str(), &st) != 0) continue;
+        b.links = static_cast<std::uint64_t>(st.st_nlink);
+        if (b.links <= 1) {
+          total += b.size;
+          freed -= std::min(freed, b.size);
+        }
+      }
+      report.freed += freed;
+      report.removed.push_back(e.hash);
     }
-    total -= std::min(total, it->size);
-    std::error_code ec;
-    if (!fs::is_directory(it->dir, ec)) continue;  // removed by another process since List()
-    CARTON_RETURN_IF_ERROR(RemoveLocked(root_, it->dir, it->hash, &mat, &use));
-    report.freed += it->size;
-    report.removed.push_back(it->hash);
   }
   report.remaining = total;
   RemoveStaleLockFiles(root_);
+  blob_cache.RemoveStaleLocks();
   return report;
 }
 

@@ -1,5 +1,7 @@
-// Removing cache entries: lock files go with their entries without
-// splitting concurrent lockers, and loads running during gc succeed.
+// Removing cache entries and blobs: lock files go with their entries
+// without splitting concurrent lockers, loads running during gc succeed,
+// and gc --max-size evicts entries and LINKS blobs least recently used
+// first.
 #include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -12,9 +14,11 @@
 #include <sstream>
 #include <thread>
 
+#include "carton/links/blob_cache.h"
 #include "carton/loader/cache.h"
 #include "carton/loader/loader.h"
 #include "loader/loader_testing.h"
+#include "nginx_testing.h"
 
 using namespace carton;
 using namespace carton::testing;
@@ -41,6 +45,15 @@ std::vector<std::string> LockFilesOf(const std::string& cache, const std::string
     if (name.find(hex) != std::string::npos) out.push_back(name);
   }
   return out;
+}
+
+// Sets the last use of an entry (its record's mtime) or a blob (its mtime).
+void SetLastUsed(const std::string& path, std::chrono::seconds ago) {
+  fs::last_write_time(path, fs::file_time_type::clock::now() - ago);
+}
+
+std::string RecordOf(const std::string& cache, const std::string& hash) {
+  return cache + "/cartons/" + hash + "/.carton-cache-entry.json";
 }
 
 }  // namespace
@@ -163,4 +176,106 @@ TEST_CASE("loader cache: loads running during gc all succeed", "[loader][cache][
   REQUIRE(gc.ok());
   CHECK(cc.List()->empty());
   CHECK(LockFiles(cache).empty());
+}
+
+TEST_CASE("loader cache: gc --max-size evicts LINKS blobs with entries, least recently used first",
+          "[loader][cache][links]") {
+  TempDir tmp;
+  NginxServer nginx;
+  const std::string cache = tmp.file("cache");
+  ScopedEnv env("CARTON_CACHE_DIR", cache);
+  const std::string carton = "CARTON_CACHE_DIR=" + Q(cache) + " " + CartonBin();
+  // A carton whose two large files (about 1.2 MB each) are blobs on nginx.
+  std::string hash = PackDir(MakeModelDir(tmp.file("m"), 300'000), tmp.file("m.carton"));
+  REQUIRE(Run(CartonBin() + " shrink " + Q(tmp.file("m.carton")) + " -o " +
+              Q(nginx.www() + "/s.carton") + " --url-prefix " + nginx.Url("/blobs") +
+              " --blobs " + Q(nginx.www() + "/blobs") + " --min-size 100000")
+              .exit_code == 0);
+  loader::CartonCache cc(cache);
+  links::BlobCache blob_cache(cache);
+
+  SECTION("blobs shared with an entry are evicted after it") {
+    auto loaded = loader::Load(nginx.Url("/s.carton"));
+    REQUIRE(loaded.ok());
+    auto usage = cc.Blobs();
+    REQUIRE(usage.ok());
+    CHECK(usage->count == 2);
+    CHECK(usage->bytes > 2'400'000);
+    CHECK(usage->shared_bytes == usage->bytes);  // hard links into the entry
+    const std::uint64_t entry_size = cc.List()->at(0).size;
+    CHECK(entry_size > usage->bytes);
+
+    auto list = Run(carton + " cache list");
+    CHECK(list.exit_code == 0);
+    CHECK_THAT(list.out, Catch::Contains(hash + "  "));
+    CHECK_THAT(list.out, Catch::Contains("blobs  2 files  2.3 MiB  (2.3 MiB shared with cached cartons)"));
+    auto json = Run(carton + " cache list --json");
+    REQUIRE(json.exit_code == 0);
+    auto j = nlohmann::json::parse(json.out);
+    CHECK(j["entries"][0]["hash"] == hash);
+    CHECK(j["blobs"]["count"] == 2);
+    CHECK(j["blobs"]["bytes"] == usage->bytes);
+    CHECK(j["blobs"]["shared_bytes"] == usage->bytes);
+
+    // In use: nothing can go, and shared blobs free nothing.
+    auto kept = cc.Gc(0);
+    REQUIRE(kept.ok());
+    CHECK(kept->skipped_in_use == std::vector<std::string>{hash});
+    CHECK(kept->removed_blobs.empty());
+    CHECK(kept->remaining == entry_size);
+
+    loaded = Status(StatusCode::kNotFound, "released");
+    auto gc = Run(carton + " cache gc --max-size 0");
+    CHECK(gc.exit_code == 0);
+    CHECK_THAT(gc.out, Catch::Contains("removed " + hash));
+    CHECK_THAT(gc.out, Catch::Contains("removed blob "));
+    CHECK_THAT(gc.out, Catch::Contains(", 0 B remain"));
+    CHECK(cc.List()->empty());
+    CHECK(cc.Blobs()->count == 0);
+    CHECK(LockFiles(cache).empty());
+    // The next load fetches them again.
+    const int before = nginx.Requests("/blobs/");
+    REQUIRE(loader::Load(nginx.Url("/s.carton")).ok());
+    CHECK(nginx.Requests("/blobs/") == before + 2);
+  }
+
+  SECTION("entries and blobs in one least-recently-used order") {
+    // Blobs without an entry (verify --fetch), and an unrelated entry.
+    REQUIRE(Run(carton + " verify --fetch " + nginx.Url("/s.carton")).exit_code == 0);
+    std::string other = PackDir(MakeModelDir(tmp.file("o")), tmp.file("o.carton"));
+    REQUIRE(loader::Load(tmp.file("o.carton")).ok());
+    auto blobs = blob_cache.List();
+    REQUIRE(blobs.ok());
+    REQUIRE(blobs->size() == 2);
+    const links::BlobInfo old_blob = (*blobs)[0], new_blob = (*blobs)[1];
+    CHECK(old_blob.links == 1);
+    SetLastUsed(old_blob.path, std::chrono::seconds(3000));
+    SetLastUsed(RecordOf(cache, other), std::chrono::seconds(2000));
+    SetLastUsed(new_blob.path, std::chrono::seconds(1000));
+    const std::uint64_t other_size = cc.List()->at(0).size;
+
+    auto one = cc.Gc(new_blob.size + other_size);
+    REQUIRE(one.ok());
+    CHECK(one->removed_blobs == std::vector<std::string>{manifest::ToHex(old_blob.digest)});
+    CHECK(one->removed.empty());
+    CHECK(one->freed == old_blob.size);
+    CHECK(one->remaining == new_blob.size + other_size);
+    CHECK(LockFilesOf(cache, manifest::ToHex(old_blob.digest)).empty());
+
+    auto two = cc.Gc(new_blob.size);
+    REQUIRE(two.ok());
+    CHECK(two->removed == std::vector<std::string>{other});
+    CHECK(two->removed_blobs.empty());
+    CHECK(fs::exists(new_blob.path));
+
+    // Get marks a blob as used.
+    REQUIRE(blob_cache.Get(new_blob.digest).ok());
+    CHECK(fs::last_write_time(new_blob.path) >
+          fs::file_time_type::clock::now() - std::chrono::seconds(100));
+    auto three = cc.Gc(0);
+    REQUIRE(three.ok());
+    CHECK(three->removed_blobs.size() == 1);
+    CHECK(three->remaining == 0);
+    CHECK(LockFiles(cache).empty());
+  }
 }
