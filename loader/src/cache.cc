@@ -72,9 +72,11 @@ std::string UseLockPath(const std::string& root, const std::string& hex) {
   return root + "/locks/carton-" + hex + ".use";
 }
 
+std::string DownloadsDir(const std::string& root) { return root + "/downloads"; }
+
 Result<AcquiredEntry> AcquireEntry(const std::string& root, const std::string& hex,
                                    const MaterializeSource* src, bool verify_hit,
-                                   LoadStats* stats) {
+                                   LoadStats* stats, FileLock* held) {
   const std::string dir = CartonsDir(root) + "/" + hex;
   CARTON_ASSIGN_OR_RETURN(FileLock use, FileLock::Open(UseLockPath(root, hex)));
   CARTON_ASSIGN_OR_RETURN(bool locked, use.Lock(FileLock::Mode::kShared));
@@ -90,8 +92,11 @@ Result<AcquiredEntry> AcquireEntry(const std::string& root, const std::string& h
   }
 
   if (src == nullptr) return NotFound(dir + ": not in the cache");
-  CARTON_ASSIGN_OR_RETURN(FileLock mat, FileLock::Open(MaterializeLockPath(root, hex)));
-  CARTON_ASSIGN_OR_RETURN(locked, mat.Lock(FileLock::Mode::kExclusive));
+  FileLock own;
+  if (held == nullptr || held->path() != MaterializeLockPath(root, hex)) {
+    CARTON_ASSIGN_OR_RETURN(own, FileLock::Open(MaterializeLockPath(root, hex)));
+    CARTON_ASSIGN_OR_RETURN(locked, own.Lock(FileLock::Mode::kExclusive));
+  }
   // Someone may have made (or repaired) it while we waited.
   if (Exists(dir)) {
     auto rec = CheckEntry(dir, hex, verify_hit);
@@ -363,7 +368,8 @@ void RemoveStaleLockFiles(const std::string& root) {
   }
 }
 
-// Temporary and trash directories that belong to no running process.
+// Temporary and trash directories, and downloads, that belong to no
+// running process.
 void RemoveLeftovers(const std::string& root) {
   std::error_code ec;
   std::string cartons = internal::CartonsDir(root);
@@ -382,6 +388,21 @@ void RemoveLeftovers(const std::string& root) {
         if (got.ok() && *got) fs::remove_all(it->path(), remove_ec);
       }
     }
+  }
+  // Downloads of killed URL loads ("<hash>-<n>.carton" and the download's
+  // temporary ".<hash>-<n>.carton.tmp-*"): a load downloads under the
+  // hash's materialize lock.
+  ec.clear();
+  for (fs::directory_iterator it(internal::DownloadsDir(root), ec);
+       !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.starts_with(".")) name.erase(0, 1);
+    if (name.size() < 64 || !manifest::ParseHex(name.substr(0, 64))) continue;
+    auto lock = FileLock::Open(internal::MaterializeLockPath(root, name.substr(0, 64)));
+    if (!lock.ok()) continue;
+    auto got = lock->Lock(FileLock::Mode::kExclusive, false);
+    std::error_code remove_ec;
+    if (got.ok() && *got) fs::remove(it->path(), remove_ec);
   }
 }
 

@@ -93,7 +93,9 @@ Result<LoadedCarton> FromEntry(internal::AcquiredEntry entry, LoadStats stats) {
   return Finish(std::move(impl), views, &paths);
 }
 
-Result<LoadedCarton> LoadFile(const std::string& path, const LoadOptions& options) {
+// `held`: the materialize lock LoadUrl holds (AcquireEntry).
+Result<LoadedCarton> LoadFile(const std::string& path, const LoadOptions& options,
+                              internal::FileLock* held = nullptr) {
   CARTON_ASSIGN_OR_RETURN(std::string root, CacheRoot(options));
   CARTON_ASSIGN_OR_RETURN(ZipReader opened, ZipReader::Open(path));
   auto zip = std::make_shared<const ZipReader>(std::move(opened));
@@ -119,7 +121,8 @@ Result<LoadedCarton> LoadFile(const std::string& path, const LoadOptions& option
   src.allow_file_links = options.allow_file_links;
   LoadStats stats;
   CARTON_ASSIGN_OR_RETURN(internal::AcquiredEntry entry,
-                          internal::AcquireEntry(root, hex, &src, options.verify_cache_hit, &stats));
+                          internal::AcquireEntry(root, hex, &src, options.verify_cache_hit, &stats,
+                                                 held));
   return FromEntry(std::move(entry), stats);
 }
 
@@ -133,14 +136,23 @@ Result<LoadedCarton> LoadUrl(const std::string& url, const LoadOptions& options)
   auto hit = internal::AcquireEntry(root, hex, nullptr, options.verify_cache_hit, &stats);
   if (hit.ok()) return FromEntry(std::move(hit).value(), stats);
   if (hit.status().code() != StatusCode::kNotFound) return hit.status();
-  // A miss: download beside the cache, load that file, drop it (the entry
-  // now holds every file).
+  // A miss: under the entry's materialize lock (so that other processes
+  // loading the same carton wait for this entry instead of downloading it
+  // too), download beside the cache, load that file, drop it (the entry
+  // now holds every file or links the download).
+  CARTON_ASSIGN_OR_RETURN(internal::FileLock lock,
+                          internal::FileLock::Open(internal::MaterializeLockPath(root, hex)));
+  CARTON_ASSIGN_OR_RETURN(bool locked, lock.Lock(internal::FileLock::Mode::kExclusive));
+  (void)locked;
+  hit = internal::AcquireEntry(root, hex, nullptr, options.verify_cache_hit, &stats);
+  if (hit.ok()) return FromEntry(std::move(hit).value(), stats);
+  if (hit.status().code() != StatusCode::kNotFound) return hit.status();
   std::error_code ec;
-  fs::create_directories(root + "/downloads", ec);
+  fs::create_directories(internal::DownloadsDir(root), ec);
   std::random_device rd;
-  std::string dest = root + "/downloads/" + hex + "-" + std::to_string(rd()) + ".carton";
+  std::string dest = internal::DownloadsDir(root) + "/" + hex + "-" + std::to_string(rd()) + ".carton";
   CARTON_RETURN_IF_ERROR(internal::DownloadCarton(url, dest));
-  auto loaded = LoadFile(dest, options);
+  auto loaded = LoadFile(dest, options, &lock);
   fs::remove(dest, ec);
   return loaded;
 }
