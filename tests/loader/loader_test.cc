@@ -129,7 +129,7 @@ TEST_CASE("loader: stored tensors are views into the mapping of the .carton", "[
   CHECK(Inside(c->FindTensor("big")->data, c->carton_mapping()));
 }
 
-TEST_CASE("loader: a mapped .carton changed in place is damage; the entry is rebuilt",
+TEST_CASE("loader: a mapped .carton changed in place is damage and the entry is rebuilt",
           "[loader][zerocopy][corrupt]") {
   TempDir tmp;
   ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
@@ -171,7 +171,7 @@ TEST_CASE("loader: compressed files are decoded into the cache and mapped from t
   CHECK(v == 1.5f);
 }
 
-TEST_CASE("loader: a carton whose file breaks its MANIFEST hash is refused; no entry remains",
+TEST_CASE("loader: a carton whose file breaks its MANIFEST hash is refused and no entry remains",
           "[loader][corrupt]") {
   TempDir tmp;
   ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
@@ -303,7 +303,7 @@ TEST_CASE("loader: a killed load leaves nothing a later load uses", "[loader][co
   CHECK(v->ok());
 }
 
-TEST_CASE("loader: cache list, rm and gc; gc keeps entries in use", "[loader][cache]") {
+TEST_CASE("loader: cache list, rm and gc, and gc keeps entries in use", "[loader][cache]") {
   TempDir tmp;
   ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
   std::string a = PackDir(MakeModelDir(tmp.file("a")), tmp.file("a.carton"));
