@@ -45,29 +45,61 @@ void DiscardIfSame(const std::string& path, int fd) {
   }
 }
 
-// Holds an exclusive advisory lock on a file until destroyed. flock() locks
-// belong to the open file description, so they exclude threads of one
-// process as well as other processes.
+// True when `fd` is the file at `path` now. A failed stat other than
+// "gone" counts as the same file: the lock is then only an optimization
+// (see FileLock).
+bool IsFileAtPath(int fd, const std::string& path) {
+  struct stat open_st {};
+  struct stat path_st {};
+  if (::fstat(fd, &open_st) != 0) return true;
+  if (::stat(path.c_str(), &path_st) != 0) return errno != ENOENT;
+  return open_st.st_dev == path_st.st_dev && open_st.st_ino == path_st.st_ino;
+}
+
+// Holds an exclusive advisory lock on a lock file until destroyed. flock()
+// locks belong to the open file description, so they exclude threads of one
+// process as well as other processes. A holder may remove the lock file;
+// a locker that then finds its file is no longer the one at the path locks
+// the file there instead, so two processes never hold "the" lock on two
+// different files.
 class FileLock {
  public:
-  // Blocks until the lock is held. A lock that cannot be taken (say, on a
-  // filesystem without flock) leaves the object unlocked: the atomic rename
-  // alone still keeps the cache correct, at the cost of duplicate downloads.
-  explicit FileLock(const std::string& path)
-      : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666)) {
-    if (!fd_.valid()) return;
-    while (::flock(fd_.get(), LOCK_EX) != 0) {
-      if (errno != EINTR) {
+  // With `wait`, blocks until the lock is held. A lock that cannot be taken
+  // (say, on a filesystem without flock) leaves the object unlocked: the
+  // atomic rename alone still keeps the cache correct, at the cost of
+  // duplicate downloads. Without `wait`, busy() tells a lock held by
+  // someone else.
+  FileLock(std::string path, bool wait) : path_(std::move(path)) {
+    for (;;) {
+      fd_.Reset(::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666));
+      if (!fd_.valid()) return;
+      int r;
+      while ((r = ::flock(fd_.get(), LOCK_EX | (wait ? 0 : LOCK_NB))) != 0 && errno == EINTR) {
+      }
+      if (r != 0) {
+        busy_ = errno == EWOULDBLOCK;
         fd_.Reset();
         return;
       }
+      if (IsFileAtPath(fd_.get(), path_)) return;
     }
   }
   // Closing the descriptor releases the lock.
 
+  bool held() const { return fd_.valid(); }
+  bool busy() const { return busy_; }
+  // REQUIRES: held().
+  void RemoveFile() const { ::unlink(path_.c_str()); }
+
  private:
+  std::string path_;
   UniqueFd fd_;
+  bool busy_ = false;
 };
+
+std::string LockPath(const std::string& root, const std::string& hex) {
+  return root + "/" + kLockDir + "/sha256-" + hex + ".lock";
+}
 
 }  // namespace
 
@@ -109,6 +141,9 @@ Result<std::string> BlobCache::Get(const manifest::Digest& digest,
     return NotFound(path + ": cached blob has " + std::to_string(st.st_size) + " bytes, expected " +
                     std::to_string(expected_size_or_0) + "; discarded");
   }
+  // The mtime is the last use (eviction removes the least recently used
+  // first). Best effort: a cache shared read-only still works.
+  ::futimens(fd.get(), nullptr);
   return path;
 }
 
@@ -121,7 +156,7 @@ Result<std::string> BlobCache::Fetch(const manifest::Digest& digest,
 
   CARTON_RETURN_IF_ERROR(MakeDirs(root_ + "/" + kBlobDir));
   CARTON_RETURN_IF_ERROR(MakeDirs(root_ + "/" + kLockDir));
-  const FileLock lock(root_ + "/" + kLockDir + "/sha256-" + manifest::ToHex(digest) + ".lock");
+  const FileLock lock(LockPath(root_, manifest::ToHex(digest)), /*wait=*/true);
   // Whoever held the lock before us may have fetched it already.
   hit = Get(digest, expected_size_or_0);
   if (hit.ok() || hit.status().code() != StatusCode::kNotFound) return hit;
@@ -162,6 +197,75 @@ Status BlobCache::Verify(const manifest::Digest& digest, std::uint64_t expected_
     return Corrupt(path + ": cached blob has sha256 " + manifest::ToHex(got) + "; discarded");
   }
   return Status::Ok();
+}
+
+Result<std::vector<BlobInfo>> BlobCache::List() const {
+  std::vector<BlobInfo> out;
+  const std::string dir = root_ + "/" + kBlobDir;
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec);
+  if (ec) {
+    if (ec == std::errc::no_such_file_or_directory) return out;
+    return IoError(dir + ": cannot list: " + ec.message());
+  }
+  for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    auto digest = manifest::ParseHex(name);
+    if (!digest) continue;  // temporary files of fetches in progress
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    BlobInfo b;
+    b.digest = *digest;
+    b.path = it->path().string();
+    b.size = static_cast<std::uint64_t>(st.st_size);
+    b.last_used = st.st_mtim.tv_sec;
+    b.links = static_cast<std::uint64_t>(st.st_nlink);
+    out.push_back(std::move(b));
+  }
+  if (ec) return IoError(dir + ": cannot list: " + ec.message());
+  return out;
+}
+
+Status BlobCache::Remove(const manifest::Digest& digest) const {
+  const std::string path = BlobPath(digest);
+  const std::string hex = manifest::ToHex(digest);
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return NotFound(path + ": not in the cache");
+    return IoError(path + ": cannot stat cached blob: " + Errno());
+  }
+  CARTON_RETURN_IF_ERROR(MakeDirs(root_ + "/" + kLockDir));
+  const FileLock lock(LockPath(root_, hex), /*wait=*/false);
+  if (lock.busy()) return InvalidArgument(hex + ": the blob is being fetched");
+  if (::unlink(path.c_str()) != 0) {
+    if (errno == ENOENT) return NotFound(path + ": not in the cache");
+    return IoError(path + ": cannot remove cached blob: " + Errno());
+  }
+  if (lock.held()) lock.RemoveFile();
+  return Status::Ok();
+}
+
+void BlobCache::RemoveStaleLocks() const {
+  const std::string dir = root_ + "/" + kLockDir;
+  constexpr std::string_view kPrefix = "sha256-";
+  constexpr std::string_view kSuffix = ".lock";
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() != kPrefix.size() + 64 + kSuffix.size() || !name.starts_with(kPrefix) ||
+        !name.ends_with(kSuffix)) {
+      continue;
+    }
+    auto digest = manifest::ParseHex(name.substr(kPrefix.size(), 64));
+    if (!digest) continue;
+    const std::string blob = BlobPath(*digest);
+    if (::access(blob.c_str(), F_OK) == 0) continue;
+    const FileLock lock(it->path().string(), /*wait=*/false);
+    // Under the lock no fetch of this blob is running; one may have
+    // finished just before.
+    if (lock.held() && ::access(blob.c_str(), F_OK) != 0) lock.RemoveFile();
+  }
 }
 
 }  // namespace carton::links

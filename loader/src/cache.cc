@@ -72,9 +72,11 @@ std::string UseLockPath(const std::string& root, const std::string& hex) {
   return root + "/locks/carton-" + hex + ".use";
 }
 
+std::string DownloadsDir(const std::string& root) { return root + "/downloads"; }
+
 Result<AcquiredEntry> AcquireEntry(const std::string& root, const std::string& hex,
                                    const MaterializeSource* src, bool verify_hit,
-                                   LoadStats* stats) {
+                                   LoadStats* stats, FileLock* held) {
   const std::string dir = CartonsDir(root) + "/" + hex;
   CARTON_ASSIGN_OR_RETURN(FileLock use, FileLock::Open(UseLockPath(root, hex)));
   CARTON_ASSIGN_OR_RETURN(bool locked, use.Lock(FileLock::Mode::kShared));
@@ -90,8 +92,11 @@ Result<AcquiredEntry> AcquireEntry(const std::string& root, const std::string& h
   }
 
   if (src == nullptr) return NotFound(dir + ": not in the cache");
-  CARTON_ASSIGN_OR_RETURN(FileLock mat, FileLock::Open(MaterializeLockPath(root, hex)));
-  CARTON_ASSIGN_OR_RETURN(locked, mat.Lock(FileLock::Mode::kExclusive));
+  FileLock own;
+  if (held == nullptr || held->path() != MaterializeLockPath(root, hex)) {
+    CARTON_ASSIGN_OR_RETURN(own, FileLock::Open(MaterializeLockPath(root, hex)));
+    CARTON_ASSIGN_OR_RETURN(locked, own.Lock(FileLock::Mode::kExclusive));
+  }
   // Someone may have made (or repaired) it while we waited.
   if (Exists(dir)) {
     auto rec = CheckEntry(dir, hex, verify_hit);
@@ -104,9 +109,11 @@ Result<AcquiredEntry> AcquireEntry(const std::string& root, const std::string& h
   // Temporary directories of this hash belong to loads that died (we hold
   // the lock they would hold).
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(CartonsDir(root), ec)) {
-    if (e.path().filename().string().rfind(".tmp-" + hex + "-", 0) == 0) {
-      fs::remove_all(e.path(), ec);
+  for (fs::directory_iterator it(CartonsDir(root), ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    if (it->path().filename().string().rfind(".tmp-" + hex + "-", 0) == 0) {
+      std::error_code remove_ec;
+      fs::remove_all(it->path(), remove_ec);
     }
   }
   std::string tmp = CartonsDir(root) + "/.tmp-" + hex + "-" + RandomSuffix();
@@ -253,18 +260,20 @@ Result<std::vector<CacheEntryInfo>> CartonCache::List() const {
   std::error_code ec;
   std::string dir = internal::CartonsDir(root_);
   if (!fs::exists(dir, ec)) return out;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    std::string name = e.path().filename().string();
-    if (!manifest::ParseHex(name) || !e.is_directory(ec)) continue;
+  for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    // An entry removed since the directory was read is skipped.
+    std::error_code entry_ec;
+    if (!manifest::ParseHex(name) || !it->is_directory(entry_ec)) continue;
     CacheEntryInfo info;
     info.hash = name;
-    info.dir = e.path().string();
+    info.dir = it->path().string();
     auto rec = internal::ReadEntryRecord(info.dir);
-    info.size = rec.ok() ? rec->total_size : DirSize(e.path());
+    info.size = rec.ok() ? rec->total_size : DirSize(it->path());
     struct stat st;
     std::string record = info.dir + "/" + std::string(internal::kEntryRecordName);
     if (::stat(record.c_str(), &st) == 0) info.last_used = st.st_mtim.tv_sec;
-    ec.clear();
     auto text = ReadFile(info.dir + "/carton.toml");
     if (text.ok()) {
       auto config = ParseConfig(AsChars(*text));
@@ -292,6 +301,17 @@ Result<CacheVerifyResult> CartonCache::Verify(const manifest::Digest& hash) cons
   return r;
 }
 
+Result<BlobUsage> CartonCache::Blobs() const {
+  CARTON_ASSIGN_OR_RETURN(auto blobs, links::BlobCache(root_).List());
+  BlobUsage u;
+  for (const auto& b : blobs) {
+    ++u.count;
+    u.bytes += b.size;
+    if (b.links > 1) u.shared_bytes += b.size;
+  }
+  return u;
+}
+
 namespace {
 
 // Takes both locks of an entry without waiting: false when it is being
@@ -305,6 +325,87 @@ Result<bool> LockForRemoval(const std::string& root, const std::string& hex, Fil
   return use->Lock(FileLock::Mode::kExclusive, false);
 }
 
+// Removes the entry and then its lock files, holding both locks
+// exclusively (FORMAT.md "Lock files"). A lock file that cannot be removed
+// is harmless (the next gc tries again), so only the entry's removal can
+// fail.
+Status RemoveLocked(const std::string& root, const std::string& dir, const std::string& hex,
+                    FileLock* mat, FileLock* use) {
+  CARTON_RETURN_IF_ERROR(internal::Discard(root, dir, hex));
+  (void)use->RemoveFile();
+  (void)mat->RemoveFile();
+  return Status::Ok();
+}
+
+// "carton-<hex>.lock" or "carton-<hex>.use": the hash, else "".
+std::string LockFileHash(const std::string& name) {
+  constexpr std::string_view kPrefix = "carton-";
+  if (!name.starts_with(kPrefix) || name.size() < kPrefix.size() + 64) return "";
+  std::string hex = name.substr(kPrefix.size(), 64);
+  std::string rest = name.substr(kPrefix.size() + 64);
+  if (!manifest::ParseHex(hex) || (rest != ".lock" && rest != ".use")) return "";
+  return hex;
+}
+
+// Removes the lock files of hashes that have no entry (left by removals
+// of older versions, loads that failed, temporary directories removed by
+// gc), each only while holding it exclusively.
+void RemoveStaleLockFiles(const std::string& root) {
+  std::error_code ec;
+  for (fs::directory_iterator it(root + "/locks", ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    std::string hex = LockFileHash(it->path().filename().string());
+    if (hex.empty()) continue;
+    std::string entry = internal::CartonsDir(root) + "/" + hex;
+    std::error_code exists_ec;
+    if (fs::exists(entry, exists_ec)) continue;
+    auto lock = FileLock::Open(it->path().string());
+    if (!lock.ok()) continue;
+    auto got = lock->Lock(FileLock::Mode::kExclusive, false);
+    // A load holds both locks while it makes an entry, so holding either
+    // one exclusively, no entry appears after this check.
+    if (got.ok() && *got && !fs::exists(entry, exists_ec)) (void)lock->RemoveFile();
+  }
+}
+
+// Temporary and trash directories, and downloads, that belong to no
+// running process.
+void RemoveLeftovers(const std::string& root) {
+  std::error_code ec;
+  std::string cartons = internal::CartonsDir(root);
+  // Leftovers of killed loads: a temporary directory whose hash lock is
+  // free belongs to nobody.
+  for (fs::directory_iterator it(cartons, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    std::error_code remove_ec;  // another gc may be removing the same
+    if (name.rfind(".trash-", 0) == 0) {
+      fs::remove_all(it->path(), remove_ec);
+    } else if (name.rfind(".tmp-", 0) == 0 && name.size() > 5 + 64) {
+      auto lock = FileLock::Open(internal::MaterializeLockPath(root, name.substr(5, 64)));
+      if (lock.ok()) {
+        auto got = lock->Lock(FileLock::Mode::kExclusive, false);
+        if (got.ok() && *got) fs::remove_all(it->path(), remove_ec);
+      }
+    }
+  }
+  // Downloads of killed URL loads ("<hash>-<n>.carton" and the download's
+  // temporary ".<hash>-<n>.carton.tmp-*"): a load downloads under the
+  // hash's materialize lock.
+  ec.clear();
+  for (fs::directory_iterator it(internal::DownloadsDir(root), ec);
+       !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.starts_with(".")) name.erase(0, 1);
+    if (name.size() < 64 || !manifest::ParseHex(name.substr(0, 64))) continue;
+    auto lock = FileLock::Open(internal::MaterializeLockPath(root, name.substr(0, 64)));
+    if (!lock.ok()) continue;
+    auto got = lock->Lock(FileLock::Mode::kExclusive, false);
+    std::error_code remove_ec;
+    if (got.ok() && *got) fs::remove(it->path(), remove_ec);
+  }
+}
+
 }  // namespace
 
 Status CartonCache::Remove(const manifest::Digest& hash) const {
@@ -314,45 +415,96 @@ Status CartonCache::Remove(const manifest::Digest& hash) const {
   FileLock mat, use;
   CARTON_ASSIGN_OR_RETURN(bool got, LockForRemoval(root_, hex, &mat, &use));
   if (!got) return InvalidArgument(hex + ": in use by a process that has it loaded");
-  return internal::Discard(root_, dir, hex);
+  // Someone else may have removed it while we took the locks.
+  if (!fs::is_directory(dir, ec)) return NotFound(dir + ": no such cache entry");
+  return RemoveLocked(root_, dir, hex, &mat, &use);
 }
 
 Result<GcReport> CartonCache::Gc(std::uint64_t max_size) const {
   GcReport report;
-  std::error_code ec;
-  std::string cartons = internal::CartonsDir(root_);
-  // Leftovers of killed loads: a temporary directory whose hash lock is
-  // free belongs to nobody.
-  for (const auto& e : fs::directory_iterator(cartons, ec)) {
-    std::string name = e.path().filename().string();
-    if (name.rfind(".trash-", 0) == 0) {
-      fs::remove_all(e.path(), ec);
-    } else if (name.rfind(".tmp-", 0) == 0 && name.size() > 5 + 64) {
-      auto lock = FileLock::Open(internal::MaterializeLockPath(root_, name.substr(5, 64)));
-      if (lock.ok()) {
-        auto got = lock->Lock(FileLock::Mode::kExclusive, false);
-        if (got.ok() && *got) fs::remove_all(e.path(), ec);
-      }
-    }
-  }
-  ec.clear();
+  RemoveLeftovers(root_);
   CARTON_ASSIGN_OR_RETURN(auto entries, List());
+  links::BlobCache blob_cache(root_);
+  CARTON_ASSIGN_OR_RETURN(auto blobs, blob_cache.List());
+  // What the cache takes on disk: the entries, and the blobs that are not
+  // also files of entries (hard links).
   std::uint64_t total = 0;
   for (const auto& e : entries) total += e.size;
-  // Oldest last in `entries`.
-  for (auto it = entries.rbegin(); it != entries.rend() && total > max_size; ++it) {
-    FileLock mat, use;
-    auto got = LockForRemoval(root_, it->hash, &mat, &use);
-    if (!got.ok() || !*got) {
-      report.skipped_in_use.push_back(it->hash);
-      continue;
+  for (const auto& b : blobs) {
+    if (b.links <= 1) total += b.size;
+  }
+
+  // Entries and blobs in one list, least recently used first.
+  struct Item {
+    std::int64_t last_used;
+    bool blob;
+    std::size_t index;
+    bool done = false;
+  };
+  std::vector<Item> items;
+  for (std::size_t i = 0; i < entries.size(); ++i) items.push_back({entries[i].last_used, false, i});
+  for (std::size_t i = 0; i < blobs.size(); ++i) items.push_back({blobs[i].last_used, true, i});
+  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+    return a.last_used != b.last_used ? a.last_used < b.last_used : a.blob > b.blob;
+  });
+
+  // A blob shared with an entry frees nothing until that entry goes, and
+  // its blobs are older than the entry: so go round again while something
+  // was removed.
+  bool progress = true;
+  while (total > max_size && progress) {
+    progress = false;
+    for (auto& item : items) {
+      if (total <= max_size) break;
+      if (item.done) continue;
+      if (item.blob) {
+        links::BlobInfo& b = blobs[item.index];
+        if (b.links > 1) continue;
+        item.done = true;
+        Status s = blob_cache.Remove(b.digest);
+        if (s.code() == StatusCode::kInvalidArgument) continue;  // being fetched
+        if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
+        total -= std::min(total, b.size);
+        if (s.ok()) {
+          report.freed += b.size;
+          report.removed_blobs.push_back(manifest::ToHex(b.digest));
+          progress = true;
+        }
+        continue;
+      }
+      const CacheEntryInfo& e = entries[item.index];
+      item.done = true;
+      FileLock mat, use;
+      auto got = LockForRemoval(root_, e.hash, &mat, &use);
+      if (!got.ok() || !*got) {
+        report.skipped_in_use.push_back(e.hash);
+        continue;
+      }
+      total -= std::min(total, e.size);
+      std::error_code ec;
+      if (!fs::is_directory(e.dir, ec)) continue;  // removed by another process since List()
+      CARTON_RETURN_IF_ERROR(RemoveLocked(root_, e.dir, e.hash, &mat, &use));
+      progress = true;
+      std::uint64_t freed = e.size;
+      // Its linked files were also blobs: those now held by no entry count
+      // as blobs.
+      for (auto& b : blobs) {
+        if (b.links <= 1) continue;
+        struct stat st;
+        if (::stat(b.path.c_str(), &st) != 0) continue;
+        b.links = static_cast<std::uint64_t>(st.st_nlink);
+        if (b.links <= 1) {
+          total += b.size;
+          freed -= std::min(freed, b.size);
+        }
+      }
+      report.freed += freed;
+      report.removed.push_back(e.hash);
     }
-    CARTON_RETURN_IF_ERROR(internal::Discard(root_, it->dir, it->hash));
-    total -= it->size;
-    report.freed += it->size;
-    report.removed.push_back(it->hash);
   }
   report.remaining = total;
+  RemoveStaleLockFiles(root_);
+  blob_cache.RemoveStaleLocks();
   return report;
 }
 

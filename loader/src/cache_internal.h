@@ -15,6 +15,7 @@ namespace carton::loader::internal {
 std::string CartonsDir(const std::string& root);
 std::string MaterializeLockPath(const std::string& root, const std::string& hex);
 std::string UseLockPath(const std::string& root, const std::string& hex);
+std::string DownloadsDir(const std::string& root);
 
 // A cache entry ready to use, with its use lock held shared.
 struct AcquiredEntry {
@@ -28,10 +29,11 @@ struct AcquiredEntry {
 // as `src.manifest`), as loader/FORMAT.md "Cache" describes. A damaged
 // entry (missing or resized file; any wrong hash when `verify_hit`) is
 // discarded and rebuilt. With `src` null only a hit is possible: a miss
-// is kNotFound.
+// is kNotFound. `held`, when it is the materialize lock of `hex` and the
+// caller holds it exclusively, is used instead of taking that lock again.
 Result<AcquiredEntry> AcquireEntry(const std::string& root, const std::string& hex,
                                    const MaterializeSource* src, bool verify_hit,
-                                   LoadStats* stats);
+                                   LoadStats* stats, FileLock* held = nullptr);
 
 // Every problem of the entry in `dir` (named `hex`): MANIFEST's hash,
 // every file's sha256, extra files. Errors: kIoError only.

@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -10,28 +12,56 @@
 namespace carton::loader::internal {
 
 Result<FileLock> FileLock::Open(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  if (ec) return IoError(path + ": cannot create the lock directory: " + ec.message());
   FileLock lock;
   lock.path_ = path;
-  lock.fd_.Reset(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666));
-  if (!lock.fd_.valid()) return IoError(path + ": cannot open lock file: " + std::strerror(errno));
+  CARTON_RETURN_IF_ERROR(lock.Reopen());
   return lock;
+}
+
+Status FileLock::Reopen() {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
+  if (ec) return IoError(path_ + ": cannot create the lock directory: " + ec.message());
+  // Closing the old descriptor releases any lock on it.
+  fd_.Reset(::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666));
+  if (!fd_.valid()) return IoError(path_ + ": cannot open lock file: " + std::strerror(errno));
+  return Status::Ok();
 }
 
 Result<bool> FileLock::Lock(Mode mode, bool wait) {
   int op = (mode == Mode::kShared ? LOCK_SH : LOCK_EX) | (wait ? 0 : LOCK_NB);
   for (;;) {
-    if (::flock(fd_.get(), op) == 0) return true;
-    if (errno == EINTR) continue;
-    if (errno == EWOULDBLOCK) return false;
-    return IoError(path_ + ": cannot lock: " + std::strerror(errno));
+    if (::flock(fd_.get(), op) != 0) {
+      if (errno == EINTR) continue;
+      if (errno == EWOULDBLOCK) return false;
+      return IoError(path_ + ": cannot lock: " + std::strerror(errno));
+    }
+    // A lock file is only removed under an exclusive lock, so once we hold
+    // a lock on the file that is at the path, it stays there.
+    struct stat held, at_path;
+    if (::fstat(fd_.get(), &held) != 0) {
+      return IoError(path_ + ": cannot stat lock file: " + std::strerror(errno));
+    }
+    if (::stat(path_.c_str(), &at_path) == 0) {
+      if (held.st_dev == at_path.st_dev && held.st_ino == at_path.st_ino) return true;
+    } else if (errno != ENOENT) {
+      return IoError(path_ + ": cannot stat lock file: " + std::strerror(errno));
+    }
+    // Removed (and perhaps re-created) while we waited: lock the file that
+    // is there now.
+    CARTON_RETURN_IF_ERROR(Reopen());
   }
 }
 
 void FileLock::Unlock() {
   if (fd_.valid()) ::flock(fd_.get(), LOCK_UN);
+}
+
+Status FileLock::RemoveFile() {
+  if (::unlink(path_.c_str()) != 0 && errno != ENOENT) {
+    return IoError(path_ + ": cannot remove lock file: " + std::strerror(errno));
+  }
+  return Status::Ok();
 }
 
 }  // namespace carton::loader::internal

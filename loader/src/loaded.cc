@@ -23,9 +23,18 @@ const std::vector<ModelSafetensors>& LoadedCarton::model_safetensors() const {
 ByteView LoadedCarton::carton_mapping() const { return impl_->carton_mapping; }
 const LoadStats& LoadedCarton::stats() const { return impl_->stats; }
 
+const std::vector<NestedTensor>& LoadedCarton::nested_tensors() const { return impl_->nested; }
+
 const Tensor* LoadedCarton::FindTensor(std::string_view name) const {
   for (const auto& t : impl_->tensors) {
     if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+const NestedTensor* LoadedCarton::FindNestedTensor(std::string_view name) const {
+  for (const auto& n : impl_->nested) {
+    if (n.name == name) return &n;
   }
   return nullptr;
 }
@@ -86,6 +95,22 @@ Status LoadTensors(LoadedCarton::Impl* impl, const ViewProvider& views) {
     Status s = t.Validate();
     if (!s.ok()) return Corrupt(path + ": " + s.message());
     impl->tensors.push_back(std::move(t));
+  }
+  // ReadTensorDataIndex checked that every inner name is a non-nested
+  // entry, so each is in impl->tensors (index names are unique).
+  for (const auto& e : index.tensors) {
+    if (!e.nested()) continue;
+    NestedTensor n{e.name, {}};
+    for (const auto& inner : e.inner) {
+      auto it = std::find_if(impl->tensors.begin(), impl->tensors.end(),
+                             [&](const Tensor& t) { return t.name == inner; });
+      if (it == impl->tensors.end()) {
+        return Internal("tensor_data/index.toml: nested tensor \"" + e.name +
+                        "\": inner tensor \"" + inner + "\" not loaded");
+      }
+      n.inner.push_back(*it);
+    }
+    impl->nested.push_back(std::move(n));
   }
   return Status::Ok();
 }

@@ -17,6 +17,7 @@ struct LoadedCarton::Impl {
   std::string root_dir;
   std::string model_dir;
   std::vector<Tensor> tensors;
+  std::vector<NestedTensor> nested;
   std::vector<MiscFile> misc;
   std::vector<TensorSet> self_tests;
   std::vector<TensorSet> examples;

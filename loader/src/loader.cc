@@ -94,10 +94,6 @@ Result<LoadedCarton> FromEntry(internal::AcquiredEntry entry, LoadStats stats) {
   return Finish(std::move(impl), views, &paths);
 }
 
-// The manifest hash of the carton at `path`, read through small reads of
-// its end records, central directory and MANIFEST only: none of the other
-// bytes of the archive are touched, so a cache hit costs the same for any
-// size of model, with the file's pages cold or warm.
 // MANIFEST's bytes from an opened carton.
 Result<std::vector<std::byte>> ReadManifestEntry(const ZipReader& zip, const std::string& path) {
   const ZipEntry* me = zip.Find("MANIFEST");
@@ -108,6 +104,10 @@ Result<std::vector<std::byte>> ReadManifestEntry(const ZipReader& zip, const std
   return std::move(bytes).value();
 }
 
+// The manifest hash of the carton at `path`, read through small reads of
+// its end records, central directory and MANIFEST only: none of the other
+// bytes of the archive are touched, so a cache hit costs the same for any
+// size of model, with the file's pages cold or warm.
 Result<std::string> ManifestHashOf(const std::string& path) {
   CARTON_ASSIGN_OR_RETURN(auto source, OpenFileSource(path));
   CARTON_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::OpenSource(std::move(source)));
@@ -116,17 +116,22 @@ Result<std::string> ManifestHashOf(const std::string& path) {
   return manifest::ToHex(manifest::Sha256Of(bytes));
 }
 
-Result<LoadedCarton> LoadFile(const std::string& path, const LoadOptions& options) {
+// `held`: the materialize lock LoadUrl holds (AcquireEntry); it has
+// already looked for a hit.
+Result<LoadedCarton> LoadFile(const std::string& path, const LoadOptions& options,
+                              internal::FileLock* held = nullptr) {
   CARTON_ASSIGN_OR_RETURN(std::string root, CacheRoot(options));
   // A hit is decided by MANIFEST alone: the entry's files were checked
   // against it when the entry was made, so what else this file holds does
   // not matter. A miss (or an archive the quick read cannot handle) opens
   // and checks the whole archive below.
-  if (auto hex = ManifestHashOf(path); hex.ok()) {
-    LoadStats stats;
-    auto hit = internal::AcquireEntry(root, *hex, nullptr, options.verify_cache_hit, &stats);
-    if (hit.ok()) return FromEntry(std::move(hit).value(), stats);
-    if (hit.status().code() != StatusCode::kNotFound) return hit.status();
+  if (held == nullptr) {
+    if (auto hex = ManifestHashOf(path); hex.ok()) {
+      LoadStats stats;
+      auto hit = internal::AcquireEntry(root, *hex, nullptr, options.verify_cache_hit, &stats);
+      if (hit.ok()) return FromEntry(std::move(hit).value(), stats);
+      if (hit.status().code() != StatusCode::kNotFound) return hit.status();
+    }
   }
   CARTON_ASSIGN_OR_RETURN(ZipReader opened, ZipReader::Open(path));
   auto zip = std::make_shared<const ZipReader>(std::move(opened));
@@ -149,7 +154,8 @@ Result<LoadedCarton> LoadFile(const std::string& path, const LoadOptions& option
   src.allow_file_links = options.allow_file_links;
   LoadStats stats;
   CARTON_ASSIGN_OR_RETURN(internal::AcquiredEntry entry,
-                          internal::AcquireEntry(root, hex, &src, options.verify_cache_hit, &stats));
+                          internal::AcquireEntry(root, hex, &src, options.verify_cache_hit, &stats,
+                                                 held));
   return FromEntry(std::move(entry), stats);
 }
 
@@ -163,14 +169,23 @@ Result<LoadedCarton> LoadUrl(const std::string& url, const LoadOptions& options)
   auto hit = internal::AcquireEntry(root, hex, nullptr, options.verify_cache_hit, &stats);
   if (hit.ok()) return FromEntry(std::move(hit).value(), stats);
   if (hit.status().code() != StatusCode::kNotFound) return hit.status();
-  // A miss: download beside the cache, load that file, drop it (the entry
-  // now holds every file).
+  // A miss: under the entry's materialize lock (so that other processes
+  // loading the same carton wait for this entry instead of downloading it
+  // too), download beside the cache, load that file, drop it (the entry
+  // now holds every file or links the download).
+  CARTON_ASSIGN_OR_RETURN(internal::FileLock lock,
+                          internal::FileLock::Open(internal::MaterializeLockPath(root, hex)));
+  CARTON_ASSIGN_OR_RETURN(bool locked, lock.Lock(internal::FileLock::Mode::kExclusive));
+  (void)locked;
+  hit = internal::AcquireEntry(root, hex, nullptr, options.verify_cache_hit, &stats);
+  if (hit.ok()) return FromEntry(std::move(hit).value(), stats);
+  if (hit.status().code() != StatusCode::kNotFound) return hit.status();
   std::error_code ec;
-  fs::create_directories(root + "/downloads", ec);
+  fs::create_directories(internal::DownloadsDir(root), ec);
   std::random_device rd;
-  std::string dest = root + "/downloads/" + hex + "-" + std::to_string(rd()) + ".carton";
+  std::string dest = internal::DownloadsDir(root) + "/" + hex + "-" + std::to_string(rd()) + ".carton";
   CARTON_RETURN_IF_ERROR(internal::DownloadCarton(url, dest));
-  auto loaded = LoadFile(dest, options);
+  auto loaded = LoadFile(dest, options, &lock);
   fs::remove(dest, ec);
   return loaded;
 }

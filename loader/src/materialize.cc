@@ -120,6 +120,28 @@ bool LinkSource(int fd, const std::string& dest) {
   return ::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, dest.c_str(), AT_SYMLINK_FOLLOW) == 0;
 }
 
+// Fetches a linked file into the blob cache and links it to `out` (copies
+// it across filesystems). Blobs are immutable and named by their hash, so
+// the entry may share the file. A blob that gc evicts between the fetch
+// and the link is fetched again.
+Status LinkBlob(const links::BlobCache& blobs, const manifest::ManifestEntry& me,
+                const std::vector<std::string>& urls, const links::FetchOptions& opts,
+                const std::string& out) {
+  constexpr int kAttempts = 3;
+  for (int attempt = 1;; ++attempt) {
+    auto blob = blobs.Fetch(me.sha256, urls, 0, opts);
+    if (!blob.ok()) return blob.status().WithContext(me.path);
+    if (::link(blob->c_str(), out.c_str()) == 0) return Status::Ok();
+    UniqueFd in(::open(blob->c_str(), O_RDONLY | O_CLOEXEC));
+    struct stat st;
+    if (!in.valid() || ::fstat(in.get(), &st) != 0) {
+      if (errno == ENOENT && attempt < kAttempts) continue;
+      return IoError(*blob + ": cannot open: " + std::strerror(errno));
+    }
+    return CopyRange(in.get(), 0, static_cast<std::uint64_t>(st.st_size), out);
+  }
+}
+
 }  // namespace
 
 Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string& dir,
@@ -243,22 +265,7 @@ Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string&
         links::FetchOptions opts;
         opts.allow_file_links = src.allow_file_links;
         opts.show_progress = false;
-        auto blob = blobs.Fetch(me.sha256, *urls[task.file], 0, opts);
-        if (!blob.ok()) {
-          s = blob.status().WithContext(me.path);
-          break;
-        }
-        // Blobs are immutable and named by their hash, so the entry may
-        // share the file.
-        if (::link(blob->c_str(), out.c_str()) != 0) {
-          UniqueFd in(::open(blob->c_str(), O_RDONLY | O_CLOEXEC));
-          struct stat st;
-          if (!in.valid() || ::fstat(in.get(), &st) != 0) {
-            s = IoError(*blob + ": cannot open: " + std::strerror(errno));
-            break;
-          }
-          s = CopyRange(in.get(), 0, static_cast<std::uint64_t>(st.st_size), out);
-        }
+        s = LinkBlob(blobs, me, *urls[task.file], opts, out);
         struct stat st;
         if (s.ok() && ::stat(out.c_str(), &st) == 0) fetched += static_cast<std::uint64_t>(st.st_size);
         break;

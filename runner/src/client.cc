@@ -1,22 +1,59 @@
 #include "carton/runner/client.h"
 
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "stderr_reader.h"
 #include "subprocess.h"
 #include "wire.h"
 
 namespace carton::runner {
+namespace {
+
+// How much of the runner's stderr an error message quotes.
+constexpr std::size_t kStderrTail = 2000;
+// How long an error waits for a dead runner's last stderr bytes.
+constexpr std::chrono::milliseconds kStderrDrain(1000);
+
+// "noop" for ".../carton-runner-noop".
+std::string RunnerName(const std::string& runner_path) {
+  std::string name = std::filesystem::path(runner_path).filename().string();
+  constexpr std::string_view kPrefix = "carton-runner-";
+  if (name.starts_with(kPrefix) && name.size() > kPrefix.size()) name.erase(0, kPrefix.size());
+  return name;
+}
+
+// Writes "[name] line\n" to our stderr in one write, so lines of runners
+// and of this process do not mix within a line.
+internal::StderrReader::Sink ForwardTo(std::string name) {
+  return [prefix = "[" + std::move(name) + "] "](std::string_view line) {
+    std::string out = prefix;
+    out.append(line);
+    out.push_back('\n');
+    std::string_view left = out;
+    while (!left.empty()) {
+      ssize_t n = ::write(STDERR_FILENO, left.data(), left.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      left.remove_prefix(static_cast<std::size_t>(n));
+    }
+  };
+}
+
+}  // namespace
 
 struct RunnerProcess::Impl {
   std::string path;
   RunnerProcessOptions options;
+  // Declared before `child`: destroyed after the runner is reaped.
+  std::unique_ptr<internal::StderrReader> stderr_reader;
   internal::Subprocess child;
   UniqueFd sock;
-  UniqueFd stderr_capture;
   internal::Arena inputs;         // ours: requests are written here
   internal::ArenaReader outputs;  // the runner's: replies are read here
   bool broken = false;
@@ -38,7 +75,7 @@ struct RunnerProcess::Impl {
                          : "closed its socket " + std::string(during) + " and " +
                                status.status().message();
     }
-    std::string tail = internal::TailOf(stderr_capture.get(), 2000);
+    std::string tail = stderr_reader->Tail(kStderrDrain);
     return Internal("runner " + path + " " + what + (tail.empty() ? "" : "; its stderr: " + tail));
   }
 
@@ -71,16 +108,21 @@ Result<RunnerProcess> RunnerProcess::Start(const std::string& runner_path,
   }
   impl->sock.Reset(pair[0]);
   UniqueFd theirs(pair[1]);
-  CARTON_ASSIGN_OR_RETURN(impl->stderr_capture, internal::MakeCaptureFile());
+  auto sink = options.on_stderr_line ? internal::StderrReader::Sink(options.on_stderr_line)
+                                     : ForwardTo(RunnerName(runner_path));
+  CARTON_ASSIGN_OR_RETURN(impl->stderr_reader,
+                          internal::StderrReader::Start(std::move(sink), kStderrTail));
   std::vector<std::string> argv = {runner_path, "serve", model, "--fd", "3"};
   for (const auto& [k, v] : options.opts) {
     argv.push_back("--opt");
     argv.push_back(k + "=" + v);
   }
-  auto child = internal::Subprocess::Spawn(argv, -1, impl->stderr_capture.get(), theirs.get());
+  auto child =
+      internal::Subprocess::Spawn(argv, -1, impl->stderr_reader->write_fd(), theirs.get());
   if (!child.ok()) return child.status();
   impl->child = std::move(child).value();
   theirs.Reset();
+  impl->stderr_reader->CloseWriteEnd();
   auto ready = internal::ReceiveMessage(impl->sock.get(),
                                         static_cast<int>(options.load_timeout.count()));
   if (!ready.ok()) return impl->Failure("while loading the model", ready.status());

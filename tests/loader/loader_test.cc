@@ -10,6 +10,7 @@
 #include <fstream>
 #include <set>
 
+#include "carton/carton/tensor_data.h"
 #include "carton/carton/zip.h"
 #include "carton/loader/cache.h"
 #include "carton/loader/loader.h"
@@ -178,7 +179,7 @@ TEST_CASE("loader: stored tensors are views into the mapping of the .carton", "[
   CHECK(Inside(c->FindTensor("big")->data, c->carton_mapping()));
 }
 
-TEST_CASE("loader: a mapped .carton changed in place is damage; the entry is rebuilt",
+TEST_CASE("loader: a mapped .carton changed in place is damage and the entry is rebuilt",
           "[loader][zerocopy][corrupt]") {
   TempDir tmp;
   ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
@@ -220,7 +221,7 @@ TEST_CASE("loader: compressed files are decoded into the cache and mapped from t
   CHECK(v == 1.5f);
 }
 
-TEST_CASE("loader: a carton whose file breaks its MANIFEST hash is refused; no entry remains",
+TEST_CASE("loader: a carton whose file breaks its MANIFEST hash is refused and no entry remains",
           "[loader][corrupt]") {
   TempDir tmp;
   ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
@@ -372,7 +373,7 @@ TEST_CASE("loader: a killed load leaves nothing a later load uses", "[loader][co
   CHECK(v->ok());
 }
 
-TEST_CASE("loader: cache list, rm and gc; gc keeps entries in use", "[loader][cache]") {
+TEST_CASE("loader: cache list, rm and gc, and gc keeps entries in use", "[loader][cache]") {
   TempDir tmp;
   ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
   std::string a = PackDir(MakeModelDir(tmp.file("a")), tmp.file("a.carton"));
@@ -472,4 +473,64 @@ TEST_CASE("loader: GetModelInfo reads metadata without caching", "[loader]") {
   CHECK(manifest::ToHex(info->manifest_hash) == hash);
   CHECK(info->config.runner.runner_name == "noop");
   CHECK(CountEntries(tmp.file("cache")) == 0);
+}
+
+TEST_CASE("loader: nested tensors are ordered lists of inner tensor views", "[loader][nested]") {
+  TempDir tmp;
+  ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
+  // A tensor_data index as the spec shows it: a nested entry naming other
+  // entries, one of them large enough to be mapped from the .carton.
+  std::string dir = MakeModelDir(tmp.file("m"));
+  std::vector<float> row0 = {1, 2, 3};
+  std::vector<float> row1(20'000, 0.25f);
+  WriteBytes(dir + "/tensor_data/row0.bin", EncodeNumeric<float>(row0));
+  WriteBytes(dir + "/tensor_data/row1.bin", EncodeNumeric<float>(row1));
+  WriteBytes(dir + "/tensor_data/words.toml", AsBytes("data = [\"a\", \"bc\"]\n"));
+  std::string index = ReadText(dir + "/tensor_data/index.toml");
+  index +=
+      "\n[[tensor]]\nname = \"ragged\"\ndtype = \"nested\"\ninner = [\"row1\", \"row0\", \"words\"]\n"
+      "[[tensor]]\nname = \"row0\"\ndtype = \"float32\"\nshape = [3]\nfile = \"row0.bin\"\n"
+      "[[tensor]]\nname = \"row1\"\ndtype = \"float32\"\nshape = [100, 200]\nfile = \"row1.bin\"\n"
+      "[[tensor]]\nname = \"words\"\ndtype = \"string\"\nshape = [2]\nfile = \"words.toml\"\n"
+      "[[tensor]]\nname = \"pair\"\ndtype = \"nested\"\ninner = [\"row0\", \"row0\"]\n";
+  WriteBytes(dir + "/tensor_data/index.toml", AsBytes(index));
+  PackDir(dir, tmp.file("m.carton"), PackCompression::kStored);
+
+  auto check = [](const loader::LoadedCarton& c, bool mapped) {
+    REQUIRE(c.nested_tensors().size() == 2);
+    const loader::NestedTensor* ragged = c.FindNestedTensor("ragged");
+    REQUIRE(ragged == &c.nested_tensors()[0]);
+    REQUIRE(ragged->inner.size() == 3);
+    CHECK(ragged->inner[0].name == "row1");
+    CHECK(ragged->inner[0].shape == std::vector<std::uint64_t>{100, 200});
+    CHECK(ragged->inner[0].data.size() == 80'000);
+    CHECK(ragged->inner[1].name == "row0");
+    REQUIRE(ragged->inner[1].data.size() == 12);
+    float f;
+    std::memcpy(&f, ragged->inner[1].data.data() + 8, 4);
+    CHECK(f == 3.0f);
+    CHECK(ragged->inner[2].dtype == DataType::kString);
+    CHECK(ragged->inner[2].strings == std::vector<std::string>{"a", "bc"});
+    // The same bytes as the plain tensors of the same names.
+    CHECK(ragged->inner[0].data.data() == c.FindTensor("row1")->data.data());
+    CHECK(Inside(ragged->inner[0].data, c.carton_mapping()) == mapped);
+    const loader::NestedTensor* pair = c.FindNestedTensor("pair");
+    REQUIRE(pair != nullptr);
+    REQUIRE(pair->inner.size() == 2);
+    CHECK(pair->inner[0].data.data() == pair->inner[1].data.data());
+    CHECK(c.FindNestedTensor("row0") == nullptr);
+    CHECK(c.FindTensor("ragged") == nullptr);
+    // The existing list is unchanged: every non-nested tensor.
+    CHECK(c.tensors().size() == 6);
+  };
+  auto miss = loader::Load(tmp.file("m.carton"));
+  REQUIRE(miss.ok());
+  check(*miss, true);
+  auto hit = loader::Load(tmp.file("m.carton"));
+  REQUIRE(hit.ok());
+  CHECK(hit->stats().cache_hit);
+  check(*hit, true);
+  auto unpacked = loader::Load(dir);
+  REQUIRE(unpacked.ok());
+  check(*unpacked, false);
 }

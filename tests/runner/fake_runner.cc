@@ -3,9 +3,12 @@
 //   FAKE_RUNNER_NAME (noop), FAKE_RUNNER_VERSION (1.0.0), FAKE_RUNNER_COMPAT (1)
 //   FAKE_RUNNER_MODE: echo | crash | hang | wrong-value | wrong-shape |
 //                     wrong-dtype | missing-output | fail-load | bad-info
+//   FAKE_RUNNER_STDERR=1: writes "loading the model" to stderr in Load and
+//                     "inferring <n>" at the start of the n-th Infer
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -28,10 +31,12 @@ class FakeRunner : public runner::Runner {
             std::strtoull(Env("FAKE_RUNNER_COMPAT", "1").c_str(), nullptr, 10)};
   }
   Status Load(const std::string& model_dir, const runner::LoadContext&) override {
+    if (chatty_) std::fputs("loading the model\n", stderr);
     if (mode_ == "fail-load") return Corrupt(model_dir + ": cannot parse the model");
     return Status::Ok();
   }
   Result<std::vector<runner::Tensor>> Infer(const std::vector<runner::Tensor>& inputs) override {
+    if (chatty_) std::fprintf(stderr, "inferring %d\n", ++calls_);
     if (mode_ == "crash") std::abort();
     if (mode_ == "hang") {
       for (;;) ::pause();
@@ -58,6 +63,8 @@ class FakeRunner : public runner::Runner {
 
  private:
   std::string mode_ = Env("FAKE_RUNNER_MODE", "echo");
+  bool chatty_ = Env("FAKE_RUNNER_STDERR", "") == "1";
+  int calls_ = 0;
 };
 
 }  // namespace

@@ -3,9 +3,13 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <future>
+#include <mutex>
+#include <thread>
 
 #include "carton/loader/loader.h"
 #include "carton/runner/client.h"
@@ -282,4 +286,62 @@ TEST_CASE("runner: malformed string tensors and order metadata are refused", "[r
     CHECK(r.status().code() == StatusCode::kCorrupt);
     CHECK_THAT(r.status().message(), Catch::Contains(c.message));
   }
+}
+
+TEST_CASE("runner: the runner's stderr reaches the caller's stderr line by line, named",
+          "[runner][stderr]") {
+  Fixture f;
+  WriteFakeRunner(f.runners, "noop", "FAKE_RUNNER_STDERR=1");
+  auto r = f.Cli("self-test '" + f.carton + "'");
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.err, Catch::Contains("[noop] loading the model\n[noop] inferring 1\n"));
+  CHECK_THAT(r.out, Catch::Contains("1 of 1 self-tests passed"));
+  CHECK(r.out.find("[noop]") == std::string::npos);
+
+  // A crash: the lines came as they were written, and the error quotes
+  // the end of the runner's stderr.
+  fs::remove_all(f.runners);
+  WriteFakeRunner(f.runners, "noop", "FAKE_RUNNER_STDERR=1 FAKE_RUNNER_MODE=crash");
+  auto crash = f.Cli("self-test '" + f.carton + "'");
+  CHECK(crash.exit_code == 2);
+  CHECK_THAT(crash.err, Catch::Contains("[noop] inferring 1\n"));
+  CHECK_THAT(crash.err, Catch::Contains("exited with signal 6"));
+  CHECK_THAT(crash.err, Catch::Contains("its stderr: loading the model\ninferring 1"));
+}
+
+TEST_CASE("runner: stderr lines arrive while the runner is still working", "[runner][stderr]") {
+  Fixture f;
+  ScopedEnv cache("CARTON_CACHE_DIR", f.tmp.file("cache"));
+  WriteFakeRunner(f.runners, "noop", "FAKE_RUNNER_STDERR=1 FAKE_RUNNER_MODE=hang");
+  auto loaded = loader::Load(f.carton);
+  REQUIRE(loaded.ok());
+  std::mutex mu;
+  std::vector<std::string> lines;
+  runner::RunnerProcessOptions options;
+  options.infer_timeout = std::chrono::seconds(3);
+  options.on_stderr_line = [&](std::string_view line) {
+    std::lock_guard<std::mutex> lock(mu);
+    lines.emplace_back(line);
+  };
+  auto p = runner::RunnerProcess::Start(f.runners + "/carton-runner-noop", loaded->root_dir(),
+                                        options);
+  REQUIRE(p.ok());
+  auto has = [&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu);
+    return std::find(lines.begin(), lines.end(), line) != lines.end();
+  };
+  auto infer = std::async(std::launch::async, [&] { return p->Infer(loaded->self_tests()[0].inputs); });
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(2500);
+  while (!has("inferring 1") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(has("loading the model"));
+  CHECK(has("inferring 1"));
+  // The runner hangs in that inference: the line came before any answer.
+  CHECK(infer.wait_for(std::chrono::seconds(0)) == std::future_status::timeout);
+  auto r = infer.get();
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == StatusCode::kInternal);
+  CHECK_THAT(r.status().message(), Catch::Contains("its stderr: loading the model\ninferring 1"));
 }

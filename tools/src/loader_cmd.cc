@@ -94,19 +94,27 @@ int CacheList(const CacheArgs& args) {
   if (!cache.ok()) return Fail("cache list", cache.status());
   auto entries = cache->List();
   if (!entries.ok()) return Fail("cache list", entries.status());
+  auto blobs = cache->Blobs();
+  if (!blobs.ok()) return Fail("cache list", blobs.status());
   if (args.json) {
     Json a = Json::array();
     for (const auto& e : *entries) {
       a.push_back({{"hash", e.hash}, {"dir", e.dir}, {"size", e.size},
                    {"last_used", e.last_used}, {"model_name", e.model_name}});
     }
-    std::cout << a.dump(2) << "\n";
+    Json j;
+    j["entries"] = std::move(a);
+    j["blobs"] = {{"count", blobs->count}, {"bytes", blobs->bytes},
+                  {"shared_bytes", blobs->shared_bytes}};
+    std::cout << j.dump(2) << "\n";
     return kExitOk;
   }
   for (const auto& e : *entries) {
     std::cout << e.hash << "  " << HumanSize(e.size) << "  "
               << (e.model_name.empty() ? "-" : e.model_name) << "\n";
   }
+  std::cout << "blobs  " << blobs->count << " files  " << HumanSize(blobs->bytes) << "  ("
+            << HumanSize(blobs->shared_bytes) << " shared with cached cartons)\n";
   return kExitOk;
 }
 
@@ -161,6 +169,7 @@ int CacheGc(const CacheArgs& args) {
   auto r = cache->Gc(*max);
   if (!r.ok()) return Fail("cache gc", r.status());
   for (const auto& h : r->removed) std::cout << "removed " << h << "\n";
+  for (const auto& h : r->removed_blobs) std::cout << "removed blob " << h << "\n";
   for (const auto& h : r->skipped_in_use) std::cout << "in use, kept " << h << "\n";
   std::cout << "freed " << HumanSize(r->freed) << ", " << HumanSize(r->remaining)
             << " remain\n";

@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
   CacheArgs cache;
   auto* c = app.add_subcommand("cache", "The manifest-hash cache of loaded cartons");
   c->require_subcommand(1);
-  auto* cl = c->add_subcommand("list", "List cached cartons, most recently used first");
+  auto* cl = c->add_subcommand("list", "List cached cartons, most recently used first, and the blob cache's size");
   cl->add_flag("--json", cache.json, "Print JSON");
   cl->callback([&] { rc = CacheList(cache); });
   auto* cv = c->add_subcommand("verify", "Rehash cached cartons (all, or the given hashes)");
@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
   auto* cr = c->add_subcommand("rm", "Remove cached cartons");
   cr->add_option("HASH", cache.hashes, "Manifest hashes")->required();
   cr->callback([&] { rc = CacheRemove(cache); });
-  auto* cg = c->add_subcommand("gc", "Remove least recently used cartons down to a size");
+  auto* cg = c->add_subcommand("gc", "Remove least recently used cartons and LINKS blobs down to a size");
   cg->add_option("--max-size", cache.max_size, "e.g. 0, 500M, 20G")->required();
   cg->callback([&] { rc = CacheGc(cache); });
 

@@ -5,7 +5,9 @@
 // into place, under a per-hash file lock, so concurrent loaders materialize
 // a carton once and a killed process leaves at most a temporary directory
 // that no load uses (gc removes it). A LoadedCarton holds a shared "use"
-// lock on its entry; Remove and Gc skip entries in use.
+// lock on its entry; Remove and Gc skip entries in use, and remove the lock
+// files of the entries they remove. Gc also evicts blobs of the LINKS blob
+// cache that shares the root (links::BlobCache).
 //
 // Thread-safety: a CartonCache holds only its root path; methods may run
 // concurrently from threads and processes.
@@ -34,10 +36,20 @@ struct CacheVerifyResult {
   bool ok() const { return problems.empty(); }
 };
 
+// The LINKS blob cache under the same root (<root>/blobs/sha256/).
+struct BlobUsage {
+  std::uint64_t count = 0;
+  std::uint64_t bytes = 0;
+  // Of `bytes`, those of blobs that are also files of cache entries (hard
+  // links): they take no space beyond the entries'.
+  std::uint64_t shared_bytes = 0;
+};
+
 struct GcReport {
-  std::vector<std::string> removed;  // hashes
+  std::vector<std::string> removed;  // manifest hashes of removed entries
+  std::vector<std::string> removed_blobs;  // sha256 of removed blobs
   std::uint64_t freed = 0;
-  std::uint64_t remaining = 0;
+  std::uint64_t remaining = 0;  // entries plus blobs not shared with them
   std::vector<std::string> skipped_in_use;
 };
 
@@ -52,15 +64,19 @@ class CartonCache {
 
   // Every complete entry, most recently used first. Errors: kIoError.
   Result<std::vector<CacheEntryInfo>> List() const;
+  // What the blob cache under the same root holds. Errors: kIoError.
+  Result<BlobUsage> Blobs() const;
   // Rehashes the entry's MANIFEST and every file it lists, and checks that
   // nothing else is there. Errors: kNotFound (no such entry), kIoError.
   Result<CacheVerifyResult> Verify(const manifest::Digest& hash) const;
-  // Removes the entry. Errors: kNotFound, kInvalidArgument (in use by a
-  // process that has it loaded), kIoError.
+  // Removes the entry and its lock files. Errors: kNotFound,
+  // kInvalidArgument (in use by a process that has it loaded), kIoError.
   Status Remove(const manifest::Digest& hash) const;
-  // Removes least recently used entries not in use until the total is at
-  // most `max_size` bytes; also removes temporary directories left by
-  // killed loads.
+  // Removes least recently used entries not in use, and least recently
+  // used blobs, until the entries plus the blobs they do not share are at
+  // most `max_size` bytes (loader/FORMAT.md "Removal"). Also removes
+  // temporary directories left by killed loads and lock files of hashes
+  // with no entry. Errors: kIoError.
   Result<GcReport> Gc(std::uint64_t max_size) const;
 
  private:

@@ -98,9 +98,14 @@ class LoadedCarton {
   // Absolute path of model/ (frameworks open files by name there).
   const std::string& model_dir() const;
 
-  // Every non-nested tensor of tensor_data/, in index order.
+  // Every non-nested tensor of tensor_data/, in index order (the inner
+  // tensors of nested tensors included, under their index names).
   const std::vector<Tensor>& tensors() const;
   const Tensor* FindTensor(std::string_view name) const;
+  // Every nested tensor of tensor_data/, in index order; their inner
+  // tensors view the same bytes as the entries of tensors() they name.
+  const std::vector<NestedTensor>& nested_tensors() const;
+  const NestedTensor* FindNestedTensor(std::string_view name) const;
   const std::vector<MiscFile>& misc_files() const;
   const std::vector<TensorSet>& self_tests() const;
   const std::vector<TensorSet>& examples() const;

@@ -1,5 +1,6 @@
 // Tensor: a named, typed, shaped tensor as the loader, runners and their
-// callers hand it around.
+// callers hand it around; NestedTensor: a ragged tensor, an ordered list of
+// tensors.
 //
 // Numeric tensors are a byte view (little-endian, C order) plus an optional
 // shared `owner` that keeps the bytes alive; string tensors hold their
@@ -51,6 +52,14 @@ struct Tensor {
   // A safetensors view of a numeric tensor (borrows from *this).
   // REQUIRES: dtype != kString.
   safetensors::TensorView AsSafetensorsView() const;
+};
+
+// A nested (ragged) tensor, as tensor_data stores it (dtype = "nested"):
+// its inner tensors in order, each non-nested, of any shape and dtype.
+// Copies share the inner tensors' bytes.
+struct NestedTensor {
+  std::string name;
+  std::vector<Tensor> inner;
 };
 
 }  // namespace carton::loader

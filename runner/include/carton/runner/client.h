@@ -8,15 +8,20 @@
 // (no copy). Only a small JSON message crosses the socket, with the arena's
 // fd when it was (re)created.
 // Every wait has a deadline; a runner that crashes, hangs or answers
-// nonsense gives an error naming the runner, and is killed.
+// nonsense gives an error naming the runner (with the end of its stderr),
+// and is killed. What the runner writes to stderr reaches the caller line
+// by line as it comes: on this process's stderr as "[<name>] <line>", or
+// through RunnerProcessOptions::on_stderr_line.
 //
 // Thread-safety: one RunnerProcess per thread. Move-only.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "carton/common/status.h"
@@ -29,6 +34,13 @@ struct RunnerProcessOptions {
   std::chrono::milliseconds infer_timeout = std::chrono::minutes(1);
   // --opt KEY=VALUE overrides of [runner.opts].
   std::map<std::string, std::string> opts;
+  // Gets each line the runner writes to its stderr (without the newline),
+  // as soon as it is complete, on a thread of the RunnerProcess; it must
+  // not throw, nor block for long. Unset: each line is written to this
+  // process's stderr as "[<name>] <line>", <name> being the runner's file
+  // name without "carton-runner-". A function that does nothing silences
+  // it.
+  std::function<void(std::string_view line)> on_stderr_line;
 };
 
 class RunnerProcess {
