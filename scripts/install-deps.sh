@@ -22,8 +22,12 @@ for arg in "$@"; do
   case "$arg" in
     # Peers used by the test suite: servers and other zip tools; libtorch for
     # the TorchScript runner and its tests (the runner is only built when it
-    # is found).
-    --test) packages+=(nginx-light brotli curl libtorch-dev) ;;
+    # is found); cargo and the crates of the Rust peer (tests/compat), built
+    # offline from Debian's registry.
+    --test) packages+=(nginx-light brotli curl libtorch-dev
+                       cargo librust-zip-dev librust-toml-dev librust-sha2-dev
+                       librust-serde-dev librust-serde-derive-dev librust-semver-dev
+                       librust-target-lexicon-dev) ;;
     # libFuzzer and the sanitizer runtimes for scripts/fuzz.sh.
     --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
     *) echo "install-deps.sh: unknown option $arg" >&2; exit 2 ;;
