@@ -225,12 +225,13 @@ std::string PackWith(const TempDir& tmp, const std::string& dir,
   return out;
 }
 
-// Every regular file under `root`, relative path -> bytes.
+// Every regular file under `root` (and symlink to one, under its own
+// name), relative path -> bytes.
 Files Snapshot(const fs::path& root) {
   Files out;
   for (const auto& e : fs::recursive_directory_iterator(root)) {
-    if (e.is_regular_file())
-      out[fs::relative(e.path(), root).string()] = ReadFile(e.path());
+    if (fs::is_regular_file(e.path()))
+      out[e.path().lexically_relative(root).string()] = ReadFile(e.path());
   }
   return out;
 }
