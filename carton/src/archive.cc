@@ -1,5 +1,7 @@
 #include "archive.h"
 
+#include "carton/carton/symlink.h"
+
 namespace carton::internal {
 
 Result<std::string> ReadTextEntry(const ZipReader& zip, std::string_view name,
@@ -22,7 +24,15 @@ Result<std::string> ReadTextEntry(const ZipReader& zip, std::string_view name,
 std::vector<CartonProblem> CheckEntryRules(const ZipReader& zip, const manifest::Manifest& m) {
   std::vector<CartonProblem> problems;
   for (const auto& e : zip.entries()) {
-    if (e.is_symlink) problems.push_back({e.name, "symlink entries are not allowed"});
+    if (e.is_symlink) {
+      auto target = ResolveSymlinkEntry(zip, e, &m);
+      if (!target.ok()) {
+        // The message already names the entry.
+        std::string message(target.status().message());
+        if (message.rfind(e.name + ": ", 0) == 0) message.erase(0, e.name.size() + 2);
+        problems.push_back({e.name, std::move(message), target.status().code()});
+      }
+    }
     if (e.encrypted) problems.push_back({e.name, "encrypted entries are not allowed"});
     if (!e.is_dir && !CompressionFromZipMethod(e.method)) {
       problems.push_back({e.name,

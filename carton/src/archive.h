@@ -28,8 +28,9 @@ struct CartonProblem {
   StatusCode code = StatusCode::kCorrupt;  // kUnsupported for a method
 };
 
-// The rules on a carton's entries that need no file data (FORMAT.md,
-// "Reading a carton"): no symlink or encrypted entries; only stored,
+// The rules on a carton's entries that need no file data but a symlink
+// entry's small target (FORMAT.md, "Reading a carton"): a symlink entry
+// must resolve (ResolveSymlinkEntry); no encrypted entries; only stored,
 // deflate and zstd; every file entry except MANIFEST and LINKS is listed in
 // MANIFEST. (LINKS coverage of the other files: LinkedFiles in links.h.)
 // Returns every problem, in entry order.

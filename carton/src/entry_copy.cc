@@ -5,6 +5,7 @@
 #include <random>
 
 #include "archive.h"
+#include "carton/carton/symlink.h"
 #include "carton/common/atomic_file.h"
 #include "carton/manifest/sha256.h"
 
@@ -23,11 +24,19 @@ EntryCopier::~EntryCopier() {
   for (const auto& path : spooled_) ::unlink(path.c_str());
 }
 
+Result<std::string> EntryCopier::DataEntry(const std::string& name) const {
+  const ZipEntry* e = from_.Find(name);
+  if (e == nullptr) return NotFound(name + ": not in the archive");
+  if (!e->is_symlink) return name;
+  return ResolveSymlinkEntry(from_, *e);
+}
+
 Status EntryCopier::Extract(const std::string& name, const manifest::Digest& expected,
                             const std::string& dest) const {
+  CARTON_ASSIGN_OR_RETURN(std::string source, DataEntry(name));
   CARTON_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::Create(dest));
   manifest::Sha256 h;
-  CARTON_RETURN_IF_ERROR(from_.ReadTo(name, [&](ByteView chunk) {
+  CARTON_RETURN_IF_ERROR(from_.ReadTo(source, [&](ByteView chunk) {
     h.Update(chunk);
     return file.Write(chunk);
   }));
@@ -37,21 +46,21 @@ Status EntryCopier::Extract(const std::string& name, const manifest::Digest& exp
 }
 
 Status EntryCopier::Copy(const std::string& name, const manifest::Digest& expected) {
-  const ZipEntry* e = from_.Find(name);
-  if (e == nullptr) return NotFound(name + ": not in the archive");
+  CARTON_ASSIGN_OR_RETURN(std::string source, DataEntry(name));
+  const ZipEntry* e = from_.Find(source);
   const auto method = CompressionFromZipMethod(e->method);
   if (!method || e->encrypted) {
     return Unsupported(name + ": compression method " + std::to_string(e->method) +
                        (e->encrypted ? " with encryption" : "") + " cannot be copied");
   }
   // Stored entries of a mapped archive are copied from the mapping.
-  if (auto mapped = from_.MappedData(name); mapped.ok()) {
+  if (auto mapped = from_.MappedData(source); mapped.ok()) {
     const manifest::Digest got = manifest::Sha256Of(*mapped);
     if (got != expected) return Mismatch(name, got, expected);
     return to_.AddBytes(name, *mapped, *method).status();
   }
   if (e->size <= kCopyInMemory) {
-    CARTON_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, from_.Read(name));
+    CARTON_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, from_.Read(source));
     const manifest::Digest got = manifest::Sha256Of(bytes);
     if (got != expected) return Mismatch(name, got, expected);
     return to_.AddBytes(name, bytes, *method).status();
@@ -73,7 +82,7 @@ Result<ManifestCopy> ReadManifestForCopy(const ZipReader& zip) {
   auto m = manifest::Manifest::Parse(AsBytes(*text));
   if (!m.ok()) return m.status();
   for (const auto& e : zip.entries()) {
-    if (e.is_symlink) return Corrupt(e.name + ": symlink entries are not allowed");
+    if (e.is_symlink) CARTON_RETURN_IF_ERROR(ResolveSymlinkEntry(zip, e, &*m).status());
     if (e.is_dir || manifest::IsReservedPath(e.name)) continue;
     if (m->Find(e.name) == nullptr) {
       return Corrupt(e.name + ": in the archive but not listed in MANIFEST");

@@ -26,16 +26,22 @@ class EntryCopier {
   ~EntryCopier();
 
   // Copies file entry `name` with its own compression method; its decoded
-  // bytes must have the sha256 `expected`. Errors: kCorrupt (mismatch or bad
+  // bytes must have the sha256 `expected`. A symlink entry is copied as a
+  // file holding its target's bytes (its MANIFEST line already has their
+  // sha256), so the new carton has no symlink entries. Errors: kCorrupt (mismatch or bad
   // data, naming the entry), kUnsupported (method), kIoError.
   Status Copy(const std::string& name, const manifest::Digest& expected);
 
-  // Decodes entry `name` into a new file at `dest` (atomically), checking
-  // its sha256 against `expected`. Errors: as Copy.
+  // Decodes entry `name` (a symlink entry: its target) into a new file at
+  // `dest` (atomically), checking its sha256 against `expected`. Errors: as
+  // Copy.
   Status Extract(const std::string& name, const manifest::Digest& expected,
                  const std::string& dest) const;
 
  private:
+  // The entry whose bytes `name` stands for: itself, or a symlink's target.
+  Result<std::string> DataEntry(const std::string& name) const;
+
   const ZipReader& from_;
   ZipWriter& to_;
   std::string spool_dir_;
@@ -44,7 +50,8 @@ class EntryCopier {
 
 // The checked MANIFEST of a carton being rewritten: its exact bytes (copied
 // verbatim, so the manifest hash stays), the parsed entries, and the check
-// that every file in the zip is listed. Errors: kCorrupt naming the entry.
+// that every file in the zip is listed and every symlink entry resolves.
+// Errors: kCorrupt naming the entry.
 struct ManifestCopy {
   std::string text;
   manifest::Manifest manifest;

@@ -8,6 +8,7 @@
 
 #include "blob_encode.h"
 #include "carton/carton/links.h"
+#include "carton/carton/symlink.h"
 #include "carton/manifest/sha256.h"
 #include "entry_copy.h"
 #include "writer_options.h"
@@ -85,7 +86,14 @@ Result<ShrinkReport> Shrink(const std::string& in, const std::string& out_path,
     }
     if (manifest::IsReservedPath(e.name)) continue;  // LINKS and MANIFEST come last
     const manifest::ManifestEntry* me = m->manifest.Find(e.name);
-    if (e.size < options.min_size || MustStay(e.name)) {
+    // A symlink entry stands for its target's bytes (EntryCopier).
+    std::uint64_t size = e.size;
+    if (e.is_symlink) {
+      auto target = ResolveSymlinkEntry(zip, e);
+      if (!target.ok()) return target.status().WithContext(in);
+      size = zip.Find(*target)->size;
+    }
+    if (size < options.min_size || MustStay(e.name)) {
       Status s = copier.Copy(e.name, me->sha256);
       if (!s.ok()) return s.WithContext(in);
       continue;
@@ -116,7 +124,7 @@ Result<ShrinkReport> Shrink(const std::string& in, const std::string& out_path,
       urls.push_back(std::move(url));
     }
     report.moved.push_back(e.name);
-    report.moved_bytes += e.size;
+    report.moved_bytes += size;
   }
   if (!new_links.urls.empty()) {
     const std::string text = links::WriteLinks(new_links);

@@ -6,6 +6,7 @@
 #include "carton/carton/info.h"
 #include "carton/carton/zip.h"
 #include "carton/carton/links.h"
+#include "carton/carton/symlink.h"
 #include "carton/common/atomic_file.h"
 #include "carton/common/mapped_file.h"
 #include "carton/manifest/manifest.h"
@@ -83,6 +84,22 @@ Status ExtractOne(const ZipReader& zip, const std::string& name, const fs::path&
   return file.Commit();
 }
 
+// A symlink entry becomes a relative symlink in the unpacked tree
+// (FORMAT.md, "Symlink entries"): the resolved target rewritten relative to
+// the link, never the entry's raw text. No file is written through it: the
+// zip reader refuses file entries below a non-directory entry.
+Status MakeSymlink(const ZipReader& zip, const ZipEntry& e, const fs::path& root,
+                   const manifest::Manifest& m) {
+  CARTON_ASSIGN_OR_RETURN(std::string target, ResolveSymlinkEntry(zip, e, &m));
+  fs::path out = root / fs::path(e.name);
+  std::error_code ec;
+  fs::create_directories(out.parent_path(), ec);
+  if (ec) return IoError(out.parent_path().string() + ": " + ec.message());
+  fs::create_symlink(SymlinkPathOnDisk(e.name, target), out, ec);
+  if (ec) return IoError(out.string() + ": cannot create the symlink: " + ec.message());
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status Unpack(const std::string& carton_path, const std::string& dir,
@@ -133,7 +150,8 @@ Status Unpack(const std::string& carton_path, const std::string& dir,
   for (const auto& e : zip.entries()) {
     // LINKS is resolved here; the unpacked tree holds the files themselves.
     if (e.is_dir || e.name == "LINKS") continue;
-    Status s = ExtractOne(zip, e.name, temp.path(), &*m);
+    Status s = e.is_symlink ? MakeSymlink(zip, e, temp.path(), *m)
+                            : ExtractOne(zip, e.name, temp.path(), &*m);
     if (!s.ok()) return s.WithContext(carton_path);
   }
   for (const LinkedFile& f : *linked) {

@@ -12,6 +12,7 @@
 #include "archive.h"
 #include "zip_format.h"
 #include "carton/carton/config.h"
+#include "carton/carton/symlink.h"
 #include "carton/carton/tensor_data.h"
 #include "carton/carton/zip.h"
 #include "carton/manifest/manifest.h"
@@ -37,7 +38,16 @@ class Checker {
 
   void CheckEntries() {
     for (const auto& e : zip_.entries()) {
-      if (e.is_symlink) Problem(e.name, "symlink entries are not allowed");
+      if (e.is_symlink) {
+        auto target = ResolveSymlinkEntry(zip_, e);
+        if (target.ok()) {
+          symlink_targets_[e.name] = *target;
+        } else {
+          std::string message(target.status().message());
+          if (message.rfind(e.name + ": ", 0) == 0) message.erase(0, e.name.size() + 2);
+          Problem(e.name, std::move(message));
+        }
+      }
       if (e.encrypted) Problem(e.name, "encrypted entries are not allowed");
       if (!e.is_dir && !CompressionFromZipMethod(e.method)) {
         Problem(e.name, "compression method " + std::to_string(e.method) +
@@ -120,6 +130,19 @@ class Checker {
     std::vector<const manifest::ManifestEntry*> present;
     for (const auto& me : m.entries()) {
       const ZipEntry* e = zip_.Find(me.path);
+      if (e != nullptr && e->is_symlink) {
+        // Its data is the target's path; its MANIFEST line has the
+        // target's sha256, and the target is hashed below.
+        auto t = symlink_targets_.find(me.path);
+        const manifest::ManifestEntry* target =
+            t == symlink_targets_.end() ? nullptr : m.Find(t->second);
+        if (target != nullptr && target->sha256 != me.sha256) {
+          Problem(me.path, "symlink has sha256 " + manifest::ToHex(me.sha256) +
+                               " in MANIFEST but its target " + t->second + " has " +
+                               manifest::ToHex(target->sha256));
+        }
+        continue;
+      }
       if (e != nullptr && !e->is_dir && CompressionFromZipMethod(e->method) && !e->encrypted) {
         present.push_back(&me);
       }
@@ -321,6 +344,7 @@ class Checker {
   VerifyReport* report_;
   std::mutex mu_;
   std::set<std::string> linked_;
+  std::map<std::string, std::string> symlink_targets_;  // link -> target entry
   bool has_links_ = false;
   std::optional<links::Links> links_;
   std::vector<LinkedFile> linked_files_;

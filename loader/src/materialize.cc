@@ -10,8 +10,10 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "carton/carton/links.h"
+#include "carton/carton/symlink.h"
 #include "carton/common/atomic_file.h"
 #include "carton/common/mapped_file.h"
 #include "carton/common/parallel.h"
@@ -151,7 +153,10 @@ Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string&
   auto fail = [&](const Status& s) { return s.WithContext(src.carton_path); };
 
   for (const auto& e : zip.entries()) {
-    if (e.is_symlink) return fail(Corrupt(e.name + ": symlink entries are not allowed"));
+    if (e.is_symlink) {
+      auto target = ResolveSymlinkEntry(zip, e, src.manifest);
+      if (!target.ok()) return fail(target.status());
+    }
     if (!e.is_dir && !manifest::IsReservedPath(e.name) && src.manifest->Find(e.name) == nullptr) {
       return fail(Corrupt(e.name + ": in the archive but not listed in MANIFEST"));
     }
@@ -171,6 +176,9 @@ Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string&
   const bool linked = LinkSource(src.carton_fd, source_path);
   bool any_mapped = false;
   std::vector<const std::vector<std::string>*> urls(entries.size(), nullptr);
+  // Symlink entries: the file's index and its target's. They get no task:
+  // the target is hashed, and MANIFEST gives both the same sha256.
+  std::vector<std::pair<std::size_t, std::size_t>> symlinks;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const auto& me = entries[i];
     if (IsReservedEntryPath(me.path)) {
@@ -179,7 +187,13 @@ Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string&
     EntryFile f;
     f.path = me.path;
     const ZipEntry* ze = zip.Find(me.path);
-    if (ze == nullptr || ze->is_dir) {
+    if (ze != nullptr && ze->is_symlink) {
+      auto target = ResolveSymlinkEntry(zip, *ze, src.manifest);
+      if (!target.ok()) return fail(target.status());
+      const manifest::ManifestEntry* te = src.manifest->Find(*target);
+      if (te == nullptr) return fail(Corrupt(*target + ": in the archive but not listed in MANIFEST"));
+      symlinks.push_back({i, static_cast<std::size_t>(te - entries.data())});
+    } else if (ze == nullptr || ze->is_dir) {
       urls[i] = link_urls.at(me.path);  // LinkedFiles covered every such file
       tasks.push_back({TaskKind::kLink, i, 0});
     } else {
@@ -276,6 +290,24 @@ Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string&
   for (const Status& s : results) {
     if (!s.ok()) return fail(s);
   }
+  // Frameworks open files by name, so the entry holds the symlink too: a
+  // relative one, or, when the target is served from the source, the same
+  // view (carton/FORMAT.md, "Symlink entries").
+  std::set<std::size_t> aliases;
+  for (const auto& [link, target] : symlinks) {
+    aliases.insert(link);
+    EntryFile& f = record.files[link];
+    const EntryFile& t = record.files[target];
+    f.size = t.size;
+    f.mapped = t.mapped;
+    f.data_offset = t.data_offset;
+    if (f.mapped) continue;
+    const std::string out = dir + "/" + f.path;
+    const std::string rel = SymlinkPathOnDisk(f.path, t.path);
+    if (::symlink(rel.c_str(), out.c_str()) != 0) {
+      return IoError(out + ": cannot create the symlink: " + std::strerror(errno));
+    }
+  }
 
   if (any_mapped) {
     CARTON_ASSIGN_OR_RETURN(record.source, IdentityOf(src.carton_fd, src.carton_path));
@@ -283,8 +315,9 @@ Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string&
   } else if (linked) {
     ::unlink(source_path.c_str());
   }
-  for (auto& f : record.files) {
-    if (f.mapped) continue;
+  for (std::size_t i = 0; i < record.files.size(); ++i) {
+    EntryFile& f = record.files[i];
+    if (f.mapped || aliases.count(i) > 0) continue;
     if (zip.Find(f.path) == nullptr) {
       struct stat st;
       std::string p = dir + "/" + f.path;

@@ -225,12 +225,13 @@ std::string PackWith(const TempDir& tmp, const std::string& dir,
   return out;
 }
 
-// Every regular file under `root`, relative path -> bytes.
+// Every regular file under `root` (and symlink to one, under its own
+// name), relative path -> bytes.
 Files Snapshot(const fs::path& root) {
   Files out;
   for (const auto& e : fs::recursive_directory_iterator(root)) {
-    if (e.is_regular_file())
-      out[fs::relative(e.path(), root).string()] = ReadFile(e.path());
+    if (fs::is_regular_file(e.path()))
+      out[e.path().lexically_relative(root).string()] = ReadFile(e.path());
   }
   return out;
 }
@@ -397,6 +398,53 @@ TEST_CASE("compat: cartons the Rust peer writes verify, unpack and load here",
   // The cache's own record (loader/FORMAT.md).
   loaded.erase(".carton-cache-entry.json");
   CHECK(loaded == extracted);
+}
+
+TEST_CASE("compat: a peer-written carton with symlink entries verifies, unpacks and loads",
+          "[compat]") {
+  TempDir tmp;
+  std::string dir = WriteModel(tmp, /*nested=*/false),
+              out = tmp.file("peer.carton");
+  fs::create_symlink("sub/config.json", dir + "/model/alias.json");
+  fs::create_symlink("../weights.bin", dir + "/model/sub/weights_link.bin");
+  auto write = Run(Peer() + " write " + Q(dir) + " " + Q(out));
+  INFO(write.err);
+  REQUIRE(write.exit_code == 0);
+  {
+    auto zip = carton::ZipReader::Open(out);
+    REQUIRE(zip.ok());
+    const carton::ZipEntry* e = zip->Find("model/alias.json");
+    REQUIRE(e != nullptr);
+    CHECK(e->is_symlink);
+  }
+  std::string hash = ManifestHash(write.out);
+  REQUIRE(hash.size() == 64);
+  Files extracted = CheckPeerCarton(dir, out, hash);
+  CHECK(extracted["model/alias.json"] == ReadFile(dir + "/model/sub/config.json"));
+  // unpack writes relative symlinks (carton/FORMAT.md, "Symlink entries").
+  const std::string unpacked = out + ".unpacked";
+  CHECK(fs::is_symlink(unpacked + "/model/alias.json"));
+  CHECK(fs::read_symlink(unpacked + "/model/alias.json") == "sub/config.json");
+  CHECK(fs::read_symlink(unpacked + "/model/sub/weights_link.bin") == "../weights.bin");
+
+  auto load = Run("CARTON_CACHE_DIR=" + Q(tmp.file("cache")) + " " + Carton() +
+                  " load --json " + Q(out));
+  INFO(load.err);
+  REQUIRE(load.exit_code == 0);
+  auto l = nlohmann::json::parse(load.out);
+  CHECK(l["manifest_hash"] == hash);
+  const std::string root = l["root_dir"].get<std::string>();
+  Files loaded = Snapshot(root);
+  loaded.erase("MANIFEST");
+  loaded.erase(".carton-cache-entry.json");
+  CHECK(loaded == extracted);
+  CHECK(fs::is_symlink(root + "/model/alias.json"));
+
+  // Loading again reuses the entry, symlinks included.
+  auto again = Run("CARTON_CACHE_DIR=" + Q(tmp.file("cache")) + " " + Carton() +
+                   " load --json " + Q(out));
+  INFO(again.err);
+  CHECK(again.exit_code == 0);
 }
 
 TEST_CASE(

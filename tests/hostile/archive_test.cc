@@ -5,6 +5,9 @@
 // the target directory, no partial target directory, no temporary files.
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -101,6 +104,11 @@ void Check(const Case& c) {
 
 std::vector<RawEntry> Valid() { return CartonEntries(ValidCartonFiles()); }
 
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 }  // namespace
 
 TEST_CASE("hostile: entry names that leave the target are refused", "[hostile]") {
@@ -137,19 +145,100 @@ TEST_CASE("hostile: names that collide on some file system are refused", "[hosti
          "name both a file and a directory"});
 }
 
-TEST_CASE("hostile: symlink entries are refused", "[hostile]") {
-  auto files = ValidCartonFiles();
-  files["model/link"] = "../../../etc";
+// A valid carton plus symlink entry `link` whose data is `target`, listed in
+// MANIFEST with the sha256 of `as_if`.
+std::vector<RawEntry> WithSymlink(std::map<std::string, std::string> files,
+                                  const std::string& link, const std::string& target,
+                                  const std::string& as_if) {
+  files[link] = as_if;
   auto entries = CartonEntries(files);
   for (auto& e : entries) {
-    if (e.name == "model/link") e.unix_mode = 0120777;
+    if (e.name == link) {
+      e.data = target;
+      e.unix_mode = 0120777;
+    }
   }
-  Check({"symlink out", entries, "model/link: symlink entries are not allowed"});
+  return entries;
+}
+
+TEST_CASE("hostile: a symlink entry to a file of the carton is accepted", "[hostile]") {
+  auto files = ValidCartonFiles();
+  files["model/sub/config.json"] = "{}";
+  const std::string weights = files["model/weights.bin"];
+  auto entries = WithSymlink(files, "model/sub/link.bin", "./../weights.bin", weights);
+  TempDir root;
+  const std::string carton = root.file("x.carton");
+  WriteBytes(carton, BuildZip(entries));
+
+  auto verify = Verify(carton);
+  REQUIRE(verify.ok());
+  for (const auto& p : verify->problems) UNSCOPED_INFO(p.where << ": " << p.message);
+  CHECK(verify->ok());
+  CHECK(ReadInfo(carton).ok());
+
+  // unpack writes the resolved target, relative to the link.
+  const std::string out = root.file("out");
+  REQUIRE(Unpack(carton, out).ok());
+  CHECK(fs::is_symlink(out + "/model/sub/link.bin"));
+  CHECK(fs::read_symlink(out + "/model/sub/link.bin") == "../weights.bin");
+  CHECK(ReadFile(out + "/model/sub/link.bin") == weights);
+
+  // The loader's entry gives the runner the file by the link's name.
+  auto load = Run("CARTON_CACHE_DIR='" + root.file("cache") + "' " + CartonBin() +
+                  " load --json '" + carton + "'");
+  INFO(load.err);
+  REQUIRE(load.exit_code == 0);
+  const auto key = load.out.find("\"root_dir\"");
+  REQUIRE(key != std::string::npos);
+  const auto start = load.out.find('"', load.out.find(':', key)) + 1;
+  const std::string entry = load.out.substr(start, load.out.find('"', start) - start);
+  CHECK(ReadFile(entry + "/model/sub/link.bin") == weights);
+}
+
+TEST_CASE("hostile: symlink entries that leave or misuse the carton are refused", "[hostile]") {
+  const auto files = ValidCartonFiles();
+  const std::string w = files.at("model/weights.bin");
+  Check({"absolute target", WithSymlink(files, "model/l", "/etc/passwd", w),
+         "model/l: symlink target \"/etc/passwd\" is absolute"});
+  Check({"escaping target", WithSymlink(files, "model/link", "../../../etc", w),
+         "model/link: symlink target \"../../../etc\" leaves model/"});
+  Check({"escaping then back", WithSymlink(files, "model/l", "../model/weights.bin", w),
+         "model/l: symlink target \"../model/weights.bin\" leaves model/"});
+  Check({"missing target", WithSymlink(files, "model/l", "nothing.bin", w),
+         "model/l: symlink target \"nothing.bin\" names model/nothing.bin, which is not in the "
+         "archive"});
+  auto with_dir = files;
+  with_dir["model/sub/x"] = "x";
+  Check({"directory target", WithSymlink(with_dir, "model/l", "sub", w),
+         "model/l: symlink target \"sub\" names a directory"});
+  Check({"model/ itself", WithSymlink(files, "model/l", ".", w),
+         "model/l: symlink target \".\" names model/ itself"});
+  std::vector<RawEntry> chain;
+  {
+    auto both = files;
+    both["model/a"] = w;
+    both["model/b"] = w;
+    chain = CartonEntries(both);
+    for (auto& e : chain) {
+      if (e.name == "model/a") e.data = "weights.bin";
+      if (e.name == "model/b") e.data = "a";
+      if (e.name == "model/a" || e.name == "model/b") e.unix_mode = 0120777;
+    }
+  }
+  Check({"symlink to a symlink", chain, "model/b: symlink target \"a\" names another symlink"});
+  Check({"oversize target", WithSymlink(files, "model/l", std::string(5000, 'a'), w),
+         "model/l: symlink target takes 5000 bytes, over the limit of 4096"});
+  Check({"NUL in target", WithSymlink(files, "model/l", std::string("weights.bin\0x", 13), w),
+         "model/l: symlink target contains a NUL byte"});
+  Check({"outside model/", WithSymlink(files, "misc/l", "../model/weights.bin", w),
+         "misc/l: symlink entries are allowed only under model/"});
+  Check({"wrong MANIFEST sha256", WithSymlink(files, "model/l", "weights.bin", "other"),
+         "model/l: symlink has sha256"});
   Check({"symlink then a file through it",
          With(Valid(), {Symlink("model/dir", "/tmp"), {"model/dir/x", "evil"}}),
          "entry \"model/dir/x\": uses the file entry \"model/dir\" as a directory"});
-  Check({"symlink not in MANIFEST", With(Valid(), {Symlink("model/l", "/etc/passwd")}),
-         "model/l: symlink entries are not allowed"});
+  Check({"symlink not in MANIFEST", With(Valid(), {Symlink("model/l", "weights.bin")}),
+         "model/l: in the archive but not listed in MANIFEST"});
 }
 
 TEST_CASE("hostile: duplicate and overlapping entries are refused", "[hostile]") {

@@ -37,8 +37,9 @@ struct CartonInfo {
 // central directory and these entries are fetched, with HTTP range requests
 // (a few kilobytes for most cartons, whatever their size).
 // The archive's entries are checked against MANIFEST and LINKS as Verify
-// checks them, without reading file data: symlink, encrypted or
-// unknown-method entries, files MANIFEST does not list, listed files that
+// checks them, without reading file data but symlink targets: symlink
+// entries that do not resolve (symlink.h), encrypted or unknown-method
+// entries, files MANIFEST does not list, listed files that
 // are neither in the zip nor covered by LINKS, and a LINKS that does not
 // parse are errors. `limits` bounds the archive (zip bombs) and each
 // metadata file.
