@@ -133,8 +133,46 @@ std::string NginxServer::Url(std::string_view path) const {
   return "http://127.0.0.1:" + std::to_string(port_) + std::string(path);
 }
 
+std::string NginxServer::SyncedLog() const {
+  constexpr std::string_view kSync = "/.carton-log-sync-";
+  const std::string uri = std::string(kSync) + std::to_string(++syncs_);
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error("socket failed");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<std::uint16_t>(port_));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    throw std::runtime_error("cannot connect to nginx");
+  }
+  const std::string request =
+      "GET " + uri + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  (void)!::write(fd, request.data(), request.size());
+  char buf[4096];
+  while (::read(fd, buf, sizeof(buf)) > 0) {
+  }
+  ::close(fd);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    std::string log = ReadText(dir_.file("access.log"));
+    if (log.find(uri + " ") != std::string::npos) {
+      std::string kept;
+      std::istringstream lines(log);
+      for (std::string line; std::getline(lines, line);) {
+        if (line.compare(0, kSync.size(), kSync) != 0) kept += line + "\n";
+      }
+      return kept;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw std::runtime_error("nginx did not log " + uri);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
 std::uint64_t NginxServer::BytesServed(std::string_view prefix) const {
-  std::istringstream log(ReadText(dir_.file("access.log")));
+  std::istringstream log(SyncedLog());
   std::uint64_t total = 0;
   std::string uri;
   int status = 0;
@@ -146,7 +184,7 @@ std::uint64_t NginxServer::BytesServed(std::string_view prefix) const {
 }
 
 int NginxServer::Requests(std::string_view prefix) const {
-  std::istringstream log(ReadText(dir_.file("access.log")));
+  std::istringstream log(SyncedLog());
   int n = 0;
   std::string uri;
   int status = 0;

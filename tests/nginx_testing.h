@@ -8,6 +8,9 @@
 //                            Content-Encoding e, for e = zstd (.zst),
 //                            br (.br), gzip (.gz), deflate (.zz)
 // Every request is logged; BytesServed() and Requests() read that log.
+// nginx writes a request's log line just after sending its response, so
+// they first send a request of their own (/.carton-log-sync-<n>, a 404) and
+// wait for its line: the lines of every earlier request are then written.
 #pragma once
 
 #include <sys/types.h>
@@ -38,7 +41,12 @@ class NginxServer {
   int Requests(std::string_view prefix) const;
 
  private:
+  // The access log once every request sent before the call is in it,
+  // without the lines of these sync requests.
+  std::string SyncedLog() const;
+
   TempDir dir_;
+  mutable int syncs_ = 0;
   pid_t pid_ = -1;
   int port_ = 0;
 };
