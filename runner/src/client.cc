@@ -117,8 +117,10 @@ Result<RunnerProcess> RunnerProcess::Start(const std::string& runner_path,
     argv.push_back("--opt");
     argv.push_back(k + "=" + v);
   }
-  auto child =
-      internal::Subprocess::Spawn(argv, -1, impl->stderr_reader->write_fd(), theirs.get());
+  // The runner's stdout is not part of the protocol: what it prints there
+  // joins its stderr, so that it never mixes into the caller's output.
+  auto child = internal::Subprocess::Spawn(argv, impl->stderr_reader->write_fd(),
+                                           impl->stderr_reader->write_fd(), theirs.get());
   if (!child.ok()) return child.status();
   impl->child = std::move(child).value();
   theirs.Reset();

@@ -5,6 +5,7 @@
 //                     wrong-dtype | missing-output | fail-load | bad-info
 //   FAKE_RUNNER_STDERR=1: writes "loading the model" to stderr in Load and
 //                     "inferring <n>" at the start of the n-th Infer
+//   FAKE_RUNNER_STDOUT=1: writes "printed on stdout" to stdout in Load
 #include <unistd.h>
 
 #include <csignal>
@@ -32,6 +33,10 @@ class FakeRunner : public runner::Runner {
   }
   Status Load(const std::string& model_dir, const runner::LoadContext&) override {
     if (chatty_) std::fputs("loading the model\n", stderr);
+    if (Env("FAKE_RUNNER_STDOUT", "") == "1") {
+      std::fputs("printed on stdout\n", stdout);
+      std::fflush(stdout);
+    }
     if (mode_ == "fail-load") return Corrupt(model_dir + ": cannot parse the model");
     return Status::Ok();
   }

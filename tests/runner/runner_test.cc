@@ -310,6 +310,20 @@ TEST_CASE("runner: the runner's stderr reaches the caller's stderr line by line,
   CHECK_THAT(crash.err, Catch::Contains("its stderr: loading the model\ninferring 1"));
 }
 
+TEST_CASE("runner: what a serving runner prints on stdout goes to the caller's stderr",
+          "[runner][stderr]") {
+  // `carton self-test --json` writes the report on stdout: a runner's own
+  // output must not land in it.
+  Fixture f;
+  WriteFakeRunner(f.runners, "noop", "FAKE_RUNNER_STDOUT=1");
+  auto r = f.Cli("self-test --json '" + f.carton + "'");
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.err, Catch::Contains("[noop] printed on stdout\n"));
+  CHECK(r.out.find("printed on stdout") == std::string::npos);
+  CHECK_NOTHROW(nlohmann::json::parse(r.out));
+}
+
 TEST_CASE("runner: stderr lines arrive while the runner is still working", "[runner][stderr]") {
   Fixture f;
   ScopedEnv cache("CARTON_CACHE_DIR", f.tmp.file("cache"));

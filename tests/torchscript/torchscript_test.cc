@@ -252,7 +252,7 @@ expected_out = { sum = "@tensor_data/sum", diff = "@tensor_data/diff" }
   CHECK(r.exit_code == 0);
 }
 
-TEST_CASE("positional arguments follow the declared inputs; a tuple is named by the outputs",
+TEST_CASE("positional arguments follow the declared inputs, and a tuple is named by the outputs",
           "[torchscript]") {
   TempDir tmp;
   torch::jit::Module m("Tuple");

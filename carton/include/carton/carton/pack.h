@@ -60,9 +60,10 @@ struct PackReport {
 
 // Errors: kInvalidArgument (no carton.toml and no config given, a bad flag,
 // a top-level LINKS, a top-level file or directory named MANIFEST or LINKS
-// in another letter case, names differing only in letter case),
-// kCorrupt (invalid carton.toml or index.toml, a symlink pointing outside
-// DIR, a socket/device/FIFO — each naming the path), kIoError.
+// in another letter case, names differing only in letter case, a symlink
+// pointing outside DIR, dangling or to a directory, a socket/device/FIFO —
+// each naming the path), kCorrupt (invalid carton.toml or index.toml),
+// kIoError.
 Result<PackReport> Pack(const std::string& dir, const std::string& out_path,
                         const PackOptions& options = {});
 

@@ -9,7 +9,7 @@
 // fd when it was (re)created.
 // Every wait has a deadline; a runner that crashes, hangs or answers
 // nonsense gives an error naming the runner (with the end of its stderr),
-// and is killed. What the runner writes to stderr reaches the caller line
+// and is killed. What the runner writes to stderr or stdout reaches the caller line
 // by line as it comes: on this process's stderr as "[<name>] <line>", or
 // through RunnerProcessOptions::on_stderr_line.
 //
