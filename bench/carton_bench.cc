@@ -34,6 +34,8 @@
 #include <string>
 #include <vector>
 
+#include "bench_stats.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -177,11 +179,7 @@ struct Samples {
     peak_anon_bytes = std::max(peak_anon_bytes, r.peak_anon_bytes);
   }
   int runs() const { return static_cast<int>(seconds.size()); }
-  double Median() const {
-    std::vector<double> t = seconds;
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-  }
+  double Median() const { return carton::bench::Median(seconds); }
 };
 
 class Random {

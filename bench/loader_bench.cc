@@ -24,6 +24,7 @@
 #include "carton/loader/loader.h"
 #include "carton/runner/client.h"
 #include "carton/safetensors/writer.h"
+#include "bench_stats.h"
 
 using namespace carton;
 namespace fs = std::filesystem;
@@ -31,10 +32,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using carton::bench::Median;
 
 double Ms(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();

@@ -19,16 +19,14 @@
 #include <vector>
 
 #include "carton/runner/client.h"
+#include "bench_stats.h"
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using carton::bench::Median;
 
 torch::jit::Module Mlp() {
   torch::jit::Module m("Mlp");

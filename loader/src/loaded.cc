@@ -198,30 +198,35 @@ Status BuildContents(LoadedCarton::Impl* impl, const ViewProvider& views,
     impl->misc.push_back({path, impl->root_dir + "/" + path});
   }
   const auto& c = impl->config;
+  // A [[self_test]] or [[example]] as named tensor sets; `kind` names it in
+  // messages ("self_test") and `outputs_key` its outputs' field.
+  auto make_set = [&](const char* kind, std::size_t i, const std::optional<std::string>& name,
+                      const std::optional<std::string>& description, const TensorRefs& inputs,
+                      const TensorRefs* outputs, const char* outputs_key) -> Result<TensorSet> {
+    TensorSet set;
+    set.name = name && !name->empty() ? *name
+                                      : std::string(kind) + "[" + std::to_string(i) + "]";
+    set.description = description;
+    std::string where = std::string("carton.toml: ") + kind + " \"" + set.name + "\"";
+    CARTON_RETURN_IF_ERROR(
+        Resolve(*impl, inputs, c.inputs, where + " inputs", &set.inputs, &set.input_files));
+    if (outputs != nullptr) {
+      CARTON_RETURN_IF_ERROR(Resolve(*impl, *outputs, c.outputs, where + " " + outputs_key,
+                                     &set.outputs, &set.output_files));
+    }
+    return set;
+  };
   for (std::size_t i = 0; i < c.self_tests.size(); ++i) {
     const SelfTest& st = c.self_tests[i];
-    TensorSet set;
-    set.name = st.name && !st.name->empty() ? *st.name : "self_test[" + std::to_string(i) + "]";
-    set.description = st.description;
-    std::string where = "carton.toml: self_test \"" + set.name + "\"";
-    CARTON_RETURN_IF_ERROR(
-        Resolve(*impl, st.inputs, c.inputs, where + " inputs", &set.inputs, &set.input_files));
-    if (st.expected_out) {
-      CARTON_RETURN_IF_ERROR(Resolve(*impl, *st.expected_out, c.outputs,
-                                     where + " expected_out", &set.outputs, &set.output_files));
-    }
+    CARTON_ASSIGN_OR_RETURN(
+        TensorSet set, make_set("self_test", i, st.name, st.description, st.inputs,
+                                st.expected_out ? &*st.expected_out : nullptr, "expected_out"));
     impl->self_tests.push_back(std::move(set));
   }
   for (std::size_t i = 0; i < c.examples.size(); ++i) {
     const Example& ex = c.examples[i];
-    TensorSet set;
-    set.name = ex.name && !ex.name->empty() ? *ex.name : "example[" + std::to_string(i) + "]";
-    set.description = ex.description;
-    std::string where = "carton.toml: example \"" + set.name + "\"";
-    CARTON_RETURN_IF_ERROR(
-        Resolve(*impl, ex.inputs, c.inputs, where + " inputs", &set.inputs, &set.input_files));
-    CARTON_RETURN_IF_ERROR(Resolve(*impl, ex.sample_out, c.outputs, where + " sample_out",
-                                   &set.outputs, &set.output_files));
+    CARTON_ASSIGN_OR_RETURN(TensorSet set, make_set("example", i, ex.name, ex.description,
+                                                    ex.inputs, &ex.sample_out, "sample_out"));
     impl->examples.push_back(std::move(set));
   }
   return Status::Ok();
