@@ -48,7 +48,7 @@ constexpr int kMiscTextFiles = 100;
 constexpr std::uint64_t kMinTextBytes = 1 << 10;
 constexpr std::uint64_t kMaxTextBytes = 64 << 10;
 constexpr std::size_t kWriteChunkFloats = 1 << 20;  // 4 MiB per write
-constexpr int kRuns = 5;  // pack stored, verify, openssl, cp
+constexpr int kRuns = 5;                            // pack stored, verify, openssl, cp
 constexpr int kZstdRuns = 3;
 constexpr int kZipRuns = 1;  // zip -6 takes about 1.5 minutes on 2 GiB
 constexpr double kMiB = 1024.0 * 1024.0;
@@ -148,8 +148,7 @@ RunResult Run(const std::vector<std::string>& argv, const std::string& log,
     peak_anon = std::max(peak_anon, RssAnon(pid));
     usleep(2000);
   }
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::fprintf(stderr, "carton_bench: command failed (status %d): %s\n", status,
                  CommandText(argv).c_str());
@@ -246,12 +245,12 @@ void WriteWeights(const std::string& path, std::uint64_t bytes, std::uint64_t se
 // Text-like content: lines of words from a small vocabulary.
 std::string MakeText(Random& rng, std::uint64_t bytes) {
   static const char* const kWords[] = {
-      "the",    "model",   "layer",   "weight", "bias",    "token",  "attention", "head",
-      "vocab",  "merge",   "config",  "hidden", "size",    "float",  "tensor",    "input",
-      "output", "embed",   "norm",    "scale",  "dropout", "rotary", "position",  "cache",
+      "the",    "model",    "layer",  "weight", "bias",    "token",  "attention", "head",
+      "vocab",  "merge",    "config", "hidden", "size",    "float",  "tensor",    "input",
+      "output", "embed",    "norm",   "scale",  "dropout", "rotary", "position",  "cache",
       "batch",  "sequence", "length", "of",     "and",     "to",     "is",        "a",
-      "with",   "for",     "in",      "value",  "key",     "query",  "0.02",      "1e-5",
-      "true",   "false",   "null",    "gelu",   "silu",    "relu",   "bfloat16",  "float32"};
+      "with",   "for",      "in",     "value",  "key",     "query",  "0.02",      "1e-5",
+      "true",   "false",    "null",   "gelu",   "silu",    "relu",   "bfloat16",  "float32"};
   constexpr std::size_t kWordCount = sizeof(kWords) / sizeof(kWords[0]);
   std::string s;
   s.reserve(bytes + 16);
@@ -382,8 +381,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> positional;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--big") big = true;
-    else positional.push_back(a);
+    if (a == "--big")
+      big = true;
+    else
+      positional.push_back(a);
   }
   if (positional.empty() || positional.size() > 2) {
     std::fprintf(stderr, "usage: carton_bench CARTON [SCRATCH_DIR] [--big]\n");
@@ -413,12 +414,12 @@ int main(int argc, char** argv) {
   Model model = Describe(model_dir);
   Sync();
   WarmCache(model.files);
-  std::printf("model: %s, %zu files, %llu bytes (%d x %llu MiB float32 weights, "
-              "%d + %d text files of 1-64 KiB)\n",
-              model_dir.c_str(), model.files.size(),
-              static_cast<unsigned long long>(model.bytes), kWeightFiles,
-              static_cast<unsigned long long>(kWeightBytes >> 20), kModelTextFiles,
-              kMiscTextFiles);
+  std::printf(
+      "model: %s, %zu files, %llu bytes (%d x %llu MiB float32 weights, "
+      "%d + %d text files of 1-64 KiB)\n",
+      model_dir.c_str(), model.files.size(), static_cast<unsigned long long>(model.bytes),
+      kWeightFiles, static_cast<unsigned long long>(kWeightBytes >> 20), kModelTextFiles,
+      kMiscTextFiles);
   std::printf("carton: %s\n", carton.c_str());
   std::printf("commands timed (stdout to /dev/null):\n");
   std::printf("  %s\n", CommandText(PackArgs(carton, model, "stored", stored)).c_str());
@@ -494,10 +495,8 @@ int main(int argc, char** argv) {
              "target <= 1.3 x " + Verdict(r_pack <= 1.3));
   PrintRatio("2. verify stored time / openssl time", r_verify,
              "target <= 0.7 x " + Verdict(r_verify <= 0.7));
-  PrintRatio("3. zip -6 time / pack zstd time", r_zip,
-             "target >= 5 x " + Verdict(r_zip >= 5.0));
-  PrintRatio("3. zstd carton size / zip -6 size", r_size,
-             "target < 1 x " + Verdict(r_size < 1.0));
+  PrintRatio("3. zip -6 time / pack zstd time", r_zip, "target >= 5 x " + Verdict(r_zip >= 5.0));
+  PrintRatio("3. zstd carton size / zip -6 size", r_size, "target < 1 x " + Verdict(r_size < 1.0));
   PrintMemoryHeader(static_cast<double>(model.bytes));
   PrintMemory("carton pack --compression stored", pack_stored);
   PrintMemory("carton pack --compression zstd", pack_zstd);

@@ -19,12 +19,12 @@
 #include <string>
 #include <vector>
 
+#include "bench_stats.h"
 #include "carton/carton/pack.h"
 #include "carton/loader/cache.h"
 #include "carton/loader/loader.h"
 #include "carton/runner/client.h"
 #include "carton/safetensors/writer.h"
-#include "bench_stats.h"
 
 using namespace carton;
 namespace fs = std::filesystem;
@@ -53,7 +53,8 @@ void Evict(const fs::path& p) {
     }
   };
   if (fs::is_regular_file(p, ec)) return evict_file(p);
-  for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::end(it); it.increment(ec)) {
+  for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
     if (it->is_regular_file(ec)) evict_file(it->path());
   }
 }
@@ -84,8 +85,10 @@ int main(int argc, char** argv) {
     std::uint32_t x = 12345;
     std::ofstream out(work / "model/model/weights.safetensors", std::ios::binary);
     // The header only; the data follows below, written in chunks.
-    safetensors::TensorSource t{"w", safetensors::Dtype::kU32, {mib << 18}, {},
-                                [](const safetensors::ByteSink&) { return Status::Ok(); }};
+    safetensors::TensorSource t{
+        "w", safetensors::Dtype::kU32, {mib << 18}, {}, [](const safetensors::ByteSink&) {
+          return Status::Ok();
+        }};
     auto plan = safetensors::PlanHeader({&t, 1}, {});
     if (!plan.ok()) Die("header", plan.status());
     out.write(reinterpret_cast<const char*>(plan->header.data()), plan->header.size());
@@ -151,7 +154,8 @@ int main(int argc, char** argv) {
     auto p = runner::RunnerProcess::Start(runner_dir + "/carton-runner-noop", c->root_dir());
     if (!p.ok()) Die("runner", p.status());
     std::vector<std::byte> data(4 << 20, std::byte{1});
-    std::vector<loader::Tensor> in = {loader::Tensor::View("x", DataType::kFloat32, {1 << 20}, data)};
+    std::vector<loader::Tensor> in = {
+        loader::Tensor::View("x", DataType::kFloat32, {1 << 20}, data)};
     std::vector<double> rt;
     for (int i = 0; i < 200; ++i) {
       auto t0 = Clock::now();

@@ -51,8 +51,8 @@ double TimeOnce(const std::function<void()>& f) {
 }
 
 // Median seconds of `runs` calls to `f`; `before` runs untimed before each.
-double Median(int runs, const std::function<void()>& f,
-              const std::function<void()>& before = [] {}) {
+double Median(
+    int runs, const std::function<void()>& f, const std::function<void()>& before = [] {}) {
   std::vector<double> t;
   for (int i = 0; i < runs; ++i) {
     before();
@@ -122,8 +122,11 @@ std::vector<st::TensorSource> LargeTensors(const std::vector<float>& pool) {
   for (int i = 0; i < kLargeTensors; ++i) {
     char name[64];
     std::snprintf(name, sizeof(name), "model.layers.%03d.mlp.weight", i);
-    t.push_back({name, st::Dtype::kF32, {kLargeDim, kLargeDim},
-                 PoolSlice(pool, i, kLargeDim * kLargeDim), {}});
+    t.push_back({name,
+                 st::Dtype::kF32,
+                 {kLargeDim, kLargeDim},
+                 PoolSlice(pool, i, kLargeDim * kLargeDim),
+                 {}});
   }
   return t;
 }
@@ -189,17 +192,19 @@ int main(int argc, char** argv) {
   // old copy was removed (untimed), so neither pays for freeing 1 GiB.
   auto sync = [] { Shell("sync"); };
   const std::string written = large + ".written";
-  double t_write = Median(5, [&] { Check(st::WriteFile(written, large_tensors), "write"); },
-                          [&] {
-                            std::filesystem::remove(written, ec);
-                            sync();
-                          });
+  double t_write = Median(
+      5, [&] { Check(st::WriteFile(written, large_tensors), "write"); },
+      [&] {
+        std::filesystem::remove(written, ec);
+        sync();
+      });
   std::filesystem::remove(written, ec);
-  double t_cp = Median(5, [&] { Shell("cp " + ShellQuote(large) + " " + ShellQuote(copy)); },
-                       [&] {
-                         std::filesystem::remove(copy, ec);
-                         sync();
-                       });
+  double t_cp = Median(
+      5, [&] { Shell("cp " + ShellQuote(large) + " " + ShellQuote(copy)); },
+      [&] {
+        std::filesystem::remove(copy, ec);
+        sync();
+      });
   std::filesystem::remove(copy, ec);
   std::printf("(a) write\n");
   PrintRow("safetensors::WriteFile", 5, t_write, large_size);
@@ -217,8 +222,7 @@ int main(int argc, char** argv) {
   });
   std::printf("(b) open + validate, %d tensors, header %llu bytes (throughput: of the header)\n",
               kLargeTensors, static_cast<unsigned long long>(large_header));
-  PrintRow("File::Open", 201, t_open, large_header,
-           "target < 0.5 ms " + Verdict(t_open < 0.5e-3));
+  PrintRow("File::Open", 201, t_open, large_header, "target < 0.5 ms " + Verdict(t_open < 0.5e-3));
 
   // (c) Reading every byte.
   auto opened = st::File::Open(large);

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "carton/runner/client.h"
 #include "bench_stats.h"
+#include "carton/runner/client.h"
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -76,7 +76,8 @@ num_threads = 1
   direct.eval();
   auto served = carton::runner::RunnerProcess::Start(runner, dir.string());
   if (!served.ok()) {
-    std::fprintf(stderr, "cannot start %s: %s\n", runner.c_str(), served.status().ToString().c_str());
+    std::fprintf(stderr, "cannot start %s: %s\n", runner.c_str(),
+                 served.status().ToString().c_str());
     return 2;
   }
 
@@ -84,8 +85,7 @@ num_threads = 1
   for (std::int64_t batch : {1, 64}) {
     at::Tensor x = torch::randn({batch, 256});
     auto input = carton::loader::Tensor::View(
-        "x", carton::DataType::kFloat32,
-        {static_cast<std::uint64_t>(batch), 256},
+        "x", carton::DataType::kFloat32, {static_cast<std::uint64_t>(batch), 256},
         carton::ByteView(static_cast<const std::byte*>(x.data_ptr()), x.nbytes()));
     std::vector<double> d, s;
     for (int i = 0; i < calls; ++i) {

@@ -48,12 +48,12 @@ int main(int argc, char** argv) {
       {"layer2.weight", Dtype::kF32, {8, 16}, w2, {}},
       {"layer2.bias", Dtype::kF32, {8}, b2, {}},
   };
-  Status s = safetensors::WriteFile(dir + "/model/model.safetensors", weights,
-                                    {{"format", "pt"}});
+  Status s = safetensors::WriteFile(dir + "/model/model.safetensors", weights, {{"format", "pt"}});
   if (!s.ok()) return Fail(s);
 
   TensorData data;
-  data.tensors.push_back({"x", DataType::kFloat32, {2, 8}, EncodeNumeric<float>(Wave(16, 1.0f)), {}});
+  data.tensors.push_back(
+      {"x", DataType::kFloat32, {2, 8}, EncodeNumeric<float>(Wave(16, 1.0f)), {}});
   data.tensors.push_back({"labels", DataType::kString, {2}, {}, {"first", "second"}});
   s = WriteTensorDataDir(dir + "/tensor_data", data);
   if (!s.ok()) return Fail(s);

@@ -39,12 +39,9 @@ int main(int argc, char** argv) {
   std::vector<std::byte> step(8);
   StoreLE64(step.data(), 1000);
   std::vector<TensorSource> tensors = {
-      {"layer1.weight", Dtype::kF32, {16, 8}, w1, {}},
-      {"layer1.bias", Dtype::kF32, {16}, b1, {}},
-      {"layer2.weight", Dtype::kF32, {4, 16}, w2, {}},
-      {"layer2.bias", Dtype::kF32, {4}, b2, {}},
-      {"embedding", Dtype::kBF16, {10, 8}, emb, {}},
-      {"step", Dtype::kI64, {}, step, {}},
+      {"layer1.weight", Dtype::kF32, {16, 8}, w1, {}}, {"layer1.bias", Dtype::kF32, {16}, b1, {}},
+      {"layer2.weight", Dtype::kF32, {4, 16}, w2, {}}, {"layer2.bias", Dtype::kF32, {4}, b2, {}},
+      {"embedding", Dtype::kBF16, {10, 8}, emb, {}},   {"step", Dtype::kI64, {}, step, {}},
   };
   Status s = WriteFile(argv[1], tensors, {{"format", "pt"}, {"model", "example-mlp"}});
   if (!s.ok()) {

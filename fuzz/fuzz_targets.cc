@@ -29,13 +29,12 @@ namespace carton::fuzz {
 namespace {
 
 // An invariant every input must keep; a failure is a finding.
-#define FUZZ_CHECK(cond)                                                  \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
-      std::fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", #cond, \
-                   __FILE__, __LINE__);                                   \
-      std::abort();                                                       \
-    }                                                                     \
+#define FUZZ_CHECK(cond)                                                                      \
+  do {                                                                                        \
+    if (!(cond)) {                                                                            \
+      std::fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
+      std::abort();                                                                           \
+    }                                                                                         \
   } while (0)
 
 ByteView Bytes(Input data) {
@@ -73,7 +72,7 @@ class MemorySource final : public RandomAccessSource {
 // Every file entry's bytes through ReadTo (nullopt when it fails), checking
 // that ReadTo never gives more than the declared size and agrees with Read.
 std::vector<std::optional<std::vector<std::byte>>> ReadAll(const ZipReader& zip,
-                                                          const ZipReaderOptions& options) {
+                                                           const ZipReaderOptions& options) {
   std::vector<std::optional<std::vector<std::byte>>> out;
   for (const ZipEntry& e : zip.entries()) {
     FUZZ_CHECK(zip.Find(e.name) == &e);
@@ -122,7 +121,8 @@ void FuzzSafetensors(Input data) {
   }
   FUZZ_CHECK(file->data_start() + next == bytes.size());
   FUZZ_CHECK(file->Names().size() == file->size());
-  for (const auto& [key, value] : file->metadata()) FUZZ_CHECK(key.size() + value.size() < bytes.size());
+  for (const auto& [key, value] : file->metadata())
+    FUZZ_CHECK(key.size() + value.size() < bytes.size());
 }
 
 void FuzzConfig(Input data) {

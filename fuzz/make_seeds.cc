@@ -41,7 +41,8 @@ const char kConfig[] =
     "[runner.opts]\nthreads = 4\nscale = 0.5\nmode = \"fast\"\njit = true\n";
 
 const char kIndex[] =
-    "[[tensor]]\nname = \"x\"\ndtype = \"float32\"\nshape = [2]\nfile = \"tensor_0.bin\"\ninner = []\n"
+    "[[tensor]]\nname = \"x\"\ndtype = \"float32\"\nshape = [2]\nfile = \"tensor_0.bin\"\ninner = "
+    "[]\n"
     "[[tensor]]\nname = \"s\"\ndtype = \"string\"\nshape = [2]\nfile = \"tensor_1.toml\"\n"
     "[[tensor]]\nname = \"n\"\ndtype = \"nested\"\ninner = [\"x\", \"s\"]\n";
 
@@ -79,8 +80,7 @@ void SafetensorsSeeds(const fs::path& dir) {
   auto one = safetensors::Serialize(tensors, {{"format", "pt"}});
   Check(one.status());
   Write(dir, "seed-1", *one);
-  auto scalar = safetensors::Serialize(
-      std::span(tensors).subspan(1, 1), {});
+  auto scalar = safetensors::Serialize(std::span(tensors).subspan(1, 1), {});
   Check(scalar.status());
   Write(dir, "seed-2", *scalar);
   Write(dir, "seed-3", std::string_view("\x02\0\0\0\0\0\0\0{}", 10));
@@ -88,9 +88,15 @@ void SafetensorsSeeds(const fs::path& dir) {
 
 void SliceSeeds(const fs::path& dir) {
   // rank, dimensions, dtype, then the slice text.
-  Write(dir, "seed-1", std::string_view("\x03\x04\x05\x06\x11" "1:3, :, ::-1"));
-  Write(dir, "seed-2", std::string_view("\x02\x06\x06\x01" "-2:, 0"));
-  Write(dir, "seed-3", std::string_view("\x01\x05\x04" " ::2 "));
+  Write(dir, "seed-1",
+        std::string_view("\x03\x04\x05\x06\x11"
+                         "1:3, :, ::-1"));
+  Write(dir, "seed-2",
+        std::string_view("\x02\x06\x06\x01"
+                         "-2:, 0"));
+  Write(dir, "seed-3",
+        std::string_view("\x01\x05\x04"
+                         " ::2 "));
   Write(dir, "seed-4", std::string_view("\x00\x11", 2));
 }
 

@@ -20,11 +20,12 @@ packages=(
 
 for arg in "$@"; do
   case "$arg" in
-    # Peers used by the test suite: servers and other zip tools; libtorch for
+    # Peers used by the test suite: servers and other zip tools; clang-format
+    # for scripts/check-style.sh; libtorch for
     # the TorchScript runner and its tests (the runner is only built when it
     # is found); cargo and the crates of the Rust peer (tests/compat), built
     # offline from Debian's registry.
-    --test) packages+=(nginx-light brotli curl libtorch-dev
+    --test) packages+=(clang-format nginx-light brotli curl libtorch-dev
                        cargo librust-zip-dev librust-toml-dev librust-sha2-dev
                        librust-serde-dev librust-serde-derive-dev librust-semver-dev
                        librust-target-lexicon-dev) ;;

@@ -6,6 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh --test
+bash scripts/check-style.sh
 if [ "${1:-}" = "--sanitize" ]; then
   export BUILD_DIR="${BUILD_DIR:-build-asan}" BUILD_TYPE=Debug
   export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"

@@ -48,26 +48,45 @@ std::string Config(const std::string& dir, int port) {
   for (auto [name, suffix] : {std::pair{"zstd", ".zst"}, std::pair{"br", ".br"},
                               std::pair{"gzip", ".gz"}, std::pair{"deflate", ".zz"}}) {
     enc += std::string("    location ~ ^/enc/") + name + "/(?<blob>[^/]+)$ {\n" +
-           "      add_header Content-Encoding " + name + ";\n" +
-           "      try_files /blobs/$blob" + suffix + " =404;\n    }\n";
+           "      add_header Content-Encoding " + name + ";\n" + "      try_files /blobs/$blob" +
+           suffix + " =404;\n    }\n";
   }
   return "daemon off;\nmaster_process off;\nworker_processes 1;\n"
-         "pid " + dir + "/nginx.pid;\nerror_log " + dir + "/error.log warn;\n"
+         "pid " +
+         dir + "/nginx.pid;\nerror_log " + dir +
+         "/error.log warn;\n"
          "events { worker_connections 64; }\n"
          "http {\n"
          "  default_type application/octet-stream;\n"
          "  log_format carton '$request_uri $status $body_bytes_sent';\n"
-         "  access_log " + dir + "/access.log carton;\n"
-         "  client_body_temp_path " + dir + "/tmp/body;\n"
-         "  proxy_temp_path " + dir + "/tmp/proxy;\n"
-         "  fastcgi_temp_path " + dir + "/tmp/fastcgi;\n"
-         "  uwsgi_temp_path " + dir + "/tmp/uwsgi;\n"
-         "  scgi_temp_path " + dir + "/tmp/scgi;\n"
+         "  access_log " +
+         dir +
+         "/access.log carton;\n"
+         "  client_body_temp_path " +
+         dir +
+         "/tmp/body;\n"
+         "  proxy_temp_path " +
+         dir +
+         "/tmp/proxy;\n"
+         "  fastcgi_temp_path " +
+         dir +
+         "/tmp/fastcgi;\n"
+         "  uwsgi_temp_path " +
+         dir +
+         "/tmp/uwsgi;\n"
+         "  scgi_temp_path " +
+         dir +
+         "/tmp/scgi;\n"
          "  server {\n"
-         "    listen 127.0.0.1:" + std::to_string(port) + ";\n"
-         "    root " + dir + "/www;\n" + enc +
+         "    listen 127.0.0.1:" +
+         std::to_string(port) +
+         ";\n"
+         "    root " +
+         dir + "/www;\n" + enc +
          "    location /norange/ {\n"
-         "      alias " + dir + "/www/;\n"
+         "      alias " +
+         dir +
+         "/www/;\n"
          "      max_ranges 0;\n"
          "    }\n"
          "  }\n"

@@ -35,10 +35,10 @@ std::vector<CartonProblem> CheckEntryRules(const ZipReader& zip, const manifest:
     }
     if (e.encrypted) problems.push_back({e.name, "encrypted entries are not allowed"});
     if (!e.is_dir && !CompressionFromZipMethod(e.method)) {
-      problems.push_back({e.name,
-                          "compression method " + std::to_string(e.method) +
-                              " is not stored, deflate or zstd",
-                          StatusCode::kUnsupported});
+      problems.push_back(
+          {e.name,
+           "compression method " + std::to_string(e.method) + " is not stored, deflate or zstd",
+           StatusCode::kUnsupported});
     }
     if (!e.is_dir && !manifest::IsReservedPath(e.name) && m.Find(e.name) == nullptr) {
       problems.push_back({e.name, "in the archive but not listed in MANIFEST"});

@@ -26,8 +26,7 @@ constexpr int kGzipMemLevel = 8;
 using Out = std::function<Status(ByteView)>;
 
 // Feeds `src` in chunks to `update(chunk, last)`.
-Status ReadChunks(const std::string& src,
-                  const std::function<Status(ByteView, bool)>& update) {
+Status ReadChunks(const std::string& src, const std::function<Status(ByteView, bool)>& update) {
   UniqueFd fd(::open(src.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return IoError(src + ": cannot open: " + std::strerror(errno));
   std::vector<std::byte> buffer(kChunk);
@@ -42,8 +41,8 @@ Status ReadChunks(const std::string& src,
 
 Status Zstd(const std::string& src, const Out& out) {
   std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> cctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
-  if (!cctx || ZSTD_isError(ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel,
-                                                   kBlobZstdLevel)) ||
+  if (!cctx ||
+      ZSTD_isError(ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, kBlobZstdLevel)) ||
       ZSTD_isError(ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, 1))) {
     return Internal("cannot set up a zstd compressor");
   }
@@ -120,9 +119,15 @@ Status WriteEncodedCopy(const std::string& src, const std::string& dest, BlobEnc
   const Out out = [&file](ByteView b) { return file.Write(b); };
   Status s;
   switch (encoding) {
-    case BlobEncoding::kZstd: s = Zstd(src, out); break;
-    case BlobEncoding::kBrotli: s = Brotli(src, out); break;
-    case BlobEncoding::kGzip: s = Gzip(src, out); break;
+    case BlobEncoding::kZstd:
+      s = Zstd(src, out);
+      break;
+    case BlobEncoding::kBrotli:
+      s = Brotli(src, out);
+      break;
+    case BlobEncoding::kGzip:
+      s = Gzip(src, out);
+      break;
   }
   if (!s.ok()) return s.WithContext(dest);
   return file.Commit();

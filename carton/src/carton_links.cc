@@ -80,8 +80,7 @@ Result<std::optional<links::Links>> ReadLinks(const ZipReader& zip,
   const ZipEntry* e = zip.Find("LINKS");
   if (e == nullptr) return std::optional<links::Links>();
   if (e->is_dir) return Corrupt("LINKS: is a directory, not a file");
-  CARTON_ASSIGN_OR_RETURN(std::string text,
-                          internal::ReadTextEntry(zip, "LINKS", limits.max_size));
+  CARTON_ASSIGN_OR_RETURN(std::string text, internal::ReadTextEntry(zip, "LINKS", limits.max_size));
   CARTON_ASSIGN_OR_RETURN(links::Links parsed, links::ParseLinks(text, limits));
   return std::optional<links::Links>(std::move(parsed));
 }
@@ -137,18 +136,24 @@ Result<std::string> ResolveLinkedFile(const LinkedFile& file, const LinkOptions&
 
 std::string_view BlobEncodingName(BlobEncoding e) {
   switch (e) {
-    case BlobEncoding::kZstd: return "zstd";
-    case BlobEncoding::kBrotli: return "br";
-    case BlobEncoding::kGzip: return "gzip";
+    case BlobEncoding::kZstd:
+      return "zstd";
+    case BlobEncoding::kBrotli:
+      return "br";
+    case BlobEncoding::kGzip:
+      return "gzip";
   }
   return "?";
 }
 
 std::string_view BlobEncodingSuffix(BlobEncoding e) {
   switch (e) {
-    case BlobEncoding::kZstd: return ".zst";
-    case BlobEncoding::kBrotli: return ".br";
-    case BlobEncoding::kGzip: return ".gz";
+    case BlobEncoding::kZstd:
+      return ".zst";
+    case BlobEncoding::kBrotli:
+      return ".br";
+    case BlobEncoding::kGzip:
+      return ".gz";
   }
   return "";
 }

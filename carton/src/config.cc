@@ -57,18 +57,14 @@ class ConfigParser {
     }
     return out;
   }
-  Status Fail(const toml::node* where, const std::string& path,
-              std::string_view problem) const {
+  Status Fail(const toml::node* where, const std::string& path, std::string_view problem) const {
     return Corrupt(Where(where) + ": " + path + " " + std::string(problem));
   }
-  Status WrongType(const toml::node& n, const std::string& path,
-                   std::string_view wanted) const {
+  Status WrongType(const toml::node& n, const std::string& path, std::string_view wanted) const {
     return Fail(&n, path,
-                "must be " + std::string(wanted) + " (got " +
-                    std::string(TypeName(n)) + ")");
+                "must be " + std::string(wanted) + " (got " + std::string(TypeName(n)) + ")");
   }
-  Status Check(const toml::node& n, const std::string& path,
-               const std::string& problem) const {
+  Status Check(const toml::node& n, const std::string& path, const std::string& problem) const {
     return problem.empty() ? Status::Ok() : Fail(&n, path, problem);
   }
 
@@ -77,38 +73,29 @@ class ConfigParser {
     return Fail(table, path, "is missing");
   }
 
-  Status GetString(const toml::table& t, const toml::table* where,
-                   std::string_view key, const std::string& path, bool required,
-                   std::optional<std::string>& out) const;
-  Status GetInteger(const toml::table& t, const toml::table* where,
-                    std::string_view key, const std::string& path,
-                    std::int64_t& out) const;
-  Status GetTable(const toml::node& n, const std::string& path,
-                  const toml::table*& out) const;
+  Status GetString(const toml::table& t, const toml::table* where, std::string_view key,
+                   const std::string& path, bool required, std::optional<std::string>& out) const;
+  Status GetInteger(const toml::table& t, const toml::table* where, std::string_view key,
+                    const std::string& path, std::int64_t& out) const;
+  Status GetTable(const toml::node& n, const std::string& path, const toml::table*& out) const;
   // Each element of the array `key` (absent = none) must be a table.
   Status GetTables(const toml::table& root, std::string_view key,
                    std::vector<const toml::table*>& out) const;
 
-  Status ParseTensor(const toml::table& t, const std::string& path,
-                     TensorSpec& out) const;
-  Status ParseShape(const toml::node& n, const std::string& path,
-                    Shape& out) const;
-  Status ParseRefs(const toml::table& t, std::string_view key,
-                   const std::string& path,
+  Status ParseTensor(const toml::table& t, const std::string& path, TensorSpec& out) const;
+  Status ParseShape(const toml::node& n, const std::string& path, Shape& out) const;
+  Status ParseRefs(const toml::table& t, std::string_view key, const std::string& path,
                    std::string (*check)(std::string_view), bool required,
                    std::optional<TensorRefs>& out) const;
-  Status ParsePlatforms(const toml::table& root,
-                        std::vector<std::string>& out) const;
+  Status ParsePlatforms(const toml::table& root, std::vector<std::string>& out) const;
   Status ParseRunner(const toml::table& root, RunnerInfo& out) const;
-  Status ParseOpts(const toml::table& runner,
-                   std::map<std::string, RunnerOpt>& out) const;
+  Status ParseOpts(const toml::table& runner, std::map<std::string, RunnerOpt>& out) const;
 
   std::string_view source_;
 };
 
-Status ConfigParser::GetString(const toml::table& t, const toml::table* where,
-                               std::string_view key, const std::string& path,
-                               bool required,
+Status ConfigParser::GetString(const toml::table& t, const toml::table* where, std::string_view key,
+                               const std::string& path, bool required,
                                std::optional<std::string>& out) const {
   const toml::node* n = t.get(key);
   if (n == nullptr) return required ? Missing(where, path) : Status::Ok();
@@ -138,20 +125,17 @@ Status ConfigParser::GetTables(const toml::table& root, std::string_view key,
                                std::vector<const toml::table*>& out) const {
   const toml::node* n = root.get(key);
   if (n == nullptr) return Status::Ok();
-  if (!n->is_array())
-    return WrongType(*n, std::string(key), "an array of tables");
+  if (!n->is_array()) return WrongType(*n, std::string(key), "an array of tables");
   const toml::array& array = *n->as_array();
   for (std::size_t i = 0; i < array.size(); ++i) {
     const toml::table* t = nullptr;
-    CARTON_RETURN_IF_ERROR(GetTable(
-        array[i], std::string(key) + "[" + std::to_string(i) + "]", t));
+    CARTON_RETURN_IF_ERROR(GetTable(array[i], std::string(key) + "[" + std::to_string(i) + "]", t));
     out.push_back(t);
   }
   return Status::Ok();
 }
 
-Status ConfigParser::ParseShape(const toml::node& n, const std::string& path,
-                                Shape& out) const {
+Status ConfigParser::ParseShape(const toml::node& n, const std::string& path, Shape& out) const {
   if (n.is_string()) {
     const std::string& s = n.as_string()->get();
     out = s == "*" ? Shape(AnyDim{}) : Shape(SymbolDim{s});
@@ -173,8 +157,7 @@ Status ConfigParser::ParseShape(const toml::node& n, const std::string& path,
     } else if (d.is_integer()) {
       std::int64_t size = d.as_integer()->get();
       if (size < 0) {
-        return Fail(&d, dim_path,
-                    "must not be negative (got " + std::to_string(size) + ")");
+        return Fail(&d, dim_path, "must not be negative (got " + std::to_string(size) + ")");
       }
       dims[i] = static_cast<std::uint64_t>(size);
     } else {
@@ -192,8 +175,7 @@ Status ConfigParser::ParseTensor(const toml::table& t, const std::string& path,
   out.name = std::move(*name);
 
   std::optional<std::string> dtype;
-  CARTON_RETURN_IF_ERROR(
-      GetString(t, &t, "dtype", path + ".dtype", true, dtype));
+  CARTON_RETURN_IF_ERROR(GetString(t, &t, "dtype", path + ".dtype", true, dtype));
   std::optional<DataType> parsed = ParseDataType(*dtype);
   if (!parsed) {
     return Fail(t.get("dtype"), path + ".dtype",
@@ -205,16 +187,13 @@ Status ConfigParser::ParseTensor(const toml::table& t, const std::string& path,
   if (shape == nullptr) return Missing(&t, path + ".shape");
   CARTON_RETURN_IF_ERROR(ParseShape(*shape, path + ".shape", out.shape));
 
-  CARTON_RETURN_IF_ERROR(GetString(t, &t, "description", path + ".description",
-                                   false, out.description));
-  return GetString(t, &t, "internal_name", path + ".internal_name", false,
-                   out.internal_name);
+  CARTON_RETURN_IF_ERROR(
+      GetString(t, &t, "description", path + ".description", false, out.description));
+  return GetString(t, &t, "internal_name", path + ".internal_name", false, out.internal_name);
 }
 
-Status ConfigParser::ParseRefs(const toml::table& t, std::string_view key,
-                               const std::string& path,
-                               std::string (*check)(std::string_view),
-                               bool required,
+Status ConfigParser::ParseRefs(const toml::table& t, std::string_view key, const std::string& path,
+                               std::string (*check)(std::string_view), bool required,
                                std::optional<TensorRefs>& out) const {
   const toml::node* n = t.get(key);
   if (n == nullptr) return required ? Missing(&t, path) : Status::Ok();
@@ -232,12 +211,10 @@ Status ConfigParser::ParseRefs(const toml::table& t, std::string_view key,
   return Status::Ok();
 }
 
-Status ConfigParser::ParsePlatforms(const toml::table& root,
-                                    std::vector<std::string>& out) const {
+Status ConfigParser::ParsePlatforms(const toml::table& root, std::vector<std::string>& out) const {
   const toml::node* n = root.get("required_platforms");
   if (n == nullptr) return Status::Ok();
-  if (!n->is_array())
-    return WrongType(*n, "required_platforms", "an array of strings");
+  if (!n->is_array()) return WrongType(*n, "required_platforms", "an array of strings");
   const toml::array& array = *n->as_array();
   for (std::size_t i = 0; i < array.size(); ++i) {
     std::string path = "required_platforms[" + std::to_string(i) + "]";
@@ -273,36 +250,31 @@ Status ConfigParser::ParseOpts(const toml::table& runner,
   return Status::Ok();
 }
 
-Status ConfigParser::ParseRunner(const toml::table& root,
-                                 RunnerInfo& out) const {
+Status ConfigParser::ParseRunner(const toml::table& root, RunnerInfo& out) const {
   const toml::node* n = root.get("runner");
-  if (n == nullptr)
-    return Corrupt(std::string(source_) + ": [runner] table is missing");
+  if (n == nullptr) return Corrupt(std::string(source_) + ": [runner] table is missing");
   const toml::table* runner = nullptr;
   CARTON_RETURN_IF_ERROR(GetTable(*n, "runner", runner));
 
   std::optional<std::string> name;
-  CARTON_RETURN_IF_ERROR(GetString(*runner, runner, "runner_name",
-                                   "runner.runner_name", true, name));
-  CARTON_RETURN_IF_ERROR(Check(*runner->get("runner_name"),
-                               "runner.runner_name", CheckRunnerName(*name)));
+  CARTON_RETURN_IF_ERROR(
+      GetString(*runner, runner, "runner_name", "runner.runner_name", true, name));
+  CARTON_RETURN_IF_ERROR(
+      Check(*runner->get("runner_name"), "runner.runner_name", CheckRunnerName(*name)));
   out.runner_name = std::move(*name);
 
   std::optional<std::string> req;
-  CARTON_RETURN_IF_ERROR(
-      GetString(*runner, runner, "required_framework_version",
-                "runner.required_framework_version", true, req));
+  CARTON_RETURN_IF_ERROR(GetString(*runner, runner, "required_framework_version",
+                                   "runner.required_framework_version", true, req));
   CARTON_RETURN_IF_ERROR(Check(*runner->get("required_framework_version"),
-                               "runner.required_framework_version",
-                               CheckFrameworkVersion(*req)));
+                               "runner.required_framework_version", CheckFrameworkVersion(*req)));
   out.required_framework_version = std::move(*req);
 
   std::int64_t compat = 0;
-  CARTON_RETURN_IF_ERROR(GetInteger(*runner, runner, "runner_compat_version",
-                                    "runner.runner_compat_version", compat));
+  CARTON_RETURN_IF_ERROR(
+      GetInteger(*runner, runner, "runner_compat_version", "runner.runner_compat_version", compat));
   if (compat < 0) {
-    return Fail(runner->get("runner_compat_version"),
-                "runner.runner_compat_version",
+    return Fail(runner->get("runner_compat_version"), "runner.runner_compat_version",
                 "must not be negative (got " + std::to_string(compat) + ")");
   }
   out.runner_compat_version = static_cast<std::uint64_t>(compat);
@@ -313,8 +285,8 @@ Status ConfigParser::ParseRunner(const toml::table& root,
 Result<CartonConfig> ConfigParser::Parse(const toml::table& root) {
   CartonConfig config;
   // The version comes first: a newer spec may change any other field.
-  CARTON_RETURN_IF_ERROR(GetInteger(root, nullptr, "spec_version",
-                                    "spec_version", config.spec_version));
+  CARTON_RETURN_IF_ERROR(
+      GetInteger(root, nullptr, "spec_version", "spec_version", config.spec_version));
   if (std::string e = CheckSpecVersion(config.spec_version); !e.empty()) {
     return Unsupported(Where(root.get("spec_version")) + ": " + e);
   }
@@ -332,8 +304,7 @@ Result<CartonConfig> ConfigParser::Parse(const toml::table& root) {
       {"homepage", &config.homepage},
   };
   for (const OptionalField& f : fields) {
-    CARTON_RETURN_IF_ERROR(
-        GetString(root, nullptr, f.key, std::string(f.key), false, *f.out));
+    CARTON_RETURN_IF_ERROR(GetString(root, nullptr, f.key, std::string(f.key), false, *f.out));
   }
   CARTON_RETURN_IF_ERROR(ParsePlatforms(root, config.required_platforms));
 
@@ -344,8 +315,8 @@ Result<CartonConfig> ConfigParser::Parse(const toml::table& root) {
     CARTON_RETURN_IF_ERROR(GetTables(root, key, tables));
     for (std::size_t i = 0; i < tables.size(); ++i) {
       TensorSpec spec;
-      CARTON_RETURN_IF_ERROR(ParseTensor(
-          *tables[i], std::string(key) + "[" + std::to_string(i) + "]", spec));
+      CARTON_RETURN_IF_ERROR(
+          ParseTensor(*tables[i], std::string(key) + "[" + std::to_string(i) + "]", spec));
       list->push_back(std::move(spec));
     }
   }
@@ -356,17 +327,15 @@ Result<CartonConfig> ConfigParser::Parse(const toml::table& root) {
     const toml::table& t = *tables[i];
     std::string path = "self_test[" + std::to_string(i) + "]";
     SelfTest test;
+    CARTON_RETURN_IF_ERROR(GetString(t, &t, "name", path + ".name", false, test.name));
     CARTON_RETURN_IF_ERROR(
-        GetString(t, &t, "name", path + ".name", false, test.name));
-    CARTON_RETURN_IF_ERROR(GetString(
-        t, &t, "description", path + ".description", false, test.description));
+        GetString(t, &t, "description", path + ".description", false, test.description));
     std::optional<TensorRefs> inputs;
-    CARTON_RETURN_IF_ERROR(ParseRefs(t, "inputs", path + ".inputs",
-                                     CheckSelfTestRef, true, inputs));
+    CARTON_RETURN_IF_ERROR(
+        ParseRefs(t, "inputs", path + ".inputs", CheckSelfTestRef, true, inputs));
     test.inputs = std::move(*inputs);
-    CARTON_RETURN_IF_ERROR(ParseRefs(t, "expected_out", path + ".expected_out",
-                                     CheckSelfTestRef, false,
-                                     test.expected_out));
+    CARTON_RETURN_IF_ERROR(ParseRefs(t, "expected_out", path + ".expected_out", CheckSelfTestRef,
+                                     false, test.expected_out));
     config.self_tests.push_back(std::move(test));
   }
 
@@ -376,17 +345,14 @@ Result<CartonConfig> ConfigParser::Parse(const toml::table& root) {
     const toml::table& t = *tables[i];
     std::string path = "example[" + std::to_string(i) + "]";
     Example example;
+    CARTON_RETURN_IF_ERROR(GetString(t, &t, "name", path + ".name", false, example.name));
     CARTON_RETURN_IF_ERROR(
-        GetString(t, &t, "name", path + ".name", false, example.name));
-    CARTON_RETURN_IF_ERROR(GetString(t, &t, "description",
-                                     path + ".description", false,
-                                     example.description));
+        GetString(t, &t, "description", path + ".description", false, example.description));
     std::optional<TensorRefs> refs;
-    CARTON_RETURN_IF_ERROR(
-        ParseRefs(t, "inputs", path + ".inputs", CheckExampleRef, true, refs));
+    CARTON_RETURN_IF_ERROR(ParseRefs(t, "inputs", path + ".inputs", CheckExampleRef, true, refs));
     example.inputs = std::move(*refs);
-    CARTON_RETURN_IF_ERROR(ParseRefs(t, "sample_out", path + ".sample_out",
-                                     CheckExampleRef, true, refs));
+    CARTON_RETURN_IF_ERROR(
+        ParseRefs(t, "sample_out", path + ".sample_out", CheckExampleRef, true, refs));
     example.sample_out = std::move(*refs);
     config.examples.push_back(std::move(example));
   }
@@ -396,22 +362,19 @@ Result<CartonConfig> ConfigParser::Parse(const toml::table& root) {
   // Every rule has been checked above with a position; this only guards
   // against the two walks drifting apart.
   if (Status s = ValidateConfig(config); !s.ok()) {
-    return Status(
-        s.code() == StatusCode::kUnsupported ? s.code() : StatusCode::kCorrupt,
-        std::string(source_) + ": " + s.message());
+    return Status(s.code() == StatusCode::kUnsupported ? s.code() : StatusCode::kCorrupt,
+                  std::string(source_) + ": " + s.message());
   }
   return config;
 }
 
 }  // namespace
 
-Result<CartonConfig> ParseConfig(std::string_view toml_text,
-                                 std::string_view source_name,
+Result<CartonConfig> ParseConfig(std::string_view toml_text, std::string_view source_name,
                                  const ConfigLimits& limits) {
   if (toml_text.size() > limits.max_size) {
-    return Corrupt(
-        std::string(source_name) + ": " + std::to_string(toml_text.size()) +
-        " bytes is over the limit of " + std::to_string(limits.max_size));
+    return Corrupt(std::string(source_name) + ": " + std::to_string(toml_text.size()) +
+                   " bytes is over the limit of " + std::to_string(limits.max_size));
   }
   // toml++ recurses once per dotted-key part; refuse hostile depth first.
   CARTON_RETURN_IF_ERROR(toml_util::CheckKeyDepth(toml_text, source_name));
@@ -420,12 +383,10 @@ Result<CartonConfig> ParseConfig(std::string_view toml_text,
     return ConfigParser(source_name).Parse(root);
   } catch (const toml::parse_error& e) {
     const toml::source_position& at = e.source().begin;
-    return Corrupt(std::string(source_name) + ":" + std::to_string(at.line) +
-                   ":" + std::to_string(at.column) +
-                   ": invalid TOML: " + std::string(e.description()));
+    return Corrupt(std::string(source_name) + ":" + std::to_string(at.line) + ":" +
+                   std::to_string(at.column) + ": invalid TOML: " + std::string(e.description()));
   } catch (const std::exception& e) {
-    return Internal(std::string(source_name) +
-                    ": unexpected error while parsing: " + e.what());
+    return Internal(std::string(source_name) + ": unexpected error while parsing: " + e.what());
   }
 }
 

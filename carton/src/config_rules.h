@@ -5,11 +5,11 @@
 // else a predicate to append to the field's name, e.g. `must not be empty`.
 #pragma once
 
-#include "carton/common/utf8.h"
-
 #include <cstdint>
 #include <string>
 #include <string_view>
+
+#include "carton/common/utf8.h"
 
 namespace carton::config_internal {
 

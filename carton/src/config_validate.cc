@@ -17,8 +17,7 @@ constexpr std::string_view kTensorDataPrefix = "@tensor_data/";
 constexpr std::string_view kMiscPrefix = "@misc/";
 
 bool IsTripleChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '.';
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
 }
 
 bool HasNonEmptySuffix(std::string_view s, std::string_view prefix) {
@@ -67,17 +66,13 @@ std::string CheckSelfTestRef(std::string_view ref) {
 }
 
 std::string CheckExampleRef(std::string_view ref) {
-  if (HasNonEmptySuffix(ref, kTensorDataPrefix) ||
-      HasNonEmptySuffix(ref, kMiscPrefix))
-    return "";
-  return "must be \"@tensor_data/<name>\" or \"@misc/<path>\" (got " +
-         QuoteForMessage(ref) + ")";
+  if (HasNonEmptySuffix(ref, kTensorDataPrefix) || HasNonEmptySuffix(ref, kMiscPrefix)) return "";
+  return "must be \"@tensor_data/<name>\" or \"@misc/<path>\" (got " + QuoteForMessage(ref) + ")";
 }
 
 std::string CheckSpecVersion(std::int64_t v) {
   if (v == kConfigSpecVersion) return "";
-  return "spec_version " + std::to_string(v) +
-         " is not supported (this library reads version " +
+  return "spec_version " + std::to_string(v) + " is not supported (this library reads version " +
          std::to_string(kConfigSpecVersion) + ")";
 }
 
@@ -88,8 +83,7 @@ std::string QuoteForMessage(std::string_view s) {
   if (limit > kMaxQuotedBytes) {
     limit = kMaxQuotedBytes;
     // Do not split a UTF-8 sequence.
-    while (limit > 0 && (static_cast<unsigned char>(s[limit]) & 0xC0) == 0x80)
-      --limit;
+    while (limit > 0 && (static_cast<unsigned char>(s[limit]) & 0xC0) == 0x80) --limit;
     shortened = true;
   }
   for (std::size_t i = 0; i < limit; ++i) {
@@ -112,8 +106,8 @@ std::string QuoteForMessage(std::string_view s) {
 bool IsBareKey(std::string_view key) {
   if (key.empty()) return false;
   for (char c : key) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-              (c >= '0' && c <= '9') || c == '_' || c == '-';
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-';
     if (!ok) return false;
   }
   return true;
@@ -129,8 +123,7 @@ namespace {
 
 using namespace config_internal;
 
-constexpr std::uint64_t kMaxTomlInteger =
-    std::numeric_limits<std::int64_t>::max();
+constexpr std::uint64_t kMaxTomlInteger = std::numeric_limits<std::int64_t>::max();
 
 // Collects the first problem found while walking a config.
 class Validator {
@@ -144,14 +137,12 @@ class Validator {
   void Text(const std::string& path, std::string_view s) {
     Rule(path, IsValidUtf8(s) ? "" : "is not valid UTF-8");
   }
-  void OptionalText(const std::string& path,
-                    const std::optional<std::string>& s) {
+  void OptionalText(const std::string& path, const std::optional<std::string>& s) {
     if (s) Text(path, *s);
   }
   void Fits(const std::string& path, std::uint64_t v) {
-    Rule(path, v <= kMaxTomlInteger ? ""
-                                    : "is too large for a TOML integer (" +
-                                          std::to_string(v) + ")");
+    Rule(path,
+         v <= kMaxTomlInteger ? "" : "is too large for a TOML integer (" + std::to_string(v) + ")");
   }
 
   void Tensor(const std::string& path, const TensorSpec& t) {
@@ -160,14 +151,11 @@ class Validator {
     OptionalText(path + ".internal_name", t.internal_name);
     if (const auto* symbol = std::get_if<SymbolDim>(&t.shape)) {
       Symbol(path + ".shape", *symbol);
-    } else if (const auto* dims =
-                   std::get_if<std::vector<Dimension>>(&t.shape)) {
+    } else if (const auto* dims = std::get_if<std::vector<Dimension>>(&t.shape)) {
       for (std::size_t i = 0; i < dims->size(); ++i) {
         std::string dim_path = path + ".shape[" + std::to_string(i) + "]";
-        if (const auto* size = std::get_if<std::uint64_t>(&(*dims)[i]))
-          Fits(dim_path, *size);
-        if (const auto* sym = std::get_if<SymbolDim>(&(*dims)[i]))
-          Symbol(dim_path, *sym);
+        if (const auto* size = std::get_if<std::uint64_t>(&(*dims)[i])) Fits(dim_path, *size);
+        if (const auto* sym = std::get_if<SymbolDim>(&(*dims)[i])) Symbol(dim_path, *sym);
       }
     }
   }
@@ -194,8 +182,7 @@ class Validator {
 }  // namespace
 
 Status ValidateConfig(const CartonConfig& config) {
-  if (std::string e = CheckSpecVersion(config.spec_version); !e.empty())
-    return Unsupported(e);
+  if (std::string e = CheckSpecVersion(config.spec_version); !e.empty()) return Unsupported(e);
   Validator v;
   v.OptionalText("model_name", config.model_name);
   v.OptionalText("short_description", config.short_description);
@@ -219,8 +206,7 @@ Status ValidateConfig(const CartonConfig& config) {
     v.OptionalText(path + ".name", t.name);
     v.OptionalText(path + ".description", t.description);
     v.Refs(path + ".inputs", t.inputs, CheckSelfTestRef);
-    if (t.expected_out)
-      v.Refs(path + ".expected_out", *t.expected_out, CheckSelfTestRef);
+    if (t.expected_out) v.Refs(path + ".expected_out", *t.expected_out, CheckSelfTestRef);
   }
   for (std::size_t i = 0; i < config.examples.size(); ++i) {
     const Example& e = config.examples[i];
@@ -234,8 +220,7 @@ Status ValidateConfig(const CartonConfig& config) {
   v.Text("runner.runner_name", r.runner_name);
   v.Rule("runner.runner_name", CheckRunnerName(r.runner_name));
   v.Text("runner.required_framework_version", r.required_framework_version);
-  v.Rule("runner.required_framework_version",
-         CheckFrameworkVersion(r.required_framework_version));
+  v.Rule("runner.required_framework_version", CheckFrameworkVersion(r.required_framework_version));
   v.Fits("runner.runner_compat_version", r.runner_compat_version);
   for (const auto& [name, opt] : r.opts) {
     std::string path = "runner.opts." + KeyForPath(name);

@@ -15,8 +15,7 @@ namespace {
 
 // A TOML basic string. `multiline` writes a """ string when the value has a
 // newline, which keeps long descriptions readable.
-void AppendString(std::string& out, std::string_view s,
-                  bool multiline = false) {
+void AppendString(std::string& out, std::string_view s, bool multiline = false) {
   bool use_multiline = multiline && s.find('\n') != std::string_view::npos;
   // The newline right after the opening """ is dropped by readers.
   out += use_multiline ? "\"\"\"\n" : "\"";
@@ -83,8 +82,7 @@ void AppendFloat(std::string& out, double d) {
 }
 
 void AppendStringField(std::string& out, std::string_view key,
-                       const std::optional<std::string>& value,
-                       bool multiline = false) {
+                       const std::optional<std::string>& value, bool multiline = false) {
   if (!value) return;
   out += key;
   out += " = ";
@@ -92,8 +90,7 @@ void AppendStringField(std::string& out, std::string_view key,
   out += '\n';
 }
 
-void AppendRefs(std::string& out, std::string_view key,
-                const TensorRefs& refs) {
+void AppendRefs(std::string& out, std::string_view key, const TensorRefs& refs) {
   out += key;
   out += " = {";
   bool first = true;
@@ -117,8 +114,7 @@ void AppendDimension(std::string& out, const Dimension& d) {
   }
 }
 
-void AppendTensor(std::string& out, std::string_view header,
-                  const TensorSpec& t) {
+void AppendTensor(std::string& out, std::string_view header, const TensorSpec& t) {
   out += "\n[[";
   out += header;
   out += "]]\nname = ";
@@ -165,8 +161,7 @@ void AppendOpt(std::string& out, const RunnerOpt& opt) {
 
 Result<std::string> WriteConfig(const CartonConfig& config) {
   CARTON_RETURN_IF_ERROR(ValidateConfig(config));
-  std::string out =
-      "spec_version = " + std::to_string(config.spec_version) + "\n";
+  std::string out = "spec_version = " + std::to_string(config.spec_version) + "\n";
   AppendStringField(out, "model_name", config.model_name);
   AppendStringField(out, "short_description", config.short_description);
   AppendStringField(out, "model_description", config.model_description, true);
@@ -205,9 +200,7 @@ Result<std::string> WriteConfig(const CartonConfig& config) {
   AppendString(out, r.runner_name);
   out += "\nrequired_framework_version = ";
   AppendString(out, r.required_framework_version);
-  out +=
-      "\nrunner_compat_version = " + std::to_string(r.runner_compat_version) +
-      "\n";
+  out += "\nrunner_compat_version = " + std::to_string(r.runner_compat_version) + "\n";
   if (!r.opts.empty()) {
     out += "\n[runner.opts]\n";
     for (const auto& [name, opt] : r.opts) {

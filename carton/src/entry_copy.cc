@@ -66,8 +66,8 @@ Status EntryCopier::Copy(const std::string& name, const manifest::Digest& expect
     return to_.AddBytes(name, bytes, *method).status();
   }
   std::random_device rd;
-  const std::string spool = spool_dir_ + "/.carton-copy-" + std::to_string(::getpid()) + "-" +
-                            std::to_string(rd());
+  const std::string spool =
+      spool_dir_ + "/.carton-copy-" + std::to_string(::getpid()) + "-" + std::to_string(rd());
   CARTON_RETURN_IF_ERROR(Extract(name, expected, spool));
   spooled_.push_back(spool);
   return to_.AddFile(name, spool, *method).status();

@@ -47,8 +47,8 @@ Result<FetchLinkedReport> FetchLinked(const std::string& in, const std::string& 
     // The cached blob was verified; this catches it changing since.
     if (added->sha256 != me.sha256) {
       return Corrupt(blob->second + ": changed while it was copied (sha256 " +
-                     manifest::ToHex(*added->sha256) + ", expected " +
-                     manifest::ToHex(me.sha256) + ")");
+                     manifest::ToHex(*added->sha256) + ", expected " + manifest::ToHex(me.sha256) +
+                     ")");
     }
     report.fetched.push_back(me.path);
     report.fetched_bytes += added->size;

@@ -27,8 +27,7 @@ Result<ManifestRead> ReadManifest(const ZipReader& zip, const std::string& sourc
 
 }  // namespace
 
-Result<manifest::Digest> ManifestHash(const std::string& carton_path,
-                                      const LinkOptions& options) {
+Result<manifest::Digest> ManifestHash(const std::string& carton_path, const LinkOptions& options) {
   CARTON_ASSIGN_OR_RETURN(ZipReader zip, OpenCarton(carton_path, options));
   CARTON_ASSIGN_OR_RETURN(ManifestRead m, ReadManifest(zip, carton_path));
   return m.hash;
@@ -37,8 +36,7 @@ Result<manifest::Digest> ManifestHash(const std::string& carton_path,
 Result<CartonInfo> ReadInfo(const std::string& carton_path, const LinkOptions& options,
                             const CartonLimits& limits) {
   CARTON_ASSIGN_OR_RETURN(ZipReader zip, OpenCarton(carton_path, options, limits.zip));
-  CARTON_ASSIGN_OR_RETURN(ManifestRead m,
-                          ReadManifest(zip, carton_path, limits.max_manifest_size));
+  CARTON_ASSIGN_OR_RETURN(ManifestRead m, ReadManifest(zip, carton_path, limits.max_manifest_size));
   Status entries = internal::FirstEntryProblem(zip, m.manifest);
   if (!entries.ok()) return entries.WithContext(carton_path);
   auto links = ReadLinks(zip, limits.links);
@@ -60,8 +58,8 @@ Result<CartonInfo> ReadInfo(const std::string& carton_path, const LinkOptions& o
   info.config = std::move(config).value();
 
   if (zip.Find("tensor_data/index.toml") != nullptr) {
-    auto text = internal::ReadTextEntry(zip, "tensor_data/index.toml",
-                                        limits.tensor_data.max_index_size);
+    auto text =
+        internal::ReadTextEntry(zip, "tensor_data/index.toml", limits.tensor_data.max_index_size);
     if (!text.ok()) return text.status().WithContext(carton_path);
     auto index = ParseIndex(*text, limits.tensor_data);
     if (!index.ok()) return index.status().WithContext(carton_path);

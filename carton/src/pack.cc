@@ -22,10 +22,14 @@ namespace fs = std::filesystem;
 
 Compression ChooseMethod(const PackOptions& options, const internal::SourceFile& f) {
   switch (options.compression) {
-    case PackCompression::kStored: return Compression::kStored;
-    case PackCompression::kDeflate: return Compression::kDeflate;
-    case PackCompression::kZstd: return Compression::kZstd;
-    case PackCompression::kAuto: break;
+    case PackCompression::kStored:
+      return Compression::kStored;
+    case PackCompression::kDeflate:
+      return Compression::kDeflate;
+    case PackCompression::kZstd:
+      return Compression::kZstd;
+    case PackCompression::kAuto:
+      break;
   }
   if (f.size >= options.auto_store_size || f.size == 0) return Compression::kStored;
   return internal::ZstdPays(f.full_path, f.size) ? Compression::kZstd : Compression::kStored;
@@ -68,8 +72,8 @@ Result<std::vector<Item>> PlanItems(const std::string& dir,
   }
   if (!has_config) {
     if (!options.config_if_missing) {
-      return InvalidArgument(dir +
-                             ": no carton.toml; give --runner and --framework-version to create one");
+      return InvalidArgument(
+          dir + ": no carton.toml; give --runner and --framework-version to create one");
     }
     CARTON_ASSIGN_OR_RETURN(std::string text, WriteConfig(*options.config_if_missing));
     items.push_back({"carton.toml", nullptr, std::move(text)});
@@ -113,7 +117,8 @@ Result<PackReport> Pack(const std::string& dir, const std::string& out_path,
     auto r = [&]() -> Result<ZipAddResult> {
       if (item.file != nullptr) {
         method = ChooseMethod(options, *item.file);
-        if (method == Compression::kStored) return zip.AddFileUnread(item.path, item.file->full_path);
+        if (method == Compression::kStored)
+          return zip.AddFileUnread(item.path, item.file->full_path);
         return zip.AddFile(item.path, item.file->full_path, method, options.level, add);
       }
       // Generated metadata is small text: zstd under auto.

@@ -24,11 +24,16 @@ bool Inside(const fs::path& root, const fs::path& p) {
 
 std::string TypeName(fs::file_type t) {
   switch (t) {
-    case fs::file_type::socket: return "a socket";
-    case fs::file_type::fifo: return "a FIFO";
-    case fs::file_type::block: return "a block device";
-    case fs::file_type::character: return "a character device";
-    default: return "not a regular file";
+    case fs::file_type::socket:
+      return "a socket";
+    case fs::file_type::fifo:
+      return "a FIFO";
+    case fs::file_type::block:
+      return "a block device";
+    case fs::file_type::character:
+      return "a character device";
+    default:
+      return "not a regular file";
   }
 }
 

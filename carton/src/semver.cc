@@ -36,8 +36,7 @@ std::string Describe(char c) {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsIdentChar(char c) {
-  return IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-         c == '-';
+  return IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-';
 }
 bool IsWildcard(char c) { return c == '*' || c == 'x' || c == 'X'; }
 
@@ -51,8 +50,7 @@ using Error = std::string;
 
 Error UnexpectedEndOrChar(std::string_view text, Position pos) {
   if (text.empty())
-    return "unexpected end of input while parsing " +
-           std::string(PositionName(pos));
+    return "unexpected end of input while parsing " + std::string(PositionName(pos));
   return "unexpected character " + Describe(text.front()) + " while parsing " +
          std::string(PositionName(pos));
 }
@@ -61,8 +59,7 @@ Error ParseNumber(std::string_view& text, Position pos, std::uint64_t& out) {
   std::size_t len = 0;
   std::uint64_t value = 0;
   while (len < text.size() && IsDigit(text[len])) {
-    if (len > 0 && value == 0)
-      return "invalid leading zero in " + std::string(PositionName(pos));
+    if (len > 0 && value == 0) return "invalid leading zero in " + std::string(PositionName(pos));
     auto digit = static_cast<std::uint64_t>(text[len] - '0');
     if (value > (UINT64_MAX - digit) / 10) {
       return std::string(PositionName(pos)) + " is too large";
@@ -92,8 +89,7 @@ Error ParseIdentifiers(std::string_view& text, Position pos, std::string& out) {
       if (done == 0 && !at_dot) break;
       return "empty identifier segment in " + std::string(PositionName(pos));
     }
-    if (pos == Position::kPre && seg > 1 && !has_nondigit &&
-        text[done] == '0') {
+    if (pos == Position::kPre && seg > 1 && !has_nondigit && text[done] == '0') {
       return "invalid leading zero in " + std::string(PositionName(pos));
     }
     done += seg;
@@ -106,22 +102,19 @@ Error ParseIdentifiers(std::string_view& text, Position pos, std::string& out) {
 }
 
 // Parses "-pre" and "+build" if present.
-Error ParseSuffixes(std::string_view& text, Position& pos, std::string& pre,
-                    std::string* build) {
+Error ParseSuffixes(std::string_view& text, Position& pos, std::string& pre, std::string* build) {
   if (!text.empty() && text.front() == '-') {
     pos = Position::kPre;
     text.remove_prefix(1);
     if (Error e = ParseIdentifiers(text, pos, pre); !e.empty()) return e;
-    if (pre.empty())
-      return "empty identifier segment in " + std::string(PositionName(pos));
+    if (pre.empty()) return "empty identifier segment in " + std::string(PositionName(pos));
   }
   if (!text.empty() && text.front() == '+') {
     pos = Position::kBuild;
     text.remove_prefix(1);
     std::string b;
     if (Error e = ParseIdentifiers(text, pos, b); !e.empty()) return e;
-    if (b.empty())
-      return "empty identifier segment in " + std::string(PositionName(pos));
+    if (b.empty()) return "empty identifier segment in " + std::string(PositionName(pos));
     if (build != nullptr) *build = std::move(b);
   }
   return {};
@@ -202,8 +195,7 @@ Error ParseComparator(std::string_view& text, Comparator& c, Position& pos) {
       if (!explicit_op) c.op = Op::kWildcard;
     } else if (wildcard) {
       if (text.empty()) return "unexpected end of input after wildcard";
-      return "unexpected character " + Describe(text.front()) +
-             " after wildcard";
+      return "unexpected character " + Describe(text.front()) + " after wildcard";
     } else {
       std::uint64_t patch = 0;
       if (Error e = ParseNumber(text, pos, patch); !e.empty()) return e;
@@ -211,8 +203,7 @@ Error ParseComparator(std::string_view& text, Comparator& c, Position& pos) {
     }
   }
   if (c.patch.has_value()) {
-    if (Error e = ParseSuffixes(text, pos, c.prerelease, nullptr); !e.empty())
-      return e;
+    if (Error e = ParseSuffixes(text, pos, c.prerelease, nullptr); !e.empty()) return e;
   }
   TrimSpaces(text);
   return {};
@@ -228,9 +219,7 @@ bool MatchesExact(const Comparator& c, const Version& v) {
 // sign > 0: v is above c; sign < 0: v is below c. A comparator missing a
 // component covers every value of it, so v is neither above nor below.
 bool MatchesOrder(const Comparator& c, const Version& v, int sign) {
-  auto cmp = [sign](std::uint64_t a, std::uint64_t b) {
-    return sign > 0 ? a > b : a < b;
-  };
+  auto cmp = [sign](std::uint64_t a, std::uint64_t b) { return sign > 0 ? a > b : a < b; };
   if (v.major != c.major) return cmp(v.major, c.major);
   if (!c.minor) return false;
   if (v.minor != *c.minor) return cmp(v.minor, *c.minor);
@@ -311,33 +300,27 @@ std::string_view OpText(Op op) {
 }  // namespace
 
 std::string Version::ToString() const {
-  std::string s = std::to_string(major) + "." + std::to_string(minor) + "." +
-                  std::to_string(patch);
+  std::string s = std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
   if (!prerelease.empty()) s += "-" + prerelease;
   if (!build.empty()) s += "+" + build;
   return s;
 }
 
 Result<Version> ParseVersion(std::string_view text) {
-  auto fail = [](const Error& e) {
-    return InvalidArgument("invalid version: " + e);
-  };
+  auto fail = [](const Error& e) { return InvalidArgument("invalid version: " + e); };
   Version v;
   Position pos = Position::kMajor;
   std::uint64_t* parts[] = {&v.major, &v.minor, &v.patch};
-  const Position positions[] = {Position::kMajor, Position::kMinor,
-                                Position::kPatch};
+  const Position positions[] = {Position::kMajor, Position::kMinor, Position::kPatch};
   for (int i = 0; i < 3; ++i) {
     pos = positions[i];
     if (i > 0) {
-      if (!text.starts_with('.'))
-        return fail(UnexpectedEndOrChar(text, positions[i - 1]));
+      if (!text.starts_with('.')) return fail(UnexpectedEndOrChar(text, positions[i - 1]));
       text.remove_prefix(1);
     }
     if (Error e = ParseNumber(text, pos, *parts[i]); !e.empty()) return fail(e);
   }
-  if (Error e = ParseSuffixes(text, pos, v.prerelease, &v.build); !e.empty())
-    return fail(e);
+  if (Error e = ParseSuffixes(text, pos, v.prerelease, &v.build); !e.empty()) return fail(e);
   if (!text.empty()) {
     return fail("unexpected character " + Describe(text.front()) + " after " +
                 std::string(PositionName(pos)));
@@ -346,9 +329,7 @@ Result<Version> ParseVersion(std::string_view text) {
 }
 
 int CompareVersions(const Version& a, const Version& b) {
-  auto cmp = [](std::uint64_t x, std::uint64_t y) {
-    return x < y ? -1 : (x > y ? 1 : 0);
-  };
+  auto cmp = [](std::uint64_t x, std::uint64_t y) { return x < y ? -1 : (x > y ? 1 : 0); };
   if (int c = cmp(a.major, b.major)) return c;
   if (int c = cmp(a.minor, b.minor)) return c;
   if (int c = cmp(a.patch, b.patch)) return c;
@@ -356,9 +337,7 @@ int CompareVersions(const Version& a, const Version& b) {
 }
 
 Result<VersionReq> VersionReq::Parse(std::string_view text) {
-  auto fail = [](const Error& e) {
-    return InvalidArgument("invalid version requirement: " + e);
-  };
+  auto fail = [](const Error& e) { return InvalidArgument("invalid version requirement: " + e); };
   TrimSpaces(text);
   if (!text.empty() && IsWildcard(text.front())) {
     char w = text.front();
@@ -366,11 +345,9 @@ Result<VersionReq> VersionReq::Parse(std::string_view text) {
     TrimSpaces(rest);
     if (rest.empty()) return VersionReq();
     if (rest.starts_with(',')) {
-      return fail(std::string("wildcard ") + w +
-                  " must be the only comparator");
+      return fail(std::string("wildcard ") + w + " must be the only comparator");
     }
-    return fail("unexpected character " + Describe(rest.front()) +
-                " after wildcard");
+    return fail("unexpected character " + Describe(rest.front()) + " after wildcard");
   }
 
   VersionReq req;
@@ -383,8 +360,7 @@ Result<VersionReq> VersionReq::Parse(std::string_view text) {
         std::string_view rest = start.substr(1);
         TrimSpaces(rest);
         if (rest.empty() || rest.starts_with(',')) {
-          return fail(std::string("wildcard ") + start.front() +
-                      " must be the only comparator");
+          return fail(std::string("wildcard ") + start.front() + " must be the only comparator");
         }
       }
       return fail(e);
@@ -392,14 +368,13 @@ Result<VersionReq> VersionReq::Parse(std::string_view text) {
     req.comparators_.push_back(std::move(c));
     if (text.empty()) return req;
     if (!text.starts_with(',')) {
-      return fail("expected comma after " + std::string(PositionName(pos)) +
-                  ", found " + Describe(text.front()));
+      return fail("expected comma after " + std::string(PositionName(pos)) + ", found " +
+                  Describe(text.front()));
     }
     text.remove_prefix(1);
     TrimSpaces(text);
     if (req.comparators_.size() == kMaxComparators) {
-      return fail("more than " + std::to_string(kMaxComparators) +
-                  " comparators");
+      return fail("more than " + std::to_string(kMaxComparators) + " comparators");
     }
   }
 }
@@ -412,8 +387,7 @@ bool VersionReq::Matches(const Version& v) const {
   // A prerelease is only admitted by a comparator that opts into
   // prereleases of that exact release.
   for (const Comparator& c : comparators_) {
-    if (c.major == v.major && c.minor == v.minor && c.patch == v.patch &&
-        !c.prerelease.empty()) {
+    if (c.major == v.major && c.minor == v.minor && c.patch == v.patch && !c.prerelease.empty()) {
       return true;
     }
   }

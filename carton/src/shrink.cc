@@ -37,8 +37,8 @@ Result<std::string> BlobUrl(const std::string& prefix, const manifest::Digest& d
   probe.urls[d] = {url};
   auto parsed = links::ParseLinks(links::WriteLinks(probe));
   if (!parsed.ok()) {
-    return InvalidArgument("--url-prefix \"" + prefix + "\" gives a url LINKS cannot hold: " +
-                           parsed.status().message());
+    return InvalidArgument("--url-prefix \"" + prefix +
+                           "\" gives a url LINKS cannot hold: " + parsed.status().message());
   }
   return url;
 }

@@ -1,7 +1,6 @@
-#include "carton/carton/symlink.h"
-
 #include <vector>
 
+#include "carton/carton/symlink.h"
 #include "carton/manifest/sha256.h"
 
 namespace carton {

@@ -10,16 +10,15 @@
 namespace carton {
 namespace {
 
+using tensor_data_internal::IsValidUtf8;
 using toml_util::AppendTomlString;
 using toml_util::At;
-using tensor_data_internal::IsValidUtf8;
 using toml_util::ParseToml;
 
 std::string Label(const TensorDataEntry& entry) { return "tensor \"" + entry.name + "\""; }
 
-Status DecodeStrings(const TensorDataEntry& entry, const std::string& source,
-                     std::uint64_t numel, ByteView bytes, std::uint64_t max_size,
-                     TensorValue* out) {
+Status DecodeStrings(const TensorDataEntry& entry, const std::string& source, std::uint64_t numel,
+                     ByteView bytes, std::uint64_t max_size, TensorValue* out) {
   if (bytes.size() > max_size) {
     return Corrupt(source + ": " + Label(entry) + ": " + std::to_string(bytes.size()) +
                    " bytes, more than the limit of " + std::to_string(max_size));
@@ -87,8 +86,8 @@ Result<TensorValue> DecodeTensor(const TensorDataEntry& entry, ByteView file_byt
   value.dtype = *entry.dtype;
   value.shape = entry.shape;
   if (value.dtype == DataType::kString) {
-    CARTON_RETURN_IF_ERROR(DecodeStrings(entry, source, *numel, file_bytes,
-                                         limits.max_string_file_size, &value));
+    CARTON_RETURN_IF_ERROR(
+        DecodeStrings(entry, source, *numel, file_bytes, limits.max_string_file_size, &value));
     return value;
   }
   CARTON_RETURN_IF_ERROR(tensor_data_internal::CheckBinSize(entry, file_bytes.size()));

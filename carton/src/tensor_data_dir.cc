@@ -44,8 +44,8 @@ Status CheckPlain(const PlainTensorRef& t) {
   // index.toml stores dimensions as TOML integers (signed 64-bit).
   for (std::uint64_t d : t.shape) {
     if (d > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-      return InvalidArgument("tensor_data: " + Label(t.name) + ": dimension " +
-                             std::to_string(d) + " does not fit in a TOML integer");
+      return InvalidArgument("tensor_data: " + Label(t.name) + ": dimension " + std::to_string(d) +
+                             " does not fit in a TOML integer");
     }
   }
   std::optional<std::uint64_t> numel = safetensors::CheckedNumel(t.shape);

@@ -37,26 +37,36 @@ std::optional<std::string> PathProblem(std::string_view path) {
 
 namespace {
 
+using tensor_data_internal::PathProblem;
 using toml_util::AppendTomlString;
 using toml_util::At;
 using toml_util::ParseToml;
-using tensor_data_internal::PathProblem;
 
 constexpr std::string_view kSource = "tensor_data/index.toml";
 constexpr std::string_view kNested = "nested";
 
 std::string_view TypeName(toml::node_type t) {
   switch (t) {
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a float";
-    case toml::node_type::boolean: return "a boolean";
-    case toml::node_type::date: return "a date";
-    case toml::node_type::time: return "a time";
-    case toml::node_type::date_time: return "a date-time";
-    default: return "nothing";
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a float";
+    case toml::node_type::boolean:
+      return "a boolean";
+    case toml::node_type::date:
+      return "a date";
+    case toml::node_type::time:
+      return "a time";
+    case toml::node_type::date_time:
+      return "a date-time";
+    default:
+      return "nothing";
   }
 }
 
@@ -103,14 +113,15 @@ class EntryParser {
  private:
   Status TypeError(const toml::node& n, std::string_view what, std::string_view want) const {
     return Corrupt(At(kSource, n.source(),
-                      label_ + ": " + std::string(what) + " is " +
-                          std::string(TypeName(n.type())) + ", not " + std::string(want)));
+                      label_ + ": " + std::string(what) + " is " + std::string(TypeName(n.type())) +
+                          ", not " + std::string(want)));
   }
 
   Result<const toml::node*> Required(std::string_view key, toml::node_type type) const {
     const toml::node* n = table_.get(key);
     if (n == nullptr) {
-      return Corrupt(At(kSource, table_.source(), label_ + ": missing \"" + std::string(key) + "\""));
+      return Corrupt(
+          At(kSource, table_.source(), label_ + ": missing \"" + std::string(key) + "\""));
     }
     if (n->type() != type) {
       return TypeError(*n, key, TypeName(type));
@@ -146,9 +157,9 @@ class EntryParser {
       if (!dim.is_integer()) return TypeError(dim, what, "an integer");
       const std::int64_t v = dim.as_integer()->get();
       if (v < 0) {
-        return Corrupt(At(kSource, dim.source(),
-                          label_ + ": " + what + " is " + std::to_string(v) +
-                              ", not a non-negative integer"));
+        return Corrupt(
+            At(kSource, dim.source(),
+               label_ + ": " + what + " is " + std::to_string(v) + ", not a non-negative integer"));
       }
       e->shape.push_back(static_cast<std::uint64_t>(v));
       ++k;
@@ -156,16 +167,16 @@ class EntryParser {
     std::optional<std::uint64_t> numel = safetensors::CheckedNumel(e->shape);
     std::uint64_t bytes = 0;
     if (!numel || !CheckedMul(*numel, DataTypeSize(*e->dtype), &bytes)) {
-      return Corrupt(At(kSource, shape->source(),
-                        label_ + ": shape " + safetensors::ShapeToString(e->shape) +
-                            " overflows 64 bits"));
+      return Corrupt(
+          At(kSource, shape->source(),
+             label_ + ": shape " + safetensors::ShapeToString(e->shape) + " overflows 64 bits"));
     }
 
     CARTON_ASSIGN_OR_RETURN(const toml::node* file, Required("file", toml::node_type::string));
     e->file = file->as_string()->get();
     if (std::optional<std::string> problem = PathProblem(e->file)) {
-      return Corrupt(At(kSource, file->source(),
-                        label_ + ": file " + Quoted(e->file) + " " + *problem));
+      return Corrupt(
+          At(kSource, file->source(), label_ + ": file " + Quoted(e->file) + " " + *problem));
     }
     const bool is_string = *e->dtype == DataType::kString;
     const std::string_view ext = is_string ? ".toml" : ".bin";
@@ -181,8 +192,8 @@ class EntryParser {
     if (const toml::node* inner = table_.get("inner")) {
       if (!inner->is_array()) return TypeError(*inner, "inner", "an array");
       if (!inner->as_array()->empty()) {
-        return Corrupt(At(kSource, inner->source(),
-                          label_ + ": inner is only allowed on nested tensors"));
+        return Corrupt(
+            At(kSource, inner->source(), label_ + ": inner is only allowed on nested tensors"));
       }
     }
     return Status::Ok();
@@ -227,9 +238,9 @@ Result<TensorDataIndex> ParseIndex(std::string_view toml_text, const TensorDataL
   const toml::node* list = doc.get("tensor");
   if (list == nullptr) return index;
   if (!list->is_array()) {
-    return Corrupt(At(kSource, list->source(),
-                      "tensor is " + std::string(TypeName(list->type())) +
-                          ", not an array of tables"));
+    return Corrupt(
+        At(kSource, list->source(),
+           "tensor is " + std::string(TypeName(list->type())) + ", not an array of tables"));
   }
 
   struct InnerRef {
@@ -270,8 +281,8 @@ Result<TensorDataIndex> ParseIndex(std::string_view toml_text, const TensorDataL
     const TensorDataEntry& outer = index.tensors[ref.entry];
     const std::string& target = outer.inner[ref.k];
     auto it = by_name.find(target);
-    const std::string label = "tensor " + Quoted(outer.name) + ": inner[" +
-                              std::to_string(ref.k) + "] " + Quoted(target);
+    const std::string label =
+        "tensor " + Quoted(outer.name) + ": inner[" + std::to_string(ref.k) + "] " + Quoted(target);
     if (it == by_name.end()) {
       return Corrupt(At(kSource, ref.where, label + " is not in the index"));
     }

@@ -1,8 +1,6 @@
 // Pieces shared by the tensor_data sources (private to carton/src).
 #pragma once
 
-#include "carton/common/utf8.h"
-
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -14,6 +12,7 @@
 #include "carton/common/bytes.h"
 #include "carton/common/mapped_file.h"
 #include "carton/common/status.h"
+#include "carton/common/utf8.h"
 
 namespace carton::tensor_data_internal {
 

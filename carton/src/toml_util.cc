@@ -15,13 +15,27 @@ void AppendTomlString(std::string* out, std::string_view s) {
   for (char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\b': out->append("\\b"); break;
-      case '\t': out->append("\\t"); break;
-      case '\n': out->append("\\n"); break;
-      case '\f': out->append("\\f"); break;
-      case '\r': out->append("\\r"); break;
+      case '"':
+        out->append("\\\"");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\b':
+        out->append("\\b");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\f':
+        out->append("\\f");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
       default:
         // TOML forbids raw control characters and DEL in basic strings.
         if (c < 0x20 || c == 0x7F) {

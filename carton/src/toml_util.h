@@ -3,11 +3,11 @@
 // Private to carton/src; toml++ types never leave it.
 #pragma once
 
+#include <toml++/toml.h>
+
 #include <cstddef>
 #include <string>
 #include <string_view>
-
-#include <toml++/toml.h>
 
 #include "carton/common/status.h"
 
@@ -18,8 +18,7 @@ namespace carton::toml_util {
 void AppendTomlString(std::string* out, std::string_view s);
 
 // "<source>:<line>:<column>: <message>"
-std::string At(std::string_view source, const toml::source_region& where,
-               std::string_view message);
+std::string At(std::string_view source, const toml::source_region& where, std::string_view message);
 
 // toml++ recurses once per level of table nesting and builds one level per
 // part of a dotted key (`a.b.c = 1`) with no limit of its own, so a long

@@ -3,15 +3,15 @@
 #include <random>
 #include <system_error>
 
+#include "archive.h"
 #include "carton/carton/info.h"
-#include "carton/carton/zip.h"
 #include "carton/carton/links.h"
 #include "carton/carton/symlink.h"
+#include "carton/carton/zip.h"
 #include "carton/common/atomic_file.h"
 #include "carton/common/mapped_file.h"
 #include "carton/manifest/manifest.h"
 #include "carton/manifest/sha256.h"
-#include "archive.h"
 
 namespace carton {
 namespace {
@@ -102,8 +102,8 @@ Status MakeSymlink(const ZipReader& zip, const ZipEntry& e, const fs::path& root
 
 }  // namespace
 
-Status Unpack(const std::string& carton_path, const std::string& dir,
-              const LinkOptions& options, const UnpackOptions& unpack) {
+Status Unpack(const std::string& carton_path, const std::string& dir, const LinkOptions& options,
+              const UnpackOptions& unpack) {
   const CartonLimits& limits = unpack.limits;
   std::error_code ec;
   fs::path target(dir);
@@ -138,12 +138,12 @@ Status Unpack(const std::string& carton_path, const std::string& dir,
     fs::space_info space = fs::space(abs_parent, ec);
     if (!ec && total > space.available) {
       return IoError(dir + ": the carton's files take " + std::to_string(total) +
-                     " bytes, but only " + std::to_string(space.available) +
-                     " are free there");
+                     " bytes, but only " + std::to_string(space.available) + " are free there");
     }
   }
   std::random_device rd;
-  TempTree temp(abs_parent / ("." + target.filename().string() + ".unpack-" + std::to_string(rd())));
+  TempTree temp(abs_parent /
+                ("." + target.filename().string() + ".unpack-" + std::to_string(rd())));
   if (!fs::create_directory(temp.path(), ec)) {
     return IoError(temp.path().string() + ": cannot create: " + ec.message());
   }

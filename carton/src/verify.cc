@@ -10,15 +10,15 @@
 #include <set>
 
 #include "archive.h"
-#include "zip_format.h"
 #include "carton/carton/config.h"
 #include "carton/carton/symlink.h"
 #include "carton/carton/tensor_data.h"
 #include "carton/carton/zip.h"
-#include "carton/manifest/manifest.h"
-#include "carton/manifest/sha256.h"
 #include "carton/common/mapped_file.h"
 #include "carton/common/parallel.h"
+#include "carton/manifest/manifest.h"
+#include "carton/manifest/sha256.h"
+#include "zip_format.h"
 
 namespace carton {
 namespace {
@@ -107,8 +107,10 @@ class Checker {
       } else if (!has_links_) {
         Problem(me.path, "listed in MANIFEST but missing from the archive, and there is no LINKS");
       } else {
-        Problem(me.path, "listed in MANIFEST but missing from the archive, and LINKS has no url "
-                         "for its sha256 " + manifest::ToHex(me.sha256));
+        Problem(me.path,
+                "listed in MANIFEST but missing from the archive, and LINKS has no url "
+                "for its sha256 " +
+                    manifest::ToHex(me.sha256));
       }
     }
     report_->linked_files = linked_files_.size();
@@ -271,8 +273,7 @@ class Checker {
         continue;
       }
       if (*t.dtype == DataType::kString) {
-        auto bytes =
-            internal::ReadTextEntry(zip_, path, limits_.tensor_data.max_string_file_size);
+        auto bytes = internal::ReadTextEntry(zip_, path, limits_.tensor_data.max_string_file_size);
         auto decoded = bytes.ok() ? DecodeTensor(t, AsBytes(*bytes), limits_.tensor_data)
                                   : Result<TensorValue>(bytes.status());
         if (!decoded.ok()) Problem(path, decoded.status().message());
@@ -284,8 +285,8 @@ class Checker {
       overflow |= !CheckedMul(numel, DataTypeSize(*t.dtype), &need);
       if (overflow || e->size != need) {
         Problem(path, "tensor \"" + t.name + "\": " + std::to_string(e->size) + " bytes but " +
-                          std::string(DataTypeName(*t.dtype)) + " of " +
-                          std::to_string(numel) + " elements needs " +
+                          std::string(DataTypeName(*t.dtype)) + " of " + std::to_string(numel) +
+                          " elements needs " +
                           (overflow ? std::string("more than 2^64") : std::to_string(need)));
       }
     }

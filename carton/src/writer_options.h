@@ -17,8 +17,8 @@ inline constexpr unsigned kMaxZstdWorkers = 4;
 
 // `threads` 0 means one per core. zstd always runs through at least one
 // worker: its output is the same for every worker count >= 1.
-inline ZipWriterOptions CartonWriterOptions(unsigned threads,
-                                            std::uint32_t alignment = ZipWriterOptions{}.alignment) {
+inline ZipWriterOptions CartonWriterOptions(
+    unsigned threads, std::uint32_t alignment = ZipWriterOptions{}.alignment) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   ZipWriterOptions options;
   options.alignment = alignment;

@@ -17,12 +17,10 @@ std::string Multidisk() { return "multi-disk archives are not supported"; }
 
 // Applies the zip64 extra field of a central record: it holds the values
 // whose 32-bit field is saturated, in APPNOTE order (4.5.3).
-Status ReadZip64Extra(ByteView extra, std::uint32_t size32,
-                      std::uint32_t csize32, std::uint32_t offset32,
-                      std::uint16_t disk16, CentralRecord* r,
+Status ReadZip64Extra(ByteView extra, std::uint32_t size32, std::uint32_t csize32,
+                      std::uint32_t offset32, std::uint16_t disk16, CentralRecord* r,
                       std::uint32_t* disk) {
-  const bool need = size32 == kMax32 || csize32 == kMax32 ||
-                    offset32 == kMax32 || disk16 == kMax16;
+  const bool need = size32 == kMax32 || csize32 == kMax32 || offset32 == kMax32 || disk16 == kMax16;
   bool found = false;
   std::size_t pos = 0;
   while (extra.size() - pos >= kExtraHeaderSize) {
@@ -68,15 +66,13 @@ Result<CentralDirectoryLocation> LocateCentralDirectory(ByteView archive) {
 Result<CentralDirectoryLocation> LocateCentralDirectory(ByteView archive, std::uint64_t base) {
   const std::uint64_t size = archive.size();
   if (size < kEndSize) {
-    return Corrupt("too short to be a zip archive (" + std::to_string(size) +
-                   " bytes)");
+    return Corrupt("too short to be a zip archive (" + std::to_string(size) + " bytes)");
   }
   // The end record is followed only by its comment: search backwards for a
   // signature whose comment length fits exactly, so bytes appended after an
   // archive are rejected.
   const std::uint64_t last = size - kEndSize;
-  const std::uint64_t first =
-      last - std::min<std::uint64_t>(last, kMaxCommentSize);
+  const std::uint64_t first = last - std::min<std::uint64_t>(last, kMaxCommentSize);
   std::optional<std::uint64_t> found;
   for (std::uint64_t pos = last + 1; pos-- > first;) {
     const std::byte* p = archive.data() + pos;
@@ -86,8 +82,7 @@ Result<CentralDirectoryLocation> LocateCentralDirectory(ByteView archive, std::u
     }
   }
   if (!found) {
-    return Corrupt(
-        "no end of central directory record (not a zip archive, or truncated)");
+    return Corrupt("no end of central directory record (not a zip archive, or truncated)");
   }
   const std::uint64_t eocd = *found;
   const std::byte* p = archive.data() + eocd;
@@ -102,11 +97,9 @@ Result<CentralDirectoryLocation> LocateCentralDirectory(ByteView archive, std::u
   std::uint64_t cd_limit = eocd;
   const bool has_locator =
       eocd >= kZip64LocatorSize &&
-      LoadLE32(archive.data() + eocd - kZip64LocatorSize) ==
-          kZip64LocatorSignature;
+      LoadLE32(archive.data() + eocd - kZip64LocatorSize) == kZip64LocatorSignature;
   if (!has_locator) {
-    if (disk != 0 || cd_disk != 0 || disk_entries != entries)
-      return Unsupported(Multidisk());
+    if (disk != 0 || cd_disk != 0 || disk_entries != entries) return Unsupported(Multidisk());
     cd = {entries, cd_offset, cd_size};
   } else {
     const std::uint64_t locator = eocd - kZip64LocatorSize;
@@ -122,12 +115,10 @@ Result<CentralDirectoryLocation> LocateCentralDirectory(ByteView archive, std::u
     const std::uint64_t end64 = end64_abs - base;
     const std::byte* z = archive.data() + end64;
     if (LoadLE32(z) != kZip64EndSignature) {
-      return Corrupt("no zip64 end record signature at offset " +
-                     std::to_string(end64_abs));
+      return Corrupt("no zip64 end record signature at offset " + std::to_string(end64_abs));
     }
     const std::uint64_t record_size = LoadLE64(z + 4);
-    if (record_size < kZip64EndFixedSize ||
-        !InBounds(end64 + 12, record_size, locator)) {
+    if (record_size < kZip64EndFixedSize || !InBounds(end64 + 12, record_size, locator)) {
       return Corrupt("zip64 end record at offset " + std::to_string(end64_abs) +
                      " has a bad size (" + std::to_string(record_size) + ")");
     }
@@ -150,17 +141,15 @@ Result<CentralDirectoryLocation> LocateCentralDirectory(ByteView archive, std::u
     cd_limit = end64;
   }
   cd_limit += base;
-  if (!InBounds(cd.offset, cd.size, cd_limit) ||
-      cd.offset + cd.size != cd_limit) {
-    return Corrupt("central directory at offset " + std::to_string(cd.offset) +
-                   " of " + std::to_string(cd.size) +
-                   " bytes does not end where the end records start (" +
+  if (!InBounds(cd.offset, cd.size, cd_limit) || cd.offset + cd.size != cd_limit) {
+    return Corrupt("central directory at offset " + std::to_string(cd.offset) + " of " +
+                   std::to_string(cd.size) + " bytes does not end where the end records start (" +
                    std::to_string(cd_limit) + ")");
   }
   if (cd.entry_count > cd.size / kCentralHeaderSize) {
     return Corrupt(std::to_string(cd.entry_count) +
-                   " entries cannot fit in a central directory of " +
-                   std::to_string(cd.size) + " bytes");
+                   " entries cannot fit in a central directory of " + std::to_string(cd.size) +
+                   " bytes");
   }
   return cd;
 }
@@ -168,14 +157,12 @@ Result<CentralDirectoryLocation> LocateCentralDirectory(ByteView archive, std::u
 Result<CentralRecord> ReadCentralRecord(ByteView archive, std::uint64_t offset,
                                         std::uint64_t limit) {
   if (limit > archive.size() || !InBounds(offset, kCentralHeaderSize, limit)) {
-    return Corrupt("central directory record at offset " +
-                   std::to_string(offset) +
+    return Corrupt("central directory record at offset " + std::to_string(offset) +
                    " runs past the end of the central directory");
   }
   const std::byte* p = archive.data() + offset;
   if (LoadLE32(p) != kCentralHeaderSignature) {
-    return Corrupt("no central directory signature at offset " +
-                   std::to_string(offset));
+    return Corrupt("no central directory signature at offset " + std::to_string(offset));
   }
   CentralRecord r;
   r.flags = LoadLE16(p + 8);
@@ -193,23 +180,19 @@ Result<CentralRecord> ReadCentralRecord(ByteView archive, std::uint64_t offset,
   r.local_header_offset = offset32;
   r.version_made_by = LoadLE16(p + 4);
   r.external_attributes = LoadLE32(p + 38);
-  const std::uint64_t variable =
-      std::uint64_t{name_size} + extra_size + comment_size;
+  const std::uint64_t variable = std::uint64_t{name_size} + extra_size + comment_size;
   const std::uint64_t name_offset = offset + kCentralHeaderSize;
   if (!InBounds(name_offset, variable, limit)) {
-    return Corrupt("central directory record at offset " +
-                   std::to_string(offset) +
+    return Corrupt("central directory record at offset " + std::to_string(offset) +
                    ": name and extra fields run past the end of the central "
                    "directory");
   }
   r.name = AsChars(archive.subspan(name_offset, name_size));
   std::uint32_t disk = disk16;
-  Status s =
-      ReadZip64Extra(archive.subspan(name_offset + name_size, extra_size),
-                     size32, csize32, offset32, disk16, &r, &disk);
+  Status s = ReadZip64Extra(archive.subspan(name_offset + name_size, extra_size), size32, csize32,
+                            offset32, disk16, &r, &disk);
   if (!s.ok()) return s.WithContext("entry " + QuoteName(r.name));
-  if (disk != 0)
-    return Unsupported("entry " + QuoteName(r.name) + ": " + Multidisk());
+  if (disk != 0) return Unsupported("entry " + QuoteName(r.name) + ": " + Multidisk());
   r.next = name_offset + variable;
   return r;
 }

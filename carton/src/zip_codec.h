@@ -37,8 +37,7 @@ class Encoder {
 // An encoder for `method` (kDeflate or kZstd) at a level from ResolveLevel.
 // `size` is the exact number of input bytes that will follow (zstd records
 // it in the frame header). Errors: kInvalidArgument, kInternal.
-Result<std::unique_ptr<Encoder>> MakeEncoder(Compression method, int level,
-                                             std::uint64_t size,
+Result<std::unique_ptr<Encoder>> MakeEncoder(Compression method, int level, std::uint64_t size,
                                              int zstd_workers);
 
 // Decodes one or more complete zstd frames fed in pieces. Untrusted input.

@@ -44,8 +44,7 @@ class DeflateEncoder final : public Encoder {
     std::unique_ptr<z_stream, DeflateEnd> stream;
     auto raw = std::make_unique<z_stream>();
     // Negative window bits: raw deflate, as zip stores it.
-    if (deflateInit2(raw.get(), level, Z_DEFLATED, -MAX_WBITS, 8,
-                     Z_DEFAULT_STRATEGY) != Z_OK) {
+    if (deflateInit2(raw.get(), level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
       return Internal("cannot initialise deflate");
     }
     stream.reset(raw.release());
@@ -55,8 +54,7 @@ class DeflateEncoder final : public Encoder {
   Status Update(ByteView in, const ByteSink& out) override {
     while (!in.empty()) {
       std::size_t n = std::min(in.size(), kZlibMaxChunk);
-      stream_->next_in =
-          reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data()));
+      stream_->next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data()));
       stream_->avail_in = static_cast<uInt>(n);
       CARTON_RETURN_IF_ERROR(Run(Z_NO_FLUSH, out));
       in = in.subspan(n);
@@ -77,10 +75,8 @@ class DeflateEncoder final : public Encoder {
       int r = deflate(stream_.get(), flush);
       if (r == Z_STREAM_ERROR) return Internal("deflate failed");
       std::size_t have = buffer_.size() - stream_->avail_out;
-      if (have != 0)
-        CARTON_RETURN_IF_ERROR(out(ByteView(buffer_.data(), have)));
-      if (flush == Z_FINISH ? r == Z_STREAM_END : stream_->avail_out != 0)
-        return Status::Ok();
+      if (have != 0) CARTON_RETURN_IF_ERROR(out(ByteView(buffer_.data(), have)));
+      if (flush == Z_FINISH ? r == Z_STREAM_END : stream_->avail_out != 0) return Status::Ok();
     }
   }
 
@@ -90,8 +86,7 @@ class DeflateEncoder final : public Encoder {
 
 class ZstdEncoder final : public Encoder {
  public:
-  static Result<std::unique_ptr<Encoder>> Make(int level, std::uint64_t size,
-                                               int workers) {
+  static Result<std::unique_ptr<Encoder>> Make(int level, std::uint64_t size, int workers) {
     std::unique_ptr<ZSTD_CCtx, ZstdCCtxFree> cctx(ZSTD_createCCtx());
     if (!cctx) return Internal("cannot allocate a zstd context");
     auto set = [&](ZSTD_cParameter p, int v) {
@@ -106,11 +101,9 @@ class ZstdEncoder final : public Encoder {
     // data (docs/BENCHMARKS.md).
     if (level > 0 && ZSTD_getCParams(level, size, 0).minMatch > kZstdMinMatch &&
         !set(ZSTD_c_minMatch, kZstdMinMatch)) {
-      return Internal("zstd rejects a minimum match of " +
-                      std::to_string(kZstdMinMatch));
+      return Internal("zstd rejects a minimum match of " + std::to_string(kZstdMinMatch));
     }
-    if (workers > 0 && (!set(ZSTD_c_nbWorkers, workers) ||
-                        !set(ZSTD_c_jobSize, kZstdJobSize))) {
+    if (workers > 0 && (!set(ZSTD_c_nbWorkers, workers) || !set(ZSTD_c_jobSize, kZstdJobSize))) {
       return InvalidArgument("zstd rejects " + std::to_string(workers) +
                              " workers (built without threads?)");
     }
@@ -131,8 +124,7 @@ class ZstdEncoder final : public Encoder {
   Status Finish(const ByteSink& out) override {
     ZSTD_inBuffer input{nullptr, 0, 0};
     std::size_t remaining = 1;
-    while (remaining != 0)
-      CARTON_RETURN_IF_ERROR(Step(&input, ZSTD_e_end, out, &remaining));
+    while (remaining != 0) CARTON_RETURN_IF_ERROR(Step(&input, ZSTD_e_end, out, &remaining));
     return Status::Ok();
   }
 
@@ -145,8 +137,7 @@ class ZstdEncoder final : public Encoder {
     ZSTD_outBuffer output{buffer_.data(), buffer_.size(), 0};
     std::size_t r = ZSTD_compressStream2(cctx_.get(), &output, input, mode);
     if (ZSTD_isError(r))
-      return Internal(std::string("zstd compression failed: ") +
-                      ZSTD_getErrorName(r));
+      return Internal(std::string("zstd compression failed: ") + ZSTD_getErrorName(r));
     if (remaining) *remaining = r;
     if (output.pos != 0) return out(ByteView(buffer_.data(), output.pos));
     return Status::Ok();
@@ -165,15 +156,13 @@ Result<int> ResolveLevel(Compression method, int level) {
     case Compression::kDeflate:
       if (level == 0) return kDefaultDeflateLevel;
       if (level < 1 || level > 9) {
-        return InvalidArgument("deflate level " + std::to_string(level) +
-                               " is outside 1..9");
+        return InvalidArgument("deflate level " + std::to_string(level) + " is outside 1..9");
       }
       return level;
     case Compression::kZstd:
       if (level == 0) return kDefaultZstdLevel;
       if (level < ZSTD_minCLevel() || level > kZipMaxZstdLevel) {
-        return InvalidArgument("zstd level " + std::to_string(level) +
-                               " is outside " +
+        return InvalidArgument("zstd level " + std::to_string(level) + " is outside " +
                                std::to_string(ZSTD_minCLevel()) + ".." +
                                std::to_string(kZipMaxZstdLevel));
       }
@@ -182,8 +171,7 @@ Result<int> ResolveLevel(Compression method, int level) {
   return InvalidArgument("unknown compression method");
 }
 
-Result<std::unique_ptr<Encoder>> MakeEncoder(Compression method, int level,
-                                             std::uint64_t size,
+Result<std::unique_ptr<Encoder>> MakeEncoder(Compression method, int level, std::uint64_t size,
                                              int zstd_workers) {
   switch (method) {
     case Compression::kDeflate:

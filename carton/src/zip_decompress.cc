@@ -31,8 +31,7 @@ struct ZstdDecoder::State {
   int max_window_log = kZipMaxZstdWindowLog;
 };
 
-ZstdDecoder::ZstdDecoder(std::unique_ptr<State> state)
-    : state_(std::move(state)) {}
+ZstdDecoder::ZstdDecoder(std::unique_ptr<State> state) : state_(std::move(state)) {}
 ZstdDecoder::ZstdDecoder(ZstdDecoder&&) noexcept = default;
 ZstdDecoder& ZstdDecoder::operator=(ZstdDecoder&&) noexcept = default;
 ZstdDecoder::~ZstdDecoder() = default;
@@ -41,8 +40,8 @@ Result<ZstdDecoder> ZstdDecoder::Make(std::uint64_t size_hint, int max_window_lo
   auto state = std::make_unique<State>();
   state->dctx.reset(ZSTD_createDCtx());
   if (!state->dctx) return Internal("cannot allocate a zstd context");
-  if (ZSTD_isError(ZSTD_DCtx_setParameter(
-          state->dctx.get(), ZSTD_d_windowLogMax, max_window_log))) {
+  if (ZSTD_isError(
+          ZSTD_DCtx_setParameter(state->dctx.get(), ZSTD_d_windowLogMax, max_window_log))) {
     return Internal("zstd rejects the window limit 2^" + std::to_string(max_window_log));
   }
   state->max_window_log = max_window_log;
@@ -70,12 +69,10 @@ Status ZstdDecoder::Update(ByteView in, const ByteSink& out) {
     // A call that neither reads nor writes (flushing after a full buffer)
     // answers for the next frame; keep the hint of the one that ended.
     if (input.pos != consumed || output.pos != 0) s.pending = r;
-    if (output.pos != 0)
-      CARTON_RETURN_IF_ERROR(out(ByteView(s.buffer.data(), output.pos)));
+    if (output.pos != 0) CARTON_RETURN_IF_ERROR(out(ByteView(s.buffer.data(), output.pos)));
     // A buffer that was not filled means zstd holds no more output for the
     // input given so far.
-    if (input.pos == input.size && output.pos < output.size)
-      return Status::Ok();
+    if (input.pos == input.size && output.pos < output.size) return Status::Ok();
   }
 }
 

@@ -19,8 +19,7 @@ constexpr std::size_t kBufferSize = 1 << 20;
 
 }  // namespace
 
-EntrySource::EntrySource(EntryData data, const Spool* spool,
-                         const ZipOutput* output)
+EntrySource::EntrySource(EntryData data, const Spool* spool, const ZipOutput* output)
     : data_(std::move(data)), spool_(spool), output_(output) {}
 
 Result<SourcePtr> EntrySource::MakeSource() {
@@ -43,15 +42,14 @@ Status EntrySource::Open() {
                     std::to_string(output_->position()) + ", not at " +
                     std::to_string(data_.data_offset));
   }
-  buffer_.resize(static_cast<std::size_t>(
-      std::min<std::uint64_t>(kBufferSize, data_.compressed_size)));
+  buffer_.resize(
+      static_cast<std::size_t>(std::min<std::uint64_t>(kBufferSize, data_.compressed_size)));
   buffer_pos_ = buffer_end_ = 0;
   fetched_ = 0;
   if (data_.produce) {
     CARTON_ASSIGN_OR_RETURN(produced_, data_.produce());
     if (produced_.size() != data_.size) {
-      return Internal(context + ": produced " +
-                      std::to_string(produced_.size()) + " bytes, not " +
+      return Internal(context + ": produced " + std::to_string(produced_.size()) + " bytes, not " +
                       std::to_string(data_.size));
     }
     return Status::Ok();
@@ -59,8 +57,7 @@ Status EntrySource::Open() {
   if (data_.file_path.empty()) return Status::Ok();
   fd_.Reset(::open(data_.file_path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd_.valid()) {
-    return IoError(context + ": cannot open " + data_.file_path + ": " +
-                   std::strerror(errno));
+    return IoError(context + ": cannot open " + data_.file_path + ": " + std::strerror(errno));
   }
   auto identity = IdentityOfFd(fd_.get());
   if (!identity.ok()) {
@@ -75,29 +72,28 @@ Status EntrySource::Open() {
 }
 
 Status EntrySource::Refill() {
-  const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(
-      buffer_.size(), data_.compressed_size - fetched_));
+  const std::size_t want = static_cast<std::size_t>(
+      std::min<std::uint64_t>(buffer_.size(), data_.compressed_size - fetched_));
   buffer_pos_ = 0;
   buffer_end_ = 0;
   if (data_.produce) {
     std::memcpy(buffer_.data(), produced_.data() + fetched_, want);
     buffer_end_ = want;
   } else if (data_.file_path.empty()) {
-    CARTON_RETURN_IF_ERROR(spool_->Read(data_.spool_offset + fetched_,
-                                        MutableByteView(buffer_.data(), want)));
+    CARTON_RETURN_IF_ERROR(
+        spool_->Read(data_.spool_offset + fetched_, MutableByteView(buffer_.data(), want)));
     buffer_end_ = want;
   } else {
     while (buffer_end_ < want) {
-      ssize_t r =
-          ::read(fd_.get(), buffer_.data() + buffer_end_, want - buffer_end_);
+      ssize_t r = ::read(fd_.get(), buffer_.data() + buffer_end_, want - buffer_end_);
       if (r < 0) {
         if (errno == EINTR) continue;
-        return IoError("entry " + fmt::QuoteName(data_.name) + ": read of " +
-                       data_.file_path + " failed: " + std::strerror(errno));
+        return IoError("entry " + fmt::QuoteName(data_.name) + ": read of " + data_.file_path +
+                       " failed: " + std::strerror(errno));
       }
       if (r == 0) {
-        return IoError("entry " + fmt::QuoteName(data_.name) + ": " +
-                       data_.file_path + " shrank before it was written");
+        return IoError("entry " + fmt::QuoteName(data_.name) + ": " + data_.file_path +
+                       " shrank before it was written");
       }
       buffer_end_ += static_cast<std::size_t>(r);
     }
@@ -114,13 +110,11 @@ Status EntrySource::CheckFileEnd() {
     r = ::read(fd_.get(), &extra, 1);
   } while (r < 0 && errno == EINTR);
   if (r != 0) {
-    return IoError(context + ": " + data_.file_path +
-                   " grew before it was written");
+    return IoError(context + ": " + data_.file_path + " grew before it was written");
   }
   auto identity = IdentityOfFd(fd_.get());
   if (!identity.ok() || *identity != data_.identity) {
-    return IoError(context + ": " + data_.file_path +
-                   " changed while the archive was written");
+    return IoError(context + ": " + data_.file_path + " changed while the archive was written");
   }
   return Status::Ok();
 }
@@ -143,25 +137,22 @@ Result<std::size_t> EntrySource::Read(std::byte* out, std::size_t n) {
   return k;
 }
 
-zip_int64_t EntrySource::Callback(void* self, void* data, zip_uint64_t len,
-                                  zip_source_cmd_t cmd) {
+zip_int64_t EntrySource::Callback(void* self, void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
   return static_cast<EntrySource*>(self)->Handle(data, len, cmd);
 }
 
-zip_int64_t EntrySource::Handle(void* data, zip_uint64_t len,
-                                zip_source_cmd_t cmd) {
+zip_int64_t EntrySource::Handle(void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
   switch (cmd) {
     case ZIP_SOURCE_SUPPORTS:
-      return zip_source_make_command_bitmap(ZIP_SOURCE_OPEN, ZIP_SOURCE_READ,
-                                            ZIP_SOURCE_CLOSE, ZIP_SOURCE_STAT,
-                                            ZIP_SOURCE_ERROR, ZIP_SOURCE_FREE,
+      return zip_source_make_command_bitmap(ZIP_SOURCE_OPEN, ZIP_SOURCE_READ, ZIP_SOURCE_CLOSE,
+                                            ZIP_SOURCE_STAT, ZIP_SOURCE_ERROR, ZIP_SOURCE_FREE,
                                             ZIP_SOURCE_GET_FILE_ATTRIBUTES, -1);
     case ZIP_SOURCE_STAT: {
       auto* st = ZIP_SOURCE_GET_ARGS(zip_stat_t, data, len, zip_error_.get());
       if (st == nullptr) return -1;
       zip_stat_init(st);
-      st->valid = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_CRC |
-                  ZIP_STAT_COMP_METHOD | ZIP_STAT_ENCRYPTION_METHOD;
+      st->valid = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_CRC | ZIP_STAT_COMP_METHOD |
+                  ZIP_STAT_ENCRYPTION_METHOD;
       st->size = data_.size;
       st->comp_size = data_.compressed_size;
       st->crc = data_.crc32;
@@ -170,8 +161,7 @@ zip_int64_t EntrySource::Handle(void* data, zip_uint64_t len,
       return sizeof(*st);
     }
     case ZIP_SOURCE_GET_FILE_ATTRIBUTES: {
-      auto* a = ZIP_SOURCE_GET_ARGS(zip_file_attributes_t, data, len,
-                                    zip_error_.get());
+      auto* a = ZIP_SOURCE_GET_ARGS(zip_file_attributes_t, data, len, zip_error_.get());
       if (a == nullptr) return -1;
       // libzip knows the version deflate and stored entries need, but not
       // zstd's.
@@ -185,15 +175,13 @@ zip_int64_t EntrySource::Handle(void* data, zip_uint64_t len,
       Status s = Open();
       if (!s.ok()) {
         fd_.Reset();
-        const int code =
-            s.code() == StatusCode::kInternal ? ZIP_ER_INTERNAL : ZIP_ER_OPEN;
+        const int code = s.code() == StatusCode::kInternal ? ZIP_ER_INTERNAL : ZIP_ER_OPEN;
         return Fail(std::move(s), code);
       }
       return 0;
     }
     case ZIP_SOURCE_READ: {
-      auto r =
-          Read(static_cast<std::byte*>(data), static_cast<std::size_t>(len));
+      auto r = Read(static_cast<std::byte*>(data), static_cast<std::size_t>(len));
       if (!r.ok()) return Fail(r.status(), ZIP_ER_READ);
       return static_cast<zip_int64_t>(*r);
     }

@@ -64,8 +64,7 @@ class EntrySource {
   const Status& error() const { return error_; }
 
  private:
-  static zip_int64_t Callback(void* self, void* data, zip_uint64_t len,
-                              zip_source_cmd_t cmd);
+  static zip_int64_t Callback(void* self, void* data, zip_uint64_t len, zip_source_cmd_t cmd);
   zip_int64_t Handle(void* data, zip_uint64_t len, zip_source_cmd_t cmd);
   zip_int64_t Fail(Status s, int zip_code);
   Status Open();

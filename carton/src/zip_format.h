@@ -14,8 +14,6 @@
 // kUnsupported. Their messages do not name the archive; callers add that.
 #pragma once
 
-#include "carton/common/utf8.h"
-
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -25,6 +23,7 @@
 #include "carton/carton/zip.h"
 #include "carton/common/bytes.h"
 #include "carton/common/status.h"
+#include "carton/common/utf8.h"
 
 namespace carton::zip_format {
 
@@ -88,8 +87,7 @@ struct ParsedLocalHeader {
 
 // Parses the local header at `offset`; the header must end at or before
 // `limit` (the start of the central directory). Untrusted input.
-Result<ParsedLocalHeader> ParseLocalHeader(ByteView archive,
-                                           std::uint64_t offset,
+Result<ParsedLocalHeader> ParseLocalHeader(ByteView archive, std::uint64_t offset,
                                            std::uint64_t limit);
 
 // Where the central directory is, from the end records (APPNOTE 4.3.14 to

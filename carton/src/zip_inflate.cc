@@ -64,7 +64,8 @@ Status InflateDecoder::Update(ByteView in, const ByteSink& out) {
     if (produced != 0) CARTON_RETURN_IF_ERROR(out(ByteView(s.buffer.data(), produced)));
     if (r == Z_STREAM_END) {
       s.ended = true;
-      if (s.stream.avail_in > 0) return Corrupt("deflate data continues after the end of its stream");
+      if (s.stream.avail_in > 0)
+        return Corrupt("deflate data continues after the end of its stream");
       return Status::Ok();
     }
     // No progress possible until more input arrives.

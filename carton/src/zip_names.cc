@@ -15,14 +15,12 @@ std::optional<std::string> CheckEntryName(std::string_view name) {
   if (name.front() == '/') return "is absolute";
   // "C:x" would be a drive path to anyone extracting on Windows.
   if (name.size() >= 2 && name[1] == ':' &&
-      ((name[0] >= 'a' && name[0] <= 'z') ||
-       (name[0] >= 'A' && name[0] <= 'Z'))) {
+      ((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z'))) {
     return "starts with a drive letter";
   }
   // A trailing '/' marks a directory; every other component must be a real
   // name, so two spellings can never reach the same path.
-  std::string_view rest =
-      name.back() == '/' ? name.substr(0, name.size() - 1) : name;
+  std::string_view rest = name.back() == '/' ? name.substr(0, name.size() - 1) : name;
   for (;;) {
     std::size_t slash = rest.find('/');
     std::string_view part = rest.substr(0, slash);
@@ -35,16 +33,15 @@ std::optional<std::string> CheckEntryName(std::string_view name) {
   // The checks above give the precise messages for the common hostile
   // names; the MANIFEST path rules cover the rest (control characters,
   // invalid UTF-8, components that begin or end with a space).
-  Status path = manifest::ValidateEntryPath(
-      name.back() == '/' ? name.substr(0, name.size() - 1) : name);
+  Status path =
+      manifest::ValidateEntryPath(name.back() == '/' ? name.substr(0, name.size() - 1) : name);
   if (!path.ok()) return "breaks the path rules (" + path.message() + ")";
   return std::nullopt;
 }
 
 std::string Hex(std::uint64_t v, int digits) {
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "0x%0*llx", digits,
-                static_cast<unsigned long long>(v));
+  std::snprintf(buf, sizeof(buf), "0x%0*llx", digits, static_cast<unsigned long long>(v));
   return buf;
 }
 

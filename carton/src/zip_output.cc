@@ -13,17 +13,14 @@ constexpr std::size_t kDirectWrite = kBufferSize / 2;
 
 }  // namespace
 
-Result<std::unique_ptr<ZipOutput>> ZipOutput::Create(const std::string& path,
-                                                     bool durable) {
+Result<std::unique_ptr<ZipOutput>> ZipOutput::Create(const std::string& path, bool durable) {
   if (path.empty()) return InvalidArgument("empty output path");
   auto slash = path.rfind('/');
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  if (base.empty())
-    return InvalidArgument(path + ": output path names a directory");
+  if (base.empty()) return InvalidArgument(path + ": output path names a directory");
   // The buffer below gathers libzip's writes; the file's own is not used.
-  CARTON_ASSIGN_OR_RETURN(
-      AtomicFile file,
-      AtomicFile::Create(path, {.durable = durable, .buffer_size = 0}));
+  CARTON_ASSIGN_OR_RETURN(AtomicFile file,
+                          AtomicFile::Create(path, {.durable = durable, .buffer_size = 0}));
   std::unique_ptr<ZipOutput> out(new ZipOutput());
   out->path_ = path;
   out->file_.emplace(std::move(file));
@@ -55,8 +52,7 @@ Status ZipOutput::Write(ByteView data) {
   if (position_ >= buffer_start_ && position_ <= end &&
       data.size() <= buffer_.size() - (position_ - buffer_start_)) {
     std::size_t at = static_cast<std::size_t>(position_ - buffer_start_);
-    if (!data.empty())
-      std::memcpy(buffer_.data() + at, data.data(), data.size());
+    if (!data.empty()) std::memcpy(buffer_.data() + at, data.data(), data.size());
     buffered_ = std::max(buffered_, at + data.size());
   } else {
     CARTON_RETURN_IF_ERROR(Flush());
@@ -89,13 +85,11 @@ zip_int64_t ZipOutput::Fail(Status s, int zip_code) {
   return -1;
 }
 
-zip_int64_t ZipOutput::Callback(void* self, void* data, zip_uint64_t len,
-                                zip_source_cmd_t cmd) {
+zip_int64_t ZipOutput::Callback(void* self, void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
   return static_cast<ZipOutput*>(self)->Handle(data, len, cmd);
 }
 
-zip_int64_t ZipOutput::Handle(void* data, zip_uint64_t len,
-                              zip_source_cmd_t cmd) {
+zip_int64_t ZipOutput::Handle(void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
   switch (cmd) {
     case ZIP_SOURCE_SUPPORTS:
       return ZIP_SOURCE_SUPPORTS_WRITABLE;
@@ -106,21 +100,19 @@ zip_int64_t ZipOutput::Handle(void* data, zip_uint64_t len,
     case ZIP_SOURCE_ERROR:
       return zip_error_to_data(zip_error_.get(), data, len);
     case ZIP_SOURCE_BEGIN_WRITE:
-      if (!file_)
-        return Fail(Internal(path_ + ": output already closed"),
-                    ZIP_ER_INTERNAL);
+      if (!file_) return Fail(Internal(path_ + ": output already closed"), ZIP_ER_INTERNAL);
       position_ = size_ = buffer_start_ = 0;
       buffered_ = 0;
       return 0;
     case ZIP_SOURCE_WRITE: {
-      Status s = Write(ByteView(static_cast<const std::byte*>(data),
-                                static_cast<std::size_t>(len)));
+      Status s =
+          Write(ByteView(static_cast<const std::byte*>(data), static_cast<std::size_t>(len)));
       if (!s.ok()) return Fail(std::move(s), ZIP_ER_WRITE);
       return static_cast<zip_int64_t>(len);
     }
     case ZIP_SOURCE_SEEK_WRITE: {
-      zip_int64_t to = zip_source_seek_compute_offset(position_, size_, data,
-                                                      len, zip_error_.get());
+      zip_int64_t to =
+          zip_source_seek_compute_offset(position_, size_, data, len, zip_error_.get());
       if (to < 0) return -1;
       position_ = static_cast<std::uint64_t>(to);
       return 0;

@@ -31,8 +31,7 @@ class ZipOutput {
  public:
   // Creates the temporary file. Errors: kInvalidArgument (empty path or a
   // path naming a directory), kIoError.
-  static Result<std::unique_ptr<ZipOutput>> Create(const std::string& path,
-                                                   bool durable);
+  static Result<std::unique_ptr<ZipOutput>> Create(const std::string& path, bool durable);
 
   ZipOutput(const ZipOutput&) = delete;
   ZipOutput& operator=(const ZipOutput&) = delete;
@@ -63,8 +62,7 @@ class ZipOutput {
 
  private:
   ZipOutput() = default;
-  static zip_int64_t Callback(void* self, void* data, zip_uint64_t len,
-                              zip_source_cmd_t cmd);
+  static zip_int64_t Callback(void* self, void* data, zip_uint64_t len, zip_source_cmd_t cmd);
   zip_int64_t Handle(void* data, zip_uint64_t len, zip_source_cmd_t cmd);
   // Records `s` (the first one wins) and sets libzip's error to `code`
   // with the current errno.

@@ -38,35 +38,27 @@ constexpr std::size_t kMaxReadChunk = 1 << 20;
 
 struct StringHash {
   using is_transparent = void;
-  std::size_t operator()(std::string_view s) const {
-    return std::hash<std::string_view>{}(s);
-  }
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
-std::string EntryContext(std::string_view name) {
-  return "entry " + fmt::QuoteName(name);
-}
+std::string EntryContext(std::string_view name) { return "entry " + fmt::QuoteName(name); }
 
 // The central record and libzip must describe the same entry.
-Status CheckRecordMatchesLibzip(const fmt::CentralRecord& r,
-                                const zip_stat_t& st) {
-  constexpr zip_uint64_t kNeeded = ZIP_STAT_NAME | ZIP_STAT_SIZE |
-                                   ZIP_STAT_COMP_SIZE | ZIP_STAT_CRC |
-                                   ZIP_STAT_COMP_METHOD;
+Status CheckRecordMatchesLibzip(const fmt::CentralRecord& r, const zip_stat_t& st) {
+  constexpr zip_uint64_t kNeeded =
+      ZIP_STAT_NAME | ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_CRC | ZIP_STAT_COMP_METHOD;
   if ((st.valid & kNeeded) != kNeeded) {
     return Corrupt("libzip cannot describe the entry");
   }
   // Encrypted entries may name their real method elsewhere (WinZip AES),
   // which libzip reports instead of the record's.
-  const bool method_ok = st.encryption_method != ZIP_EM_NONE ||
-                         st.comp_method == static_cast<zip_int32_t>(r.method);
+  const bool method_ok =
+      st.encryption_method != ZIP_EM_NONE || st.comp_method == static_cast<zip_int32_t>(r.method);
   if (std::string_view(st.name) != r.name || st.size != r.size ||
       st.comp_size != r.compressed_size || st.crc != r.crc32 || !method_ok) {
     return Corrupt("libzip reads the central directory differently (name " +
-                   fmt::QuoteName(st.name) + ", size " +
-                   std::to_string(st.size) + ", compressed " +
-                   std::to_string(st.comp_size) + ", crc " +
-                   fmt::Hex(st.crc, 8) + ")");
+                   fmt::QuoteName(st.name) + ", size " + std::to_string(st.size) + ", compressed " +
+                   std::to_string(st.comp_size) + ", crc " + fmt::Hex(st.crc, 8) + ")");
   }
   return Status::Ok();
 }
@@ -80,8 +72,7 @@ struct ZipReader::Impl {
   ZipReaderOptions options;
   std::vector<ZipEntry> entries;
   std::vector<std::uint64_t> data_offsets;
-  std::unordered_map<std::string, std::size_t, StringHash, std::equal_to<>>
-      by_name;
+  std::unordered_map<std::string, std::size_t, StringHash, std::equal_to<>> by_name;
   // A libzip archive is used by one thread at a time: each read takes an
   // idle one, opening another when there is none.
   mutable std::mutex pool_mutex;
@@ -89,17 +80,13 @@ struct ZipReader::Impl {
   // Set by OpenSource: entries are read through it, not libzip.
   std::optional<zip_internal::SourceArchive> remote;
 
-  Status Fail(Status s) const {
-    return label.empty() ? s : s.WithContext(label);
-  }
+  Status Fail(Status s) const { return label.empty() ? s : s.WithContext(label); }
 
   Result<ArchivePtr> OpenArchive(bool check) const {
     zip_internal::LibzipError error;
-    zip_source_t* src =
-        zip_source_buffer_create(data.data(), data.size(), 0, error.get());
+    zip_source_t* src = zip_source_buffer_create(data.data(), data.size(), 0, error.get());
     if (src == nullptr) return zip_internal::ReadError(error.get(), "");
-    zip_t* z = zip_open_from_source(
-        src, ZIP_RDONLY | (check ? ZIP_CHECKCONS : 0), error.get());
+    zip_t* z = zip_open_from_source(src, ZIP_RDONLY | (check ? ZIP_CHECKCONS : 0), error.get());
     if (z == nullptr) {
       zip_source_free(src);
       return zip_internal::ReadError(error.get(), "");
@@ -108,8 +95,7 @@ struct ZipReader::Impl {
   }
 
   Status Load() {
-    CARTON_ASSIGN_OR_RETURN(fmt::CentralDirectoryLocation cd,
-                            fmt::LocateCentralDirectory(data));
+    CARTON_ASSIGN_OR_RETURN(fmt::CentralDirectoryLocation cd, fmt::LocateCentralDirectory(data));
     auto strict = OpenArchive(/*check=*/true);
     if (!strict.ok()) {
       auto lax = OpenArchive(/*check=*/false);
@@ -126,14 +112,12 @@ struct ZipReader::Impl {
   Status Index(zip_t* za, const fmt::CentralDirectoryLocation& cd) {
     const zip_int64_t n = zip_get_num_entries(za, 0);
     if (n < 0 || static_cast<std::uint64_t>(n) != cd.entry_count) {
-      return Corrupt("libzip finds " + std::to_string(n) +
-                     " entries where the end record lists " +
+      return Corrupt("libzip finds " + std::to_string(n) + " entries where the end record lists " +
                      std::to_string(cd.entry_count));
     }
     if (cd.entry_count > options.max_entries) {
       return Corrupt("the archive lists " + std::to_string(cd.entry_count) +
-                     " entries, more than the limit of " +
-                     std::to_string(options.max_entries));
+                     " entries, more than the limit of " + std::to_string(options.max_entries));
     }
     const auto count = static_cast<std::size_t>(n);
     entries.reserve(count);
@@ -147,44 +131,37 @@ struct ZipReader::Impl {
     const std::uint64_t cd_end = cd.offset + cd.size;
     std::uint64_t pos = cd.offset;
     for (std::size_t i = 0; i < count; ++i) {
-      CARTON_ASSIGN_OR_RETURN(fmt::CentralRecord r,
-                              fmt::ReadCentralRecord(data, pos, cd_end));
+      CARTON_ASSIGN_OR_RETURN(fmt::CentralRecord r, fmt::ReadCentralRecord(data, pos, cd_end));
       pos = r.next;
       const std::string name(r.name);
       const std::string context = EntryContext(name);
-      if (auto why = fmt::CheckEntryName(name))
-        return Corrupt(context + ": name " + *why);
-      if (!by_name.emplace(name, i).second)
-        return Corrupt(context + ": duplicate name");
+      if (auto why = fmt::CheckEntryName(name)) return Corrupt(context + ": name " + *why);
+      if (!by_name.emplace(name, i).second) return Corrupt(context + ": duplicate name");
       zip_stat_t st;
       zip_stat_init(&st);
       if (zip_stat_index(za, i, ZIP_FL_ENC_RAW, &st) != 0)
         return zip_internal::ReadError(zip_get_error(za), context);
       Status s = CheckRecordMatchesLibzip(r, st);
       if (!s.ok()) return s.WithContext(context);
-      auto local =
-          fmt::ParseLocalHeader(data, r.local_header_offset, cd.offset);
+      auto local = fmt::ParseLocalHeader(data, r.local_header_offset, cd.offset);
       if (!local.ok()) return local.status().WithContext(context);
       s = fmt::CheckLocalMatchesCentral(*local, r);
       if (!s.ok()) return s.WithContext(context);
       if (!InBounds(local->data_offset, r.compressed_size, cd.offset)) {
-        return Corrupt(
-            context + ": " + std::to_string(r.compressed_size) +
-            " bytes of data at offset " + std::to_string(local->data_offset) +
-            " run past the central directory at " + std::to_string(cd.offset));
+        return Corrupt(context + ": " + std::to_string(r.compressed_size) +
+                       " bytes of data at offset " + std::to_string(local->data_offset) +
+                       " run past the central directory at " + std::to_string(cd.offset));
       }
-      auto entry = fmt::EntryFromRecord(r, name, i, context,
-                                        st.encryption_method != ZIP_EM_NONE);
+      auto entry = fmt::EntryFromRecord(r, name, i, context, st.encryption_method != ZIP_EM_NONE);
       if (!entry.ok()) return entry.status();
       ZipEntry e = std::move(entry).value();
-      spans.push_back(
-          {r.local_header_offset, local->data_offset + r.compressed_size, i});
+      spans.push_back({r.local_header_offset, local->data_offset + r.compressed_size, i});
       data_offsets.push_back(local->data_offset);
       entries.push_back(std::move(e));
     }
     if (pos != cd_end) {
-      return Corrupt("central directory has " + std::to_string(cd_end - pos) +
-                     " bytes after its " + std::to_string(count) + " entries");
+      return Corrupt("central directory has " + std::to_string(cd_end - pos) + " bytes after its " +
+                     std::to_string(count) + " entries");
     }
     CARTON_RETURN_IF_ERROR(CheckLimits());
     // Entries that share bytes let a small archive expand without bound.
@@ -192,8 +169,7 @@ struct ZipReader::Impl {
               [](const Span& a, const Span& b) { return a.begin < b.begin; });
     for (std::size_t k = 1; k < spans.size(); ++k) {
       if (spans[k].begin < spans[k - 1].end) {
-        return Corrupt(EntryContext(entries[spans[k].index].name) +
-                       " overlaps " +
+        return Corrupt(EntryContext(entries[spans[k].index].name) + " overlaps " +
                        EntryContext(entries[spans[k - 1].index].name));
       }
     }
@@ -205,8 +181,7 @@ struct ZipReader::Impl {
   Status CheckLimits() const {
     if (entries.size() > options.max_entries) {
       return Corrupt("the archive lists " + std::to_string(entries.size()) +
-                     " entries, more than the limit of " +
-                     std::to_string(options.max_entries));
+                     " entries, more than the limit of " + std::to_string(options.max_entries));
     }
     std::uint64_t total_size = 0;
     // The decodable entries: what they declare, and the most their data
@@ -227,8 +202,7 @@ struct ZipReader::Impl {
         stored = SaturatingAdd(stored, e.compressed_size);
         most = SaturatingAdd(most, entry_most);
       }
-      if (!CheckedAdd(total_size, e.size, &total_size) ||
-          total_size > options.max_total_size) {
+      if (!CheckedAdd(total_size, e.size, &total_size) || total_size > options.max_total_size) {
         return Corrupt(context + ": the entries declare more than the limit of " +
                        std::to_string(options.max_total_size) + " bytes in all");
       }
@@ -256,10 +230,14 @@ struct ZipReader::Impl {
   std::optional<std::uint64_t> MaxRatio(const ZipEntry& e) const {
     if (e.encrypted) return std::nullopt;
     switch (e.method) {
-      case fmt::kMethodStored: return 1;
-      case fmt::kMethodDeflate: return options.max_deflate_ratio;
-      case fmt::kMethodZstd: return options.max_zstd_ratio;
-      default: return std::nullopt;
+      case fmt::kMethodStored:
+        return 1;
+      case fmt::kMethodDeflate:
+        return options.max_deflate_ratio;
+      case fmt::kMethodZstd:
+        return options.max_zstd_ratio;
+      default:
+        return std::nullopt;
     }
   }
 
@@ -284,12 +262,10 @@ struct ZipReader::Impl {
       if (!fresh) {
         const ZipEntry& other = entries[it->second];
         if (other.is_dir != entries[i].is_dir) {
-          return Corrupt(EntryContext(entries[i].name) + " and " +
-                         EntryContext(other.name) +
+          return Corrupt(EntryContext(entries[i].name) + " and " + EntryContext(other.name) +
                          " name both a file and a directory");
         }
-        return Corrupt(EntryContext(entries[i].name) +
-                       ": name differs only in letter case from " +
+        return Corrupt(EntryContext(entries[i].name) + ": name differs only in letter case from " +
                        EntryContext(entries[it->second].name) +
                        " (one file on a case-insensitive file system)");
       }
@@ -301,8 +277,7 @@ struct ZipReader::Impl {
         auto it = folded.find(f.substr(0, slash));
         if (it != folded.end() && !entries[it->second].is_dir) {
           return Corrupt(EntryContext(e.name) + ": uses the file " +
-                         EntryContext(entries[it->second].name) +
-                         " as a directory");
+                         EntryContext(entries[it->second].name) + " as a directory");
         }
       }
     }
@@ -311,8 +286,7 @@ struct ZipReader::Impl {
 
   Result<std::size_t> Lookup(std::string_view name) const {
     auto it = by_name.find(name);
-    if (it == by_name.end())
-      return Fail(NotFound("no entry " + fmt::QuoteName(name)));
+    if (it == by_name.end()) return Fail(NotFound("no entry " + fmt::QuoteName(name)));
     return it->second;
   }
 
@@ -342,8 +316,8 @@ struct ZipReader::Impl {
     if (e.encrypted) return Fail(Unsupported(context + ": is encrypted"));
     std::optional<Compression> method = CompressionFromZipMethod(e.method);
     if (!method) {
-      return Fail(Unsupported(context + ": compression method " +
-                              std::to_string(e.method) + " is not supported"));
+      return Fail(Unsupported(context + ": compression method " + std::to_string(e.method) +
+                              " is not supported"));
     }
     if (remote) {
       Status s = remote->Decode(i, sink);
@@ -356,8 +330,7 @@ struct ZipReader::Impl {
     return s;
   }
 
-  Status DecodeWith(zip_t* za, const ZipEntry& e, Compression method,
-                    const Sink& sink) const {
+  Status DecodeWith(zip_t* za, const ZipEntry& e, Compression method, const Sink& sink) const {
     const std::string context = EntryContext(e.name);
     // libzip 1.7 has no zstd: it hands over the compressed bytes, and the
     // size and CRC-32 are checked here. It checks them itself for the rest.
@@ -368,8 +341,7 @@ struct ZipReader::Impl {
       if (!d.ok()) return Fail(d.status().WithContext(context));
       decoder.emplace(std::move(d).value());
     }
-    zip_internal::FilePtr file(
-        zip_fopen_index(za, e.index, zstd ? ZIP_FL_COMPRESSED : 0));
+    zip_internal::FilePtr file(zip_fopen_index(za, e.index, zstd ? ZIP_FL_COMPRESSED : 0));
     if (!file) {
       return Fail(zip_internal::ReadError(zip_get_error(za), context));
     }
@@ -378,20 +350,17 @@ struct ZipReader::Impl {
     Status sink_error;
     auto check = [&](ByteView chunk) -> Status {
       if (chunk.size() > e.size - total) {
-        return Corrupt("decodes to more than its size of " +
-                       std::to_string(e.size) + " bytes");
+        return Corrupt("decodes to more than its size of " + std::to_string(e.size) + " bytes");
       }
       total += chunk.size();
       if (zstd) {
-        crc = crc32_z(crc, reinterpret_cast<const Bytef*>(chunk.data()),
-                      chunk.size());
+        crc = crc32_z(crc, reinterpret_cast<const Bytef*>(chunk.data()), chunk.size());
       }
       sink_error = sink(chunk);
       return sink_error;
     };
-    std::vector<std::byte> buffer(
-        static_cast<std::size_t>(std::clamp<std::uint64_t>(
-            zstd ? e.compressed_size : e.size, kMinReadChunk, kMaxReadChunk)));
+    std::vector<std::byte> buffer(static_cast<std::size_t>(std::clamp<std::uint64_t>(
+        zstd ? e.compressed_size : e.size, kMinReadChunk, kMaxReadChunk)));
     // Streaming a large entry from our own mapping would leave every page
     // of it resident; drop the pages already read (the data stays in the
     // page cache). Never done to a caller's buffer (OpenBuffer), where it
@@ -403,8 +372,9 @@ struct ZipReader::Impl {
       constexpr std::uint64_t kLag = 4 << 20;  // libzip may read a little behind
       std::uint64_t done =
           zstd ? raw_read
-               : (e.size == 0 ? 0 : static_cast<std::uint64_t>(
-                                        static_cast<long double>(e.compressed_size) * total / e.size));
+               : (e.size == 0 ? 0
+                              : static_cast<std::uint64_t>(
+                                    static_cast<long double>(e.compressed_size) * total / e.size));
       if (!own_mapping || done <= released + kLag) return;
       ReleaseMappedPages(data.subspan(offset + released, done - kLag - released));
       released = done - kLag;
@@ -440,8 +410,7 @@ struct ZipReader::Impl {
     }
     if (zstd && crc != e.crc32) {
       return Fail(Corrupt(context + ": crc-32 mismatch: the directory says " +
-                          fmt::Hex(e.crc32, 8) + ", the data gives " +
-                          fmt::Hex(crc, 8)));
+                          fmt::Hex(e.crc32, 8) + ", the data gives " + fmt::Hex(crc, 8)));
     }
     return Status::Ok();
   }
@@ -450,27 +419,24 @@ struct ZipReader::Impl {
     CARTON_ASSIGN_OR_RETURN(std::size_t i, Lookup(name));
     const ZipEntry& e = entries[i];
     if (remote) {
-      return Fail(InvalidArgument(EntryContext(name) +
-                                  " is read through a source; it cannot be mapped"));
+      return Fail(
+          InvalidArgument(EntryContext(name) + " is read through a source; it cannot be mapped"));
     }
     if (e.encrypted) {
-      return Fail(InvalidArgument(EntryContext(name) +
-                                  " is encrypted; it cannot be mapped"));
+      return Fail(InvalidArgument(EntryContext(name) + " is encrypted; it cannot be mapped"));
     }
     if (e.method != fmt::kMethodStored) {
       auto m = CompressionFromZipMethod(e.method);
-      return Fail(
-          InvalidArgument(EntryContext(name) + " is " +
-                          (m ? std::string(CompressionName(*m))
-                             : "method " + std::to_string(e.method)) +
-                          "-compressed; only stored entries can be mapped"));
+      return Fail(InvalidArgument(
+          EntryContext(name) + " is " +
+          (m ? std::string(CompressionName(*m)) : "method " + std::to_string(e.method)) +
+          "-compressed; only stored entries can be mapped"));
     }
     return i;
   }
 };
 
-Result<ZipReader> ZipReader::Open(const std::string& path,
-                                  const ZipReaderOptions& options) {
+Result<ZipReader> ZipReader::Open(const std::string& path, const ZipReaderOptions& options) {
   CARTON_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(path));
   auto impl = std::make_unique<Impl>();
   impl->file = std::move(file);
@@ -482,8 +448,7 @@ Result<ZipReader> ZipReader::Open(const std::string& path,
   return ZipReader(std::move(impl));
 }
 
-Result<ZipReader> ZipReader::OpenBuffer(ByteView archive,
-                                        const ZipReaderOptions& options) {
+Result<ZipReader> ZipReader::OpenBuffer(ByteView archive, const ZipReaderOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->data = archive;
   impl->options = options;
@@ -513,9 +478,7 @@ ZipReader::ZipReader(ZipReader&&) noexcept = default;
 ZipReader& ZipReader::operator=(ZipReader&&) noexcept = default;
 ZipReader::~ZipReader() = default;
 
-const std::vector<ZipEntry>& ZipReader::entries() const {
-  return impl_->entries;
-}
+const std::vector<ZipEntry>& ZipReader::entries() const { return impl_->entries; }
 
 const ZipEntry* ZipReader::Find(std::string_view name) const {
   auto it = impl_->by_name.find(name);
@@ -526,17 +489,15 @@ Result<std::vector<std::byte>> ZipReader::Read(std::string_view name) const {
   CARTON_ASSIGN_OR_RETURN(std::size_t i, impl_->Lookup(name));
   const ZipEntry& e = impl_->entries[i];
   if (e.size > impl_->options.max_read_size) {
-    return impl_->Fail(
-        Unsupported(EntryContext(name) + ": size " + std::to_string(e.size) +
-                    " exceeds the read limit of " +
-                    std::to_string(impl_->options.max_read_size) + " bytes"));
+    return impl_->Fail(Unsupported(EntryContext(name) + ": size " + std::to_string(e.size) +
+                                   " exceeds the read limit of " +
+                                   std::to_string(impl_->options.max_read_size) + " bytes"));
   }
   // The declared size is untrusted: reserve no more than the data could
   // decode to at deflate's ratio limit; zstd can exceed that and grows the
   // vector as it goes.
   std::uint64_t plausible;
-  if (!CheckedMul(e.compressed_size, kZipMaxDeflateRatio, &plausible))
-    plausible = e.size;
+  if (!CheckedMul(e.compressed_size, kZipMaxDeflateRatio, &plausible)) plausible = e.size;
   std::vector<std::byte> out;
   out.reserve(static_cast<std::size_t>(std::min(e.size, plausible + 4096)));
   CARTON_RETURN_IF_ERROR(impl_->Decode(i, [&out](ByteView chunk) {
@@ -558,8 +519,7 @@ Result<std::uint64_t> ZipReader::DataOffset(std::string_view name) const {
 
 Result<ByteView> ZipReader::MappedData(std::string_view name) const {
   CARTON_ASSIGN_OR_RETURN(std::size_t i, impl_->LookupStored(name));
-  return impl_->data.subspan(impl_->data_offsets[i],
-                             impl_->entries[i].compressed_size);
+  return impl_->data.subspan(impl_->data_offsets[i], impl_->entries[i].compressed_size);
 }
 
 ByteView ZipReader::archive() const { return impl_->data; }

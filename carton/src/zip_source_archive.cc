@@ -30,8 +30,8 @@ Result<std::vector<std::byte>> ReadRange(const RandomAccessSource& source, std::
 Result<fmt::CentralDirectoryLocation> Locate(const RandomAccessSource& source,
                                              std::vector<std::byte>* tail, std::uint64_t* base) {
   const std::uint64_t size = source.size();
-  const std::uint64_t longest = fmt::kMaxCommentSize + fmt::kEndSize + fmt::kZip64LocatorSize +
-                                fmt::kZip64EndSize;
+  const std::uint64_t longest =
+      fmt::kMaxCommentSize + fmt::kEndSize + fmt::kZip64LocatorSize + fmt::kZip64EndSize;
   for (std::uint64_t want : {kSourceTailSize, longest}) {
     const std::uint64_t n = std::min(size, want);
     *base = size - n;
@@ -115,8 +115,7 @@ Result<SourceArchive> SourceArchive::Open(std::unique_ptr<RandomAccessSource> so
   return a;
 }
 
-Status SourceArchive::Decode(std::size_t index,
-                             const std::function<Status(ByteView)>& sink) const {
+Status SourceArchive::Decode(std::size_t index, const std::function<Status(ByteView)>& sink) const {
   const ZipEntry& e = entries_[index];
   const Record& rec = records_[index];
   const std::string context = EntryContext(e.name);

@@ -16,15 +16,13 @@ constexpr std::size_t kFileBuffer = 4 << 20;
 std::string Errno() { return std::strerror(errno); }
 
 std::string SpoolPathFor(const std::string& output_path) {
-  static thread_local std::mt19937_64 rng(
-      std::random_device{}() ^ static_cast<std::uint64_t>(::getpid()));
+  static thread_local std::mt19937_64 rng(std::random_device{}() ^
+                                          static_cast<std::uint64_t>(::getpid()));
   auto slash = output_path.rfind('/');
-  std::string dir =
-      slash == std::string::npos
-          ? std::string(".")
-          : output_path.substr(0, std::max<std::size_t>(slash, 1));
-  std::string base =
-      slash == std::string::npos ? output_path : output_path.substr(slash + 1);
+  std::string dir = slash == std::string::npos
+                        ? std::string(".")
+                        : output_path.substr(0, std::max<std::size_t>(slash, 1));
+  std::string base = slash == std::string::npos ? output_path : output_path.substr(slash + 1);
   return dir + "/." + base + ".spool-" + std::to_string(rng() % 1000000000);
 }
 
@@ -45,8 +43,7 @@ Status Spool::MoveToFile() {
     ::unlink(path.c_str());
     fd_.Reset(fd);
   }
-  if (!fd_.valid())
-    return IoError(output_path_ + ": cannot create a unique spool file");
+  if (!fd_.valid()) return IoError(output_path_ + ": cannot create a unique spool file");
   buffer_ = std::move(memory_);
   memory_ = {};
   flushed_ = 0;
@@ -98,16 +95,14 @@ Status Spool::Read(std::uint64_t offset, MutableByteView out) const {
     return Internal(output_path_ + ": spool read past its end");
   }
   if (!fd_.valid()) {
-    if (!out.empty())
-      std::memcpy(out.data(), memory_.data() + offset, out.size());
+    if (!out.empty()) std::memcpy(out.data(), memory_.data() + offset, out.size());
     return Status::Ok();
   }
   // The part already in the file, then the part still in the buffer.
   std::byte* p = out.data();
   std::size_t n = out.size();
   while (n > 0 && offset < flushed_) {
-    std::size_t want =
-        static_cast<std::size_t>(std::min<std::uint64_t>(n, flushed_ - offset));
+    std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(n, flushed_ - offset));
     ssize_t r = ::pread(fd_.get(), p, want, static_cast<off_t>(offset));
     if (r < 0) {
       if (errno == EINTR) continue;

@@ -79,8 +79,7 @@ class FileSource final : public ChunkSource {
   Result<ByteView> Next() override {
     std::size_t have = 0;
     while (have < buffer_->size()) {
-      ssize_t r =
-          ::read(fd_.get(), buffer_->data() + have, buffer_->size() - have);
+      ssize_t r = ::read(fd_.get(), buffer_->data() + have, buffer_->size() - have);
       if (r < 0) {
         if (errno == EINTR) continue;
         return IoError(path_ + ": read failed: " + std::strerror(errno));
@@ -97,13 +96,10 @@ class FileSource final : public ChunkSource {
   std::vector<std::byte>* buffer_;
 };
 
-std::string EntryContext(std::string_view name) {
-  return "entry " + fmt::QuoteName(name);
-}
+std::string EntryContext(std::string_view name) { return "entry " + fmt::QuoteName(name); }
 
 Status ChangedSize(std::string_view name, std::uint64_t size) {
-  return IoError(EntryContext(name) +
-                 ": source changed size while being read (expected " +
+  return IoError(EntryContext(name) + ": source changed size while being read (expected " +
                  std::to_string(size) + " bytes)");
 }
 
@@ -152,8 +148,7 @@ struct ZipWriter::Impl {
   // Errors that leave the archive as it was: the writer stays usable.
   Status CheckName(std::string_view name) const {
     if (name.size() > fmt::kMax16) {
-      return InvalidArgument(EntryContext(name) +
-                             ": name is longer than 65535 bytes");
+      return InvalidArgument(EntryContext(name) + ": name is longer than 65535 bytes");
     }
     if (auto why = fmt::CheckEntryName(name)) {
       return InvalidArgument(EntryContext(name) + ": name " + *why);
@@ -172,18 +167,15 @@ struct ZipWriter::Impl {
   }
 
   Status LibzipFailure(std::string_view name) {
-    return zip_internal::WriteError(zip_get_error(archive.get()),
-                                    EntryContext(name));
+    return zip_internal::WriteError(zip_get_error(archive.get()), EntryContext(name));
   }
 
   // Sets what libzip would otherwise take from the clock and the source:
   // the fixed time and Unix mode that make output deterministic.
-  Status SetFixedMetadata(zip_uint64_t index, std::string_view name,
-                          std::uint32_t attributes) {
-    if (zip_file_set_dostime(archive.get(), index, fmt::kDosTime, fmt::kDosDate,
-                             0) != 0 ||
-        zip_file_set_external_attributes(archive.get(), index, 0,
-                                         ZIP_OPSYS_UNIX, attributes) != 0) {
+  Status SetFixedMetadata(zip_uint64_t index, std::string_view name, std::uint32_t attributes) {
+    if (zip_file_set_dostime(archive.get(), index, fmt::kDosTime, fmt::kDosDate, 0) != 0 ||
+        zip_file_set_external_attributes(archive.get(), index, 0, ZIP_OPSYS_UNIX, attributes) !=
+            0) {
       return LibzipFailure(name);
     }
     return Status::Ok();
@@ -195,21 +187,17 @@ struct ZipWriter::Impl {
     const std::string name = data.name;
     const bool stored = data.method == fmt::kMethodStored;
     const std::uint64_t prefix =
-        fmt::kLocalHeaderSize + name.size() +
-        LocalZip64Size(data.size, data.compressed_size);
+        fmt::kLocalHeaderSize + name.size() + LocalZip64Size(data.size, data.compressed_size);
     const std::size_t pad =
-        stored ? AlignmentFieldSize(next_header + prefix, options.alignment)
-               : 0;
+        stored ? AlignmentFieldSize(next_header + prefix, options.alignment) : 0;
     data.data_offset = next_header + prefix + pad;
     const std::uint64_t data_offset = data.data_offset;
     const std::uint64_t compressed_size = data.compressed_size;
 
-    auto source =
-        std::make_unique<EntrySource>(std::move(data), &spool, out.get());
+    auto source = std::make_unique<EntrySource>(std::move(data), &spool, out.get());
     CARTON_ASSIGN_OR_RETURN(zip_internal::SourcePtr src, source->MakeSource());
     sources.push_back(std::move(source));
-    zip_int64_t index =
-        zip_file_add(archive.get(), name.c_str(), src.get(), ZIP_FL_ENC_UTF_8);
+    zip_int64_t index = zip_file_add(archive.get(), name.c_str(), src.get(), ZIP_FL_ENC_UTF_8);
     if (index < 0) return LibzipFailure(name);
     src.release();  // the archive owns it now
     const auto i = static_cast<zip_uint64_t>(index);
@@ -223,9 +211,8 @@ struct ZipWriter::Impl {
       std::vector<zip_uint8_t> field(pad - fmt::kExtraHeaderSize, 0);
       field[0] = static_cast<zip_uint8_t>(options.alignment & 0xFF);
       field[1] = static_cast<zip_uint8_t>(options.alignment >> 8);
-      if (zip_file_extra_field_set(archive.get(), i, fmt::kAlignmentExtraId,
-                                   ZIP_EXTRA_FIELD_NEW, field.data(),
-                                   static_cast<zip_uint16_t>(field.size()),
+      if (zip_file_extra_field_set(archive.get(), i, fmt::kAlignmentExtraId, ZIP_EXTRA_FIELD_NEW,
+                                   field.data(), static_cast<zip_uint16_t>(field.size()),
                                    ZIP_FL_LOCAL) != 0) {
         return LibzipFailure(name);
       }
@@ -241,11 +228,9 @@ struct ZipWriter::Impl {
   // copied to the spool; a stored file (`file_path`) is read again by
   // libzip.
   Result<ZipAddResult> AddData(std::string_view name, Compression method,
-                               std::unique_ptr<zip_codec::Encoder> encoder,
-                               std::uint64_t size, ChunkSource& source,
-                               const ZipAddOptions& add,
-                               const std::string& file_path,
-                               const FileIdentity& identity) {
+                               std::unique_ptr<zip_codec::Encoder> encoder, std::uint64_t size,
+                               ChunkSource& source, const ZipAddOptions& add,
+                               const std::string& file_path, const FileIdentity& identity) {
     const bool to_spool = method != Compression::kStored || file_path.empty();
     EntryData data;
     data.name = std::string(name);
@@ -255,9 +240,7 @@ struct ZipWriter::Impl {
       data.identity = identity;
     }
     data.spool_offset = spool.size();
-    const zip_codec::ByteSink sink = [this](ByteView b) {
-      return spool.Append(b);
-    };
+    const zip_codec::ByteSink sink = [this](ByteView b) { return spool.Append(b); };
 
     std::optional<manifest::Sha256> sha;
     if (add.sha256) sha.emplace();
@@ -268,8 +251,7 @@ struct ZipWriter::Impl {
       if (chunk.empty()) break;
       if (chunk.size() > size - total) return ChangedSize(name, size);
       total += chunk.size();
-      crc = crc32_z(crc, reinterpret_cast<const Bytef*>(chunk.data()),
-                    chunk.size());
+      crc = crc32_z(crc, reinterpret_cast<const Bytef*>(chunk.data()), chunk.size());
       if (sha) sha->Update(chunk);
       if (add.observer) add.observer(chunk);
       if (encoder) {
@@ -283,8 +265,7 @@ struct ZipWriter::Impl {
 
     ZipAddResult result;
     result.size = total;
-    result.compressed_size =
-        to_spool ? spool.size() - data.spool_offset : total;
+    result.compressed_size = to_spool ? spool.size() - data.spool_offset : total;
     result.crc32 = static_cast<std::uint32_t>(crc);
     if (sha) result.sha256 = sha->Finish();
     data.size = result.size;
@@ -296,35 +277,28 @@ struct ZipWriter::Impl {
 
   // Everything after the input starts being read poisons the writer on
   // error: later calls and Finish() return that error.
-  Result<ZipAddResult> Add(std::string_view name, Compression method, int level,
-                           std::uint64_t size, ChunkSource& source,
-                           const ZipAddOptions& add,
-                           const std::string& file_path,
-                           const FileIdentity& identity = {}) {
-    CARTON_ASSIGN_OR_RETURN(int resolved,
-                            zip_codec::ResolveLevel(method, level));
+  Result<ZipAddResult> Add(std::string_view name, Compression method, int level, std::uint64_t size,
+                           ChunkSource& source, const ZipAddOptions& add,
+                           const std::string& file_path, const FileIdentity& identity = {}) {
+    CARTON_ASSIGN_OR_RETURN(int resolved, zip_codec::ResolveLevel(method, level));
     std::unique_ptr<zip_codec::Encoder> encoder;
     if (method != Compression::kStored) {
-      auto e =
-          zip_codec::MakeEncoder(method, resolved, size, options.zstd_workers);
+      auto e = zip_codec::MakeEncoder(method, resolved, size, options.zstd_workers);
       if (!e.ok()) return e.status().WithContext(EntryContext(name));
       encoder = std::move(e).value();
     }
-    auto r =
-        AddData(name, method, std::move(encoder), size, source, add, file_path, identity);
+    auto r = AddData(name, method, std::move(encoder), size, source, add, file_path, identity);
     if (!r.ok()) return Poison(r.status());
     return r;
   }
 
   Status AddDirectory(const std::string& dir) {
-    zip_int64_t index =
-        zip_dir_add(archive.get(), dir.c_str(), ZIP_FL_ENC_UTF_8);
+    zip_int64_t index = zip_dir_add(archive.get(), dir.c_str(), ZIP_FL_ENC_UTF_8);
     if (index < 0) return LibzipFailure(dir);
     const auto i = static_cast<zip_uint64_t>(index);
-    if (zip_set_file_compression(archive.get(), i, ZIP_CM_STORE, 0) != 0)
-      return LibzipFailure(dir);
-    CARTON_RETURN_IF_ERROR(SetFixedMetadata(
-        i, dir, (fmt::kUnixDirMode << 16) | fmt::kDosDirAttribute));
+    if (zip_set_file_compression(archive.get(), i, ZIP_CM_STORE, 0) != 0) return LibzipFailure(dir);
+    CARTON_RETURN_IF_ERROR(
+        SetFixedMetadata(i, dir, (fmt::kUnixDirMode << 16) | fmt::kDosDirAttribute));
     names.insert(dir);
     ++entries;
     next_header += fmt::kLocalHeaderSize + dir.size();
@@ -360,37 +334,23 @@ struct ZipWriter::Impl {
   }
 };
 
-Result<ZipWriter> ZipWriter::Create(const std::string& path,
-                                    const ZipWriterOptions& options) {
+Result<ZipWriter> ZipWriter::Create(const std::string& path, const ZipWriterOptions& options) {
   if (options.alignment == 0 || options.alignment > kZipMaxAlignment ||
       (options.alignment & (options.alignment - 1)) != 0) {
-    return InvalidArgument(
-        path + ": alignment " + std::to_string(options.alignment) +
-        " is not a power of two in 1.." + std::to_string(kZipMaxAlignment));
+    return InvalidArgument(path + ": alignment " + std::to_string(options.alignment) +
+                           " is not a power of two in 1.." + std::to_string(kZipMaxAlignment));
   }
   if (options.zstd_workers < 0) {
     return InvalidArgument(path + ": negative zstd worker count");
   }
-  CARTON_ASSIGN_OR_RETURN(
-      auto out, zip_internal::ZipOutput::Create(path, options.durable));
+  CARTON_ASSIGN_OR_RETURN(auto out, zip_internal::ZipOutput::Create(path, options.durable));
   CARTON_ASSIGN_OR_RETURN(zip_internal::SourcePtr src, out->MakeSource());
   zip_internal::LibzipError error;
-  zip_t* z =
-      zip_open_from_source(src.get(), ZIP_CREATE | ZIP_TRUNCATE, error.get());
+  zip_t* z = zip_open_from_source(src.get(), ZIP_CREATE | ZIP_TRUNCATE, error.get());
   if (z == nullptr) return zip_internal::WriteError(error.get(), path);
   src.release();  // the archive owns it now
-  auto impl = std::unique_ptr<Impl>(new Impl{path,
-                                             options,
-                                             std::move(out),
-                                             zip_internal::Spool(path),
-                                             {},
-                                             {},
-                                             {},
-                                             0,
-                                             0,
-                                             {},
-                                             {},
-                                             false});
+  auto impl = std::unique_ptr<Impl>(new Impl{
+      path, options, std::move(out), zip_internal::Spool(path), {}, {}, {}, 0, 0, {}, {}, false});
   impl->archive.reset(z);
   return ZipWriter(std::move(impl));
 }
@@ -413,31 +373,25 @@ struct OpenedFile {
 Result<OpenedFile> OpenSource(std::string_view name, const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) {
-    std::string msg = EntryContext(name) + ": cannot open " + path + ": " +
-                      std::strerror(errno);
+    std::string msg = EntryContext(name) + ": cannot open " + path + ": " + std::strerror(errno);
     return errno == ENOENT ? NotFound(std::move(msg)) : IoError(std::move(msg));
   }
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) {
-    return IoError(EntryContext(name) + ": cannot stat " + path + ": " +
-                   std::strerror(errno));
+    return IoError(EntryContext(name) + ": cannot stat " + path + ": " + std::strerror(errno));
   }
   if (!S_ISREG(st.st_mode)) {
-    return InvalidArgument(EntryContext(name) + ": " + path +
-                           " is not a regular file");
+    return InvalidArgument(EntryContext(name) + ": " + path + " is not a regular file");
   }
   auto identity = IdentityOfFd(fd.get());
-  if (!identity.ok())
-    return identity.status().WithContext(EntryContext(name) + ": " + path);
+  if (!identity.ok()) return identity.status().WithContext(EntryContext(name) + ": " + path);
   return OpenedFile{std::move(fd), *identity};
 }
 
 }  // namespace
 
-Result<ZipAddResult> ZipWriter::AddFile(std::string_view name,
-                                        const std::string& source_path,
-                                        Compression method, int level,
-                                        const ZipAddOptions& add) {
+Result<ZipAddResult> ZipWriter::AddFile(std::string_view name, const std::string& source_path,
+                                        Compression method, int level, const ZipAddOptions& add) {
   CARTON_RETURN_IF_ERROR(impl_->CheckWritable());
   CARTON_RETURN_IF_ERROR(impl_->CheckName(name));
   CARTON_ASSIGN_OR_RETURN(OpenedFile file, OpenSource(name, source_path));
@@ -445,15 +399,14 @@ Result<ZipAddResult> ZipWriter::AddFile(std::string_view name,
   impl_->read_buffer.resize(kChunkSize);
   const FileIdentity identity = file.identity;
   FileSource source(std::move(file.fd), source_path, &impl_->read_buffer);
-  auto r = impl_->Add(name, method, level, identity.size, source, add,
-                      source_path, identity);
+  auto r = impl_->Add(name, method, level, identity.size, source, add, source_path, identity);
   if (!r.ok()) return r;
   // The hash describes the file as it was while read: it must not have
   // changed during that read (stored files are read again when written).
   auto after = IdentityOfPath(source_path);
   if (!after.ok() || *after != identity) {
-    return impl_->Poison(IoError(EntryContext(name) + ": " + source_path +
-                                 " changed while it was read"));
+    return impl_->Poison(
+        IoError(EntryContext(name) + ": " + source_path + " changed while it was read"));
   }
   r->source_identity = identity;
   return r;
@@ -479,8 +432,7 @@ Result<ZipAddResult> ZipWriter::AddFileUnread(std::string_view name,
   return result;
 }
 
-Result<ZipAddResult> ZipWriter::AddLater(std::string_view name,
-                                         std::uint64_t size,
+Result<ZipAddResult> ZipWriter::AddLater(std::string_view name, std::uint64_t size,
                                          Producer produce) {
   CARTON_RETURN_IF_ERROR(impl_->CheckWritable());
   CARTON_RETURN_IF_ERROR(impl_->CheckName(name));
@@ -497,9 +449,8 @@ Result<ZipAddResult> ZipWriter::AddLater(std::string_view name,
   return result;
 }
 
-Result<ZipAddResult> ZipWriter::AddBytes(std::string_view name, ByteView data,
-                                         Compression method, int level,
-                                         const ZipAddOptions& add) {
+Result<ZipAddResult> ZipWriter::AddBytes(std::string_view name, ByteView data, Compression method,
+                                         int level, const ZipAddOptions& add) {
   CARTON_RETURN_IF_ERROR(impl_->CheckWritable());
   CARTON_RETURN_IF_ERROR(impl_->CheckName(name));
   BytesSource source(data);

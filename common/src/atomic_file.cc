@@ -33,8 +33,7 @@ std::string Errno() { return std::strerror(errno); }
 
 }  // namespace
 
-Result<AtomicFile> AtomicFile::Create(const std::string& path,
-                                      const AtomicFileOptions& options) {
+Result<AtomicFile> AtomicFile::Create(const std::string& path, const AtomicFileOptions& options) {
   if (path.empty()) return InvalidArgument("empty output path");
   AtomicFile f;
   f.path_ = path;
@@ -42,9 +41,7 @@ Result<AtomicFile> AtomicFile::Create(const std::string& path,
   for (int attempt = 0; attempt < 100; ++attempt) {
     // A dot-prefixed name keeps the temporary out of casual listings.
     std::string dir = DirName(path);
-    std::string base = path.substr(path.rfind('/') == std::string::npos
-                                       ? 0
-                                       : path.rfind('/') + 1);
+    std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
     std::string temp = dir + "/." + base + ".tmp-" + RandomSuffix();
     // Mode 0666 lets the kernel apply the umask, as for any new file.
     int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -114,7 +111,8 @@ Status AtomicFile::WriteAt(std::uint64_t offset, ByteView data) {
   const std::byte* p = data.data();
   std::size_t n = data.size();
   while (s.ok() && n > 0) {
-    ssize_t w = ::pwrite(fd_.get(), p, std::min(n, kAtomicFileMaxWrite), static_cast<off_t>(offset));
+    ssize_t w =
+        ::pwrite(fd_.get(), p, std::min(n, kAtomicFileMaxWrite), static_cast<off_t>(offset));
     if (w < 0) {
       if (errno == EINTR) continue;
       s = IoError(path_ + ": write failed: " + Errno());

@@ -5,8 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <utility>
 
@@ -92,13 +92,13 @@ void ReleaseMappedPages(ByteView range) {
 Status MappedFile::ReadAt(std::uint64_t offset, MutableByteView out) const {
   if (!InBounds(offset, out.size(), size_)) {
     return InvalidArgument(path_ + ": read of " + std::to_string(out.size()) + " bytes at " +
-                           std::to_string(offset) + " is past the end (" +
-                           std::to_string(size_) + " bytes)");
+                           std::to_string(offset) + " is past the end (" + std::to_string(size_) +
+                           " bytes)");
   }
   std::size_t done = 0;
   while (done < out.size()) {
-    ssize_t n = ::pread(fd_.get(), out.data() + done, out.size() - done,
-                        static_cast<off_t>(offset + done));
+    ssize_t n =
+        ::pread(fd_.get(), out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return IoError(path_ + ": read failed: " + std::strerror(errno));
     if (n == 0) return IoError(path_ + ": file shrank while reading");

@@ -4,14 +4,22 @@ namespace carton {
 
 std::string_view StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kInvalidArgument: return "invalid argument";
-    case StatusCode::kNotFound: return "not found";
-    case StatusCode::kCorrupt: return "corrupt";
-    case StatusCode::kUnsupported: return "unsupported";
-    case StatusCode::kIoError: return "io error";
-    case StatusCode::kNetworkError: return "network error";
-    case StatusCode::kInternal: return "internal";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kInvalidArgument:
+      return "invalid argument";
+    case StatusCode::kNotFound:
+      return "not found";
+    case StatusCode::kCorrupt:
+      return "corrupt";
+    case StatusCode::kUnsupported:
+      return "unsupported";
+    case StatusCode::kIoError:
+      return "io error";
+    case StatusCode::kNetworkError:
+      return "network error";
+    case StatusCode::kInternal:
+      return "internal";
   }
   return "unknown";
 }

@@ -5,7 +5,6 @@
 namespace carton {
 namespace {
 
-
 // Returns the index of the last character of the string that opens at
 // text[i], counting the lines it spans. Follows TOML's string grammar for
 // valid input; on invalid input toml++ stops at the same place or earlier.
@@ -53,11 +52,9 @@ std::size_t SkipString(std::string_view text, std::size_t i, std::size_t* line,
   return n - 1;
 }
 
-
 }  // namespace
 
-Status ScreenTomlDottedKeys(std::string_view text, std::string_view source,
-                            std::size_t max_parts) {
+Status ScreenTomlDottedKeys(std::string_view text, std::string_view source, std::size_t max_parts) {
   std::size_t dots = 0;
   std::size_t line = 1;
   std::size_t line_start = 0;

@@ -67,8 +67,8 @@ AttemptResult TryUrl(Transfer& transfer, const std::string& url, const manifest:
     if (r.status.ok() || r.fatal) return r;
     if (!r.transient || attempt == options.attempts_per_url) {
       if (attempt > 1) {
-        r.status = Status(r.status.code(), r.status.message() + " (after " +
-                                               std::to_string(attempt) + " attempts)");
+        r.status = Status(r.status.code(),
+                          r.status.message() + " (after " + std::to_string(attempt) + " attempts)");
       }
       return r;
     }

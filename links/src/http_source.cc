@@ -31,7 +31,8 @@ std::string Lower(std::string_view s) {
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
     s.remove_suffix(1);
   return s;
 }
@@ -88,10 +89,14 @@ std::size_t OnHeader(char* data, std::size_t, std::size_t n, void* user) {
   if (colon == std::string_view::npos) return n;
   const std::string name = Lower(Trim(line.substr(0, colon)));
   const std::string value(Trim(line.substr(colon + 1)));
-  if (name == "content-range") r->content_range = value;
-  else if (name == "etag") r->etag = value;
-  else if (name == "last-modified") r->last_modified = value;
-  else if (name == "content-encoding") r->content_encoding = Lower(value);
+  if (name == "content-range")
+    r->content_range = value;
+  else if (name == "etag")
+    r->etag = value;
+  else if (name == "last-modified")
+    r->last_modified = value;
+  else if (name == "content-encoding")
+    r->content_encoding = Lower(value);
   return n;
 }
 
@@ -156,8 +161,7 @@ struct HttpRangeSource::Impl {
         Set(c, CURLOPT_URL, url.c_str()) && Set(c, CURLOPT_NOSIGNAL, 1L) &&
         Set(c, CURLOPT_ERRORBUFFER, error_buffer.data()) &&
         Set(c, CURLOPT_PROTOCOLS_STR, kWebProtocols) &&
-        Set(c, CURLOPT_REDIR_PROTOCOLS_STR, kWebProtocols) &&
-        Set(c, CURLOPT_FOLLOWLOCATION, 1L) &&
+        Set(c, CURLOPT_REDIR_PROTOCOLS_STR, kWebProtocols) && Set(c, CURLOPT_FOLLOWLOCATION, 1L) &&
         Set(c, CURLOPT_MAXREDIRS, static_cast<long>(f.max_redirects)) &&
         Set(c, CURLOPT_USERAGENT, kUserAgent) &&
         Set(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(f.connect_timeout.count())) &&
@@ -174,9 +178,12 @@ struct HttpRangeSource::Impl {
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     const std::string what = url + " (range " + range + ")";
     if (r.refused_status == 200 || (code == CURLE_OK && status == 200)) {
-      return Unsupported(url + ": the server ignores range requests (it answered 200 with the "
-                               "whole file to \"Range: bytes=" + range + "\"); download the "
-                               "file first, or serve it from a server that supports ranges");
+      return Unsupported(url +
+                         ": the server ignores range requests (it answered 200 with the "
+                         "whole file to \"Range: bytes=" +
+                         range +
+                         "\"); download the "
+                         "file first, or serve it from a server that supports ranges");
     }
     if (r.refused_status != 0 || (code == CURLE_OK && status != 206)) {
       const long shown = r.refused_status != 0 ? r.refused_status : status;
@@ -225,8 +232,8 @@ struct HttpRangeSource::Impl {
       std::uint64_t first = 0;
       ParseU64(range.substr(0, range.find('-')), &first);
       if (cr->first != first || got != want) {
-        return NetworkError(what + ": the server answered with another range (" +
-                            r.content_range + ")");
+        return NetworkError(what + ": the server answered with another range (" + r.content_range +
+                            ")");
       }
     }
     return Extent{cr->first, std::move(r.body)};
@@ -291,8 +298,8 @@ Status HttpRangeSource::ReadAt(std::uint64_t offset, MutableByteView out) const 
   Impl& m = *impl_;
   if (!InBounds(offset, out.size(), m.size)) {
     return InvalidArgument(m.url + ": read of " + std::to_string(out.size()) + " bytes at " +
-                           std::to_string(offset) + " is past the end (" +
-                           std::to_string(m.size) + " bytes)");
+                           std::to_string(offset) + " is past the end (" + std::to_string(m.size) +
+                           " bytes)");
   }
   if (out.empty()) return Status::Ok();
   std::lock_guard<std::mutex> lock(m.mu);

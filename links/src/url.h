@@ -18,8 +18,7 @@ Scheme SchemeOf(std::string_view url);
 // Why `url` is not acceptable in LINKS (FORMAT.md "URLs"), or nullopt.
 // The reason is lowercase and does not repeat the URL.
 // `max_length` replaces kMaxUrlLength.
-std::optional<std::string> UrlProblem(std::string_view url,
-                                      std::size_t max_length = kMaxUrlLength);
+std::optional<std::string> UrlProblem(std::string_view url, std::size_t max_length = kMaxUrlLength);
 
 // `s` in double quotes, cut to a readable length, for error messages about
 // untrusted text.

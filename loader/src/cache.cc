@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <random>
 #include <map>
 #include <optional>
+#include <random>
 #include <set>
 
 #include "cache_internal.h"
@@ -75,8 +75,8 @@ std::string UseLockPath(const std::string& root, const std::string& hex) {
 std::string DownloadsDir(const std::string& root) { return root + "/downloads"; }
 
 Result<AcquiredEntry> AcquireEntry(const std::string& root, const std::string& hex,
-                                   const MaterializeSource* src, bool verify_hit,
-                                   LoadStats* stats, FileLock* held) {
+                                   const MaterializeSource* src, bool verify_hit, LoadStats* stats,
+                                   FileLock* held) {
   const std::string dir = CartonsDir(root) + "/" + hex;
   CARTON_ASSIGN_OR_RETURN(FileLock use, FileLock::Open(UseLockPath(root, hex)));
   CARTON_ASSIGN_OR_RETURN(bool locked, use.Lock(FileLock::Mode::kShared));
@@ -185,10 +185,10 @@ Result<std::vector<std::string>> VerifyEntryDir(const std::string& dir, const st
         problems.push_back(me.path + ": outside the source .carton");
         continue;
       }
-      manifest::Digest d =
-          manifest::Sha256Of(source->bytes().subspan(it->second, sizes[me.path]));
+      manifest::Digest d = manifest::Sha256Of(source->bytes().subspan(it->second, sizes[me.path]));
       if (d != me.sha256) {
-        problems.push_back(me.path + ": sha256 " + manifest::ToHex(d) + " in the source .carton but MANIFEST says " +
+        problems.push_back(me.path + ": sha256 " + manifest::ToHex(d) +
+                           " in the source .carton but MANIFEST says " +
                            manifest::ToHex(me.sha256));
       }
       continue;
@@ -296,8 +296,8 @@ Result<CacheVerifyResult> CartonCache::Verify(const manifest::Digest& hash) cons
   r.hash = manifest::ToHex(hash);
   CARTON_ASSIGN_OR_RETURN(r.problems, internal::VerifyEntryDir(dir, r.hash, 0));
   auto rec = internal::ReadEntryRecord(dir);
-  if (!rec.ok()) r.problems.push_back(std::string(internal::kEntryRecordName) + ": " +
-                                      rec.status().message());
+  if (!rec.ok())
+    r.problems.push_back(std::string(internal::kEntryRecordName) + ": " + rec.status().message());
   return r;
 }
 
@@ -442,7 +442,8 @@ Result<GcReport> CartonCache::Gc(std::uint64_t max_size) const {
     bool done = false;
   };
   std::vector<Item> items;
-  for (std::size_t i = 0; i < entries.size(); ++i) items.push_back({entries[i].last_used, false, i});
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    items.push_back({entries[i].last_used, false, i});
   for (std::size_t i = 0; i < blobs.size(); ++i) items.push_back({blobs[i].last_used, true, i});
   std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
     return a.last_used != b.last_used ? a.last_used < b.last_used : a.blob > b.blob;
@@ -522,15 +523,23 @@ Result<std::uint64_t> ParseSize(std::string_view text) {
   if (i == 0) return InvalidArgument("size \"" + t + "\": expected a number such as 500M or 2G");
   std::string unit = t.substr(i);
   for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (unit.size() >= 2 && unit.substr(unit.size() - 2) == "IB") unit.resize(unit.size() - 2);
-  else if (unit.size() >= 2 && unit.back() == 'B') unit.pop_back();
+  if (unit.size() >= 2 && unit.substr(unit.size() - 2) == "IB")
+    unit.resize(unit.size() - 2);
+  else if (unit.size() >= 2 && unit.back() == 'B')
+    unit.pop_back();
   int shift = 0;
-  if (unit.empty() || unit == "B") shift = 0;
-  else if (unit == "K") shift = 10;
-  else if (unit == "M") shift = 20;
-  else if (unit == "G") shift = 30;
-  else if (unit == "T") shift = 40;
-  else return InvalidArgument("size \"" + t + "\": unknown unit (use K, M, G or T)");
+  if (unit.empty() || unit == "B")
+    shift = 0;
+  else if (unit == "K")
+    shift = 10;
+  else if (unit == "M")
+    shift = 20;
+  else if (unit == "G")
+    shift = 30;
+  else if (unit == "T")
+    shift = 40;
+  else
+    return InvalidArgument("size \"" + t + "\": unknown unit (use K, M, G or T)");
   std::uint64_t out = 0;
   if (!CheckedMul(n, std::uint64_t{1} << shift, &out)) {
     return InvalidArgument("size \"" + t + "\" is too large");

@@ -32,8 +32,8 @@ struct AcquiredEntry {
 // is kNotFound. `held`, when it is the materialize lock of `hex` and the
 // caller holds it exclusively, is used instead of taking that lock again.
 Result<AcquiredEntry> AcquireEntry(const std::string& root, const std::string& hex,
-                                   const MaterializeSource* src, bool verify_hit,
-                                   LoadStats* stats, FileLock* held = nullptr);
+                                   const MaterializeSource* src, bool verify_hit, LoadStats* stats,
+                                   FileLock* held = nullptr);
 
 // Every problem of the entry in `dir` (named `hex`): MANIFEST's hash,
 // every file's sha256, extra files. Errors: kIoError only.

@@ -75,9 +75,9 @@ Result<EntryRecord> ReadEntryRecord(const std::string& entry_dir) {
     }
     if (j.contains("source")) {
       const Json& s = j.at("source");
-      r.source = FileIdentity{s.at("dev").get<std::uint64_t>(), s.at("ino").get<std::uint64_t>(),
-                              s.at("size").get<std::uint64_t>(),
-                              s.at("mtime_ns").get<std::int64_t>()};
+      r.source =
+          FileIdentity{s.at("dev").get<std::uint64_t>(), s.at("ino").get<std::uint64_t>(),
+                       s.at("size").get<std::uint64_t>(), s.at("mtime_ns").get<std::int64_t>()};
     }
     return r;
   } catch (const Json::exception& e) {
@@ -89,9 +89,12 @@ Status QuickCheck(const std::string& entry_dir, const EntryRecord& record) {
   if (record.source) {
     std::string p = entry_dir + "/" + std::string(kSourceName);
     struct stat st;
-    if (::stat(p.c_str(), &st) != 0) return Corrupt("cache entry " + entry_dir + ": source missing");
-    std::int64_t mtime = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-    if (static_cast<std::uint64_t>(st.st_size) != record.source->size || mtime != record.source->mtime_ns) {
+    if (::stat(p.c_str(), &st) != 0)
+      return Corrupt("cache entry " + entry_dir + ": source missing");
+    std::int64_t mtime =
+        static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+    if (static_cast<std::uint64_t>(st.st_size) != record.source->size ||
+        mtime != record.source->mtime_ns) {
       return Corrupt("cache entry " + entry_dir +
                      ": the .carton it maps was changed in place since it was verified");
     }

@@ -204,8 +204,7 @@ Status BuildContents(LoadedCarton::Impl* impl, const ViewProvider& views,
                       const std::optional<std::string>& description, const TensorRefs& inputs,
                       const TensorRefs* outputs, const char* outputs_key) -> Result<TensorSet> {
     TensorSet set;
-    set.name = name && !name->empty() ? *name
-                                      : std::string(kind) + "[" + std::to_string(i) + "]";
+    set.name = name && !name->empty() ? *name : std::string(kind) + "[" + std::to_string(i) + "]";
     set.description = description;
     std::string where = std::string("carton.toml: ") + kind + " \"" + set.name + "\"";
     CARTON_RETURN_IF_ERROR(

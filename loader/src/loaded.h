@@ -25,7 +25,7 @@ struct LoadedCarton::Impl {
   LoadStats stats;
   ByteView carton_mapping;
   std::shared_ptr<const void> carton_owner;  // keeps carton_mapping alive
-  internal::FileLock use_lock;                // shared lock on the cache entry
+  internal::FileLock use_lock;               // shared lock on the cache entry
 };
 
 namespace internal {

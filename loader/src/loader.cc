@@ -83,8 +83,8 @@ Result<LoadedCarton> FromEntry(internal::AcquiredEntry entry, LoadStats stats) {
   stats.mapped_from_carton = source != nullptr;
   impl->stats = stats;
   impl->use_lock = std::move(entry.use_lock);
-  auto views = [mapped = std::move(mapped), source](
-                   const std::string& path) -> std::optional<FileView> {
+  auto views = [mapped = std::move(mapped),
+                source](const std::string& path) -> std::optional<FileView> {
     auto it = mapped.find(path);
     if (it == mapped.end() || source == nullptr) return std::nullopt;
     const internal::EntryFile& f = *it->second;
@@ -153,9 +153,9 @@ Result<LoadedCarton> LoadFile(const std::string& path, const LoadOptions& option
   src.threads = options.threads;
   src.allow_file_links = options.allow_file_links;
   LoadStats stats;
-  CARTON_ASSIGN_OR_RETURN(internal::AcquiredEntry entry,
-                          internal::AcquireEntry(root, hex, &src, options.verify_cache_hit, &stats,
-                                                 held));
+  CARTON_ASSIGN_OR_RETURN(
+      internal::AcquiredEntry entry,
+      internal::AcquireEntry(root, hex, &src, options.verify_cache_hit, &stats, held));
   return FromEntry(std::move(entry), stats);
 }
 
@@ -183,7 +183,8 @@ Result<LoadedCarton> LoadUrl(const std::string& url, const LoadOptions& options)
   std::error_code ec;
   fs::create_directories(internal::DownloadsDir(root), ec);
   std::random_device rd;
-  std::string dest = internal::DownloadsDir(root) + "/" + hex + "-" + std::to_string(rd()) + ".carton";
+  std::string dest =
+      internal::DownloadsDir(root) + "/" + hex + "-" + std::to_string(rd()) + ".carton";
   CARTON_RETURN_IF_ERROR(internal::DownloadCarton(url, dest));
   auto loaded = LoadFile(dest, options, &lock);
   fs::remove(dest, ec);
@@ -210,8 +211,8 @@ Result<LoadedCarton> LoadEntryDirectory(const std::string& dir, const LoadOption
   CARTON_ASSIGN_OR_RETURN(entry.record, internal::ReadEntryRecord(abs));
   CARTON_RETURN_IF_ERROR(internal::QuickCheck(abs, entry.record));
   if (options.verify_cache_hit) {
-    CARTON_ASSIGN_OR_RETURN(auto problems, internal::VerifyEntryDir(abs, entry.record.manifest_hash,
-                                                                    options.threads));
+    CARTON_ASSIGN_OR_RETURN(
+        auto problems, internal::VerifyEntryDir(abs, entry.record.manifest_hash, options.threads));
     if (!problems.empty()) return Corrupt("cache entry " + abs + ": " + problems.front());
   }
   return FromEntry(std::move(entry), LoadStats{});

@@ -191,7 +191,8 @@ Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string&
       auto target = ResolveSymlinkEntry(zip, *ze, src.manifest);
       if (!target.ok()) return fail(target.status());
       const manifest::ManifestEntry* te = src.manifest->Find(*target);
-      if (te == nullptr) return fail(Corrupt(*target + ": in the archive but not listed in MANIFEST"));
+      if (te == nullptr)
+        return fail(Corrupt(*target + ": in the archive but not listed in MANIFEST"));
       symlinks.push_back({i, static_cast<std::size_t>(te - entries.data())});
     } else if (ze == nullptr || ze->is_dir) {
       urls[i] = link_urls.at(me.path);  // LinkedFiles covered every such file
@@ -281,7 +282,8 @@ Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string&
         opts.show_progress = false;
         s = LinkBlob(blobs, me, *urls[task.file], opts, out);
         struct stat st;
-        if (s.ok() && ::stat(out.c_str(), &st) == 0) fetched += static_cast<std::uint64_t>(st.st_size);
+        if (s.ok() && ::stat(out.c_str(), &st) == 0)
+          fetched += static_cast<std::uint64_t>(st.st_size);
         break;
       }
     }
@@ -327,8 +329,7 @@ Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string&
     record.total_size += f.size;
   }
   record.manifest_hash = manifest::ToHex(manifest::Sha256Of(AsBytes(src.manifest_text)));
-  CARTON_RETURN_IF_ERROR(
-      WriteFileAtomically(dir + "/MANIFEST", AsBytes(src.manifest_text)));
+  CARTON_RETURN_IF_ERROR(WriteFileAtomically(dir + "/MANIFEST", AsBytes(src.manifest_text)));
   if (stats != nullptr) {
     stats->bytes_hashed += hashed;
     stats->bytes_copied += copied;

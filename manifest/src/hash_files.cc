@@ -12,10 +12,9 @@
 #include <memory>
 #include <system_error>
 #include <thread>
-
-#include "carton/common/parallel.h"
 #include <vector>
 
+#include "carton/common/parallel.h"
 #include "carton/common/unique_fd.h"
 
 namespace carton::manifest {
@@ -105,21 +104,20 @@ Result<std::vector<Digest>> HashFiles(std::span<const std::string> paths, unsign
   std::vector<Digest> digests(paths.size());
   std::vector<Status> errors(paths.size());
   std::atomic<bool> failed{false};
-  ParallelFor(jobs.size(), std::min(threads, kMaxHashThreads),
-              [&](std::size_t k) {
-                if (failed.load(std::memory_order_relaxed)) return;
-                thread_local std::unique_ptr<std::byte[]> buffer =
-                    std::make_unique_for_overwrite<std::byte[]>(kReadBufferBytes);
-                std::size_t i = jobs[k].index;
-                Result<Digest> d = HashOne(paths[i], {buffer.get(), kReadBufferBytes},
-                                           expected.empty() ? nullptr : &expected[i]);
-                if (d.ok()) {
-                  digests[i] = *d;
-                } else {
-                  errors[i] = d.status();
-                  failed.store(true, std::memory_order_relaxed);
-                }
-              });
+  ParallelFor(jobs.size(), std::min(threads, kMaxHashThreads), [&](std::size_t k) {
+    if (failed.load(std::memory_order_relaxed)) return;
+    thread_local std::unique_ptr<std::byte[]> buffer =
+        std::make_unique_for_overwrite<std::byte[]>(kReadBufferBytes);
+    std::size_t i = jobs[k].index;
+    Result<Digest> d = HashOne(paths[i], {buffer.get(), kReadBufferBytes},
+                               expected.empty() ? nullptr : &expected[i]);
+    if (d.ok()) {
+      digests[i] = *d;
+    } else {
+      errors[i] = d.status();
+      failed.store(true, std::memory_order_relaxed);
+    }
+  });
   for (Status& s : errors) {
     if (!s.ok()) return std::move(s);
   }

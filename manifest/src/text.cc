@@ -4,7 +4,6 @@
 
 namespace carton::manifest::internal {
 
-
 namespace {
 
 constexpr std::size_t kMaxQuotedBytes = 200;

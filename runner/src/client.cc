@@ -63,17 +63,16 @@ struct RunnerProcess::Impl {
   Status Failure(std::string_view during, const Status& cause) {
     broken = true;
     std::string what;
-    if (cause.code() == StatusCode::kInternal &&
-        cause.message().rfind("no answer", 0) == 0) {
+    if (cause.code() == StatusCode::kInternal && cause.message().rfind("no answer", 0) == 0) {
       child.Kill();
       what = "did not answer " + std::string(during) + " within " +
              std::to_string(TimeoutFor(during).count() / 1000.0) + " s; killed";
     } else {
       auto status = child.Wait(std::chrono::seconds(5));
-      what = status.ok() ? "exited with " + internal::DescribeWaitStatus(*status) + " " +
-                               std::string(during)
-                         : "closed its socket " + std::string(during) + " and " +
-                               status.status().message();
+      what =
+          status.ok()
+              ? "exited with " + internal::DescribeWaitStatus(*status) + " " + std::string(during)
+              : "closed its socket " + std::string(during) + " and " + status.status().message();
     }
     std::string tail = stderr_reader->Tail(kStderrDrain);
     return Internal("runner " + path + " " + what + (tail.empty() ? "" : "; its stderr: " + tail));
@@ -96,8 +95,7 @@ RunnerProcess::~RunnerProcess() {
 
 const std::string& RunnerProcess::runner_path() const { return impl_->path; }
 
-Result<RunnerProcess> RunnerProcess::Start(const std::string& runner_path,
-                                           const std::string& model,
+Result<RunnerProcess> RunnerProcess::Start(const std::string& runner_path, const std::string& model,
                                            const RunnerProcessOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->path = runner_path;
@@ -125,8 +123,8 @@ Result<RunnerProcess> RunnerProcess::Start(const std::string& runner_path,
   impl->child = std::move(child).value();
   theirs.Reset();
   impl->stderr_reader->CloseWriteEnd();
-  auto ready = internal::ReceiveMessage(impl->sock.get(),
-                                        static_cast<int>(options.load_timeout.count()));
+  auto ready =
+      internal::ReceiveMessage(impl->sock.get(), static_cast<int>(options.load_timeout.count()));
   if (!ready.ok()) return impl->Failure("while loading the model", ready.status());
   Status s = internal::StatusOfReply(ready->text);
   if (!s.ok()) {
@@ -143,9 +141,11 @@ Result<std::vector<loader::Tensor>> RunnerProcess::Infer(
   bool replaced = false;
   CARTON_ASSIGN_OR_RETURN(std::size_t size, im.inputs.Write(inputs, &replaced));
   nlohmann::json request = {{"op", "infer"}, {"size", size}};
-  Status sent = internal::SendMessage(im.sock.get(), request.dump(), replaced ? im.inputs.fd() : -1);
+  Status sent =
+      internal::SendMessage(im.sock.get(), request.dump(), replaced ? im.inputs.fd() : -1);
   if (!sent.ok()) return im.Failure("while inferring", sent);
-  auto reply = internal::ReceiveMessage(im.sock.get(), static_cast<int>(im.options.infer_timeout.count()));
+  auto reply =
+      internal::ReceiveMessage(im.sock.get(), static_cast<int>(im.options.infer_timeout.count()));
   if (!reply.ok()) return im.Failure("while inferring", reply.status());
   Status s = internal::StatusOfReply(reply->text);
   if (!s.ok()) {

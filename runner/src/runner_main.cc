@@ -86,7 +86,8 @@ class Main {
         return InvalidArgument("unexpected argument " + arg);
       }
     }
-    if (a.command != "info" && a.model.empty()) return InvalidArgument(a.command + ": MODEL is required");
+    if (a.command != "info" && a.model.empty())
+      return InvalidArgument(a.command + ": MODEL is required");
     return a;
   }
 
@@ -191,8 +192,8 @@ class Main {
   }
 
   // Runs one request; OK once the reply is sent.
-  Status Answer(const std::string& op, std::size_t size, UniqueFd fd,
-                internal::ArenaReader* inputs, internal::Arena* outputs, int sock) {
+  Status Answer(const std::string& op, std::size_t size, UniqueFd fd, internal::ArenaReader* inputs,
+                internal::Arena* outputs, int sock) {
     if (op != "infer") return InvalidArgument("unknown request");
     if (fd.valid()) CARTON_RETURN_IF_ERROR(inputs->Adopt(std::move(fd)));
     CARTON_ASSIGN_OR_RETURN(auto in, inputs->Read(size));

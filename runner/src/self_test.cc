@@ -47,7 +47,8 @@ OutputCheck CheckOutput(const loader::Tensor* actual, const loader::Tensor& expe
                                expected.strings[first] + "\"";
     return c;
   }
-  auto r = safetensors::AllClose(actual->AsSafetensorsView(), expected.AsSafetensorsView(), options);
+  auto r =
+      safetensors::AllClose(actual->AsSafetensorsView(), expected.AsSafetensorsView(), options);
   if (!r.ok()) {
     c.message = r.status().message();
     return c;

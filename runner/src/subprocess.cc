@@ -97,8 +97,7 @@ Result<int> Subprocess::Wait(std::chrono::milliseconds timeout) {
     pause = std::min<std::chrono::microseconds>(pause * 2, std::chrono::milliseconds(20));
   }
   Kill();
-  return Internal("did not exit within " + std::to_string(timeout.count() / 1000.0) +
-                  " s; killed");
+  return Internal("did not exit within " + std::to_string(timeout.count() / 1000.0) + " s; killed");
 }
 
 void Subprocess::Kill() {
@@ -140,7 +139,8 @@ std::string TailOf(int fd, std::size_t n) {
 Result<CommandOutput> RunCommand(const std::vector<std::string>& argv,
                                  std::chrono::milliseconds timeout, std::size_t max_output) {
   int out_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return IoError(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0)
+    return IoError(std::string("pipe: ") + std::strerror(errno));
   UniqueFd out_r(out_pipe[0]), out_w(out_pipe[1]);
   CARTON_ASSIGN_OR_RETURN(UniqueFd err, MakeCaptureFile());
   CARTON_ASSIGN_OR_RETURN(Subprocess child, Subprocess::Spawn(argv, out_w.get(), err.get(), -1));
@@ -165,8 +165,7 @@ Result<CommandOutput> RunCommand(const std::vector<std::string>& argv,
     if (result.out.size() < max_output) result.out.append(buf, static_cast<std::size_t>(n));
   }
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  CARTON_ASSIGN_OR_RETURN(result.status,
-                          child.Wait(std::max(left, std::chrono::milliseconds(1))));
+  CARTON_ASSIGN_OR_RETURN(result.status, child.Wait(std::max(left, std::chrono::milliseconds(1))));
   result.err = TailOf(err.get(), max_output);
   return result;
 }

@@ -22,7 +22,8 @@ Result<loader::Tensor> ReadTensorArg(const std::string& spec) {
   if (!opened.ok()) return opened.status();
   auto f = std::make_shared<const safetensors::File>(std::move(opened).value());
   if (tensor.empty()) {
-    tensor = (f->Find(name) == nullptr && f->size() == 1) ? std::string(f->tensors()[0].name) : name;
+    tensor =
+        (f->Find(name) == nullptr && f->size() == 1) ? std::string(f->tensors()[0].name) : name;
   }
   auto t = internal::DecodeTensor(*f, tensor, name, f);
   if (!t.ok()) return t.status().WithContext(file);

@@ -8,10 +8,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <utility>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "carton/safetensors/writer.h"
 
@@ -38,9 +38,9 @@ std::vector<std::byte> EncodeStrings(const std::vector<std::string>& strings) {
 }
 
 // Sources and metadata for the writer; `scratch` owns encoded strings.
-Result<std::vector<safetensors::TensorSource>> Sources(const std::vector<Tensor>& tensors,
-                                                       safetensors::Metadata* metadata,
-                                                       std::vector<std::vector<std::byte>>* scratch) {
+Result<std::vector<safetensors::TensorSource>> Sources(
+    const std::vector<Tensor>& tensors, safetensors::Metadata* metadata,
+    std::vector<std::vector<std::byte>>* scratch) {
   std::vector<safetensors::TensorSource> out;
   Json order = Json::array();
   scratch->reserve(tensors.size());
@@ -50,7 +50,8 @@ Result<std::vector<safetensors::TensorSource>> Sources(const std::vector<Tensor>
     if (t.dtype == DataType::kString) {
       scratch->push_back(EncodeStrings(t.strings));
       (*metadata)[std::string(kStringKeyPrefix) + t.name] = Json(t.shape).dump();
-      out.push_back({t.name, safetensors::Dtype::kU8, {scratch->back().size()}, scratch->back(), {}});
+      out.push_back(
+          {t.name, safetensors::Dtype::kU8, {scratch->back().size()}, scratch->back(), {}});
     } else {
       out.push_back({t.name, *ToSafetensorsDtype(t.dtype), t.shape, t.data, {}});
     }
@@ -293,8 +294,10 @@ Result<Message> ReceiveMessage(int sock, int timeout_ms) {
     for (std::size_t i = 0; i < count; ++i) {
       int fd;
       std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-      if (!m.fd.valid()) m.fd.Reset(fd);
-      else ::close(fd);
+      if (!m.fd.valid())
+        m.fd.Reset(fd);
+      else
+        ::close(fd);
     }
   }
   if (n == 0) return NotFound("closed");
@@ -320,8 +323,9 @@ Status StatusOfReply(std::string_view text) {
     if (j.at("ok").get<bool>()) return Status::Ok();
     std::string code = j.at("code").get<std::string>();
     std::string error = j.at("error").get<std::string>();
-    for (StatusCode c : {StatusCode::kInvalidArgument, StatusCode::kNotFound, StatusCode::kCorrupt,
-                         StatusCode::kUnsupported, StatusCode::kIoError, StatusCode::kNetworkError}) {
+    for (StatusCode c :
+         {StatusCode::kInvalidArgument, StatusCode::kNotFound, StatusCode::kCorrupt,
+          StatusCode::kUnsupported, StatusCode::kIoError, StatusCode::kNetworkError}) {
       if (StatusCodeName(c) == code) return Status(c, error);
     }
     return Internal(error);

@@ -24,8 +24,8 @@ Result<std::vector<Tensor>> DecodeTensors(const safetensors::File& file,
                                           std::shared_ptr<const void> owner);
 
 // The same for one tensor `name` of `file`, renamed to `as`.
-Result<Tensor> DecodeTensor(const safetensors::File& file, std::string_view name,
-                            std::string as, std::shared_ptr<const void> owner);
+Result<Tensor> DecodeTensor(const safetensors::File& file, std::string_view name, std::string as,
+                            std::shared_ptr<const void> owner);
 
 // Writes `tensors` as a safetensors file at `path` (atomically).
 Status WriteTensorsFile(const std::string& path, const std::vector<Tensor>& tensors);

@@ -30,9 +30,8 @@ std::string Describe(std::string_view role, const TensorView& t) {
 // kInvalidArgument unless the view's bytes are exactly what dtype x shape
 // needs.
 Status CheckByteSize(std::string_view role, const TensorView& t) {
-  const std::string what = Describe(role, t) + ": " +
-                           std::string(DtypeName(t.dtype)) + " " +
-                           ShapeToString(t.shape);
+  const std::string what =
+      Describe(role, t) + ": " + std::string(DtypeName(t.dtype)) + " " + ShapeToString(t.shape);
   const auto numel = CheckedNumel(t.shape);
   std::uint64_t bits;
   if (!numel || !CheckedMul(*numel, DtypeBits(t.dtype), &bits)) {
@@ -44,8 +43,7 @@ Status CheckByteSize(std::string_view role, const TensorView& t) {
   }
   if (bits / 8 != t.data.size()) {
     return InvalidArgument(what + " needs " + std::to_string(bits / 8) +
-                           " bytes but the view has " +
-                           std::to_string(t.data.size()));
+                           " bytes but the view has " + std::to_string(t.data.size()));
   }
   return Status::Ok();
 }
@@ -86,8 +84,7 @@ std::string ShortText(double v) {
   return buf;
 }
 
-std::vector<std::uint64_t> Unravel(std::span<const std::uint64_t> shape,
-                                   std::uint64_t flat) {
+std::vector<std::uint64_t> Unravel(std::span<const std::uint64_t> shape, std::uint64_t flat) {
   std::vector<std::uint64_t> index(shape.size());
   for (std::size_t d = shape.size(); d-- > 0;) {
     index[d] = flat % shape[d];
@@ -124,8 +121,7 @@ Verdict CompareReal(double a, double b, const CompareOptions& o) {
   return v;
 }
 
-Verdict CompareComplex(std::complex<double> a, std::complex<double> b,
-                       const CompareOptions& o) {
+Verdict CompareComplex(std::complex<double> a, std::complex<double> b, const CompareOptions& o) {
   auto has_nan = [](std::complex<double> z) {
     return std::isnan(z.real()) || std::isnan(z.imag());
   };
@@ -152,15 +148,13 @@ Verdict CompareComplex(std::complex<double> a, std::complex<double> b,
 }
 
 std::string ComplexText(std::complex<double> z) {
-  return "(" + ValueText(Dtype::kF32, z.real()) + ", " +
-         ValueText(Dtype::kF32, z.imag()) + ")";
+  return "(" + ValueText(Dtype::kF32, z.real()) + ", " + ValueText(Dtype::kF32, z.imag()) + ")";
 }
 
 // Counts mismatches into r; returns the worst one's Verdict and sets *worst to
 // its flat index. `fn(i)` returns the Verdict for element i.
 template <typename Fn>
-Verdict ScanFloats(std::uint64_t numel, Fn fn, CompareResult* r,
-                   std::uint64_t* worst) {
+Verdict ScanFloats(std::uint64_t numel, Fn fn, CompareResult* r, std::uint64_t* worst) {
   Verdict worst_verdict;
   for (std::uint64_t i = 0; i < numel; ++i) {
     const Verdict v = fn(i);
@@ -175,8 +169,8 @@ Verdict ScanFloats(std::uint64_t numel, Fn fn, CompareResult* r,
 
 // Fills everything but `message` for floating dtypes; returns the note that
 // follows the worst element's values in the message.
-std::string CompareFloating(const TensorView& a, const TensorView& b,
-                            const CompareOptions& o, CompareResult* r) {
+std::string CompareFloating(const TensorView& a, const TensorView& b, const CompareOptions& o,
+                            CompareResult* r) {
   std::uint64_t worst = 0;
   Verdict v;
   if (a.dtype == Dtype::kC64) {
@@ -195,15 +189,12 @@ std::string CompareFloating(const TensorView& a, const TensorView& b,
         r->numel,
         [&](std::uint64_t i) {
           return CompareReal(internal::DecodeFloatElement(a.dtype, a.data, i),
-                             internal::DecodeFloatElement(b.dtype, b.data, i),
-                             o);
+                             internal::DecodeFloatElement(b.dtype, b.data, i), o);
         },
         r, &worst);
     if (r->mismatches == 0) return "";
-    r->actual = ValueText(a.dtype,
-                          internal::DecodeFloatElement(a.dtype, a.data, worst));
-    r->expected = ValueText(
-        b.dtype, internal::DecodeFloatElement(b.dtype, b.data, worst));
+    r->actual = ValueText(a.dtype, internal::DecodeFloatElement(a.dtype, a.data, worst));
+    r->expected = ValueText(b.dtype, internal::DecodeFloatElement(b.dtype, b.data, worst));
   }
   r->worst_index = Unravel(a.shape, worst);
   r->abs_diff = v.diff;
@@ -216,8 +207,7 @@ std::string CompareFloating(const TensorView& a, const TensorView& b,
 
 // Integers and BOOL: equal bit patterns are equal values whatever the sign,
 // so only printing needs to know signedness.
-std::string CompareExact(const TensorView& a, const TensorView& b,
-                         CompareResult* r) {
+std::string CompareExact(const TensorView& a, const TensorView& b, CompareResult* r) {
   const unsigned width = DtypeBits(a.dtype);
   std::uint64_t worst = 0;
   for (std::uint64_t i = 0; i < r->numel; ++i) {
@@ -237,10 +227,8 @@ std::string CompareExact(const TensorView& a, const TensorView& b,
     r->expected = std::to_string(sy);
     // Unsigned wrap-around gives the exact magnitude even across the full
     // range.
-    diff =
-        sx > sy
-            ? static_cast<std::uint64_t>(sx) - static_cast<std::uint64_t>(sy)
-            : static_cast<std::uint64_t>(sy) - static_cast<std::uint64_t>(sx);
+    diff = sx > sy ? static_cast<std::uint64_t>(sx) - static_cast<std::uint64_t>(sy)
+                   : static_cast<std::uint64_t>(sy) - static_cast<std::uint64_t>(sx);
   } else {
     r->actual = std::to_string(x);
     r->expected = std::to_string(y);
@@ -257,13 +245,11 @@ std::string CompareExact(const TensorView& a, const TensorView& b,
 
 }  // namespace
 
-Result<CompareResult> AllClose(const TensorView& actual,
-                               const TensorView& expected,
+Result<CompareResult> AllClose(const TensorView& actual, const TensorView& expected,
                                const CompareOptions& options) {
   if (!(options.rtol >= 0) || !(options.atol >= 0)) {
     return InvalidArgument("rtol " + ShortText(options.rtol) + " and atol " +
-                           ShortText(options.atol) +
-                           " must be non-negative numbers");
+                           ShortText(options.atol) + " must be non-negative numbers");
   }
   CARTON_RETURN_IF_ERROR(CheckByteSize("actual", actual));
   CARTON_RETURN_IF_ERROR(CheckByteSize("expected", expected));
@@ -271,23 +257,22 @@ Result<CompareResult> AllClose(const TensorView& actual,
   CompareResult r;
   if (actual.dtype != expected.dtype) {
     r.equal = false;
-    r.message = "dtype " + std::string(DtypeName(actual.dtype)) +
-                " vs expected " + std::string(DtypeName(expected.dtype));
+    r.message = "dtype " + std::string(DtypeName(actual.dtype)) + " vs expected " +
+                std::string(DtypeName(expected.dtype));
     return r;
   }
-  if (!std::equal(actual.shape.begin(), actual.shape.end(),
-                  expected.shape.begin(), expected.shape.end())) {
+  if (!std::equal(actual.shape.begin(), actual.shape.end(), expected.shape.begin(),
+                  expected.shape.end())) {
     r.equal = false;
-    r.message = "shape " + ShapeToString(actual.shape) + " vs expected " +
-                ShapeToString(expected.shape);
+    r.message =
+        "shape " + ShapeToString(actual.shape) + " vs expected " + ShapeToString(expected.shape);
     return r;
   }
 
   r.numel = actual.numel();
   const bool is_float = IsFloat(actual.dtype);
-  const std::string note = is_float
-                               ? CompareFloating(actual, expected, options, &r)
-                               : CompareExact(actual, expected, &r);
+  const std::string note = is_float ? CompareFloating(actual, expected, options, &r)
+                                    : CompareExact(actual, expected, &r);
   r.equal = r.mismatches == 0;
   if (r.equal) {
     if (r.numel == 0) {
@@ -301,15 +286,14 @@ Result<CompareResult> AllClose(const TensorView& actual,
   }
   r.message = std::to_string(r.mismatches) + " of " + std::to_string(r.numel) +
               " elements differ; " + (is_float ? "worst" : "first") + " at " +
-              ShapeToString(r.worst_index) + ": " + r.actual + " vs expected " +
-              r.expected + " (" + note + ")";
+              ShapeToString(r.worst_index) + ": " + r.actual + " vs expected " + r.expected + " (" +
+              note + ")";
   return r;
 }
 
 Result<std::vector<double>> DecodeToDouble(const TensorView& tensor) {
   if (tensor.dtype == Dtype::kC64) {
-    return InvalidArgument(Describe("", tensor) +
-                           ": C64 has no single real value per element");
+    return InvalidArgument(Describe("", tensor) + ": C64 has no single real value per element");
   }
   CARTON_RETURN_IF_ERROR(CheckByteSize("", tensor));
   const std::uint64_t numel = tensor.numel();

@@ -79,10 +79,9 @@ std::vector<std::string_view> File::Names() const {
 }
 
 const TensorView* File::Find(std::string_view name) const {
-  auto it = std::lower_bound(impl_->header.by_name.begin(), impl_->header.by_name.end(), name,
-                             [&](std::uint32_t i, std::string_view n) {
-                               return impl_->views[i].name < n;
-                             });
+  auto it = std::lower_bound(
+      impl_->header.by_name.begin(), impl_->header.by_name.end(), name,
+      [&](std::uint32_t i, std::string_view n) { return impl_->views[i].name < n; });
   if (it == impl_->header.by_name.end() || impl_->views[*it].name != name) return nullptr;
   return &impl_->views[*it];
 }
@@ -109,7 +108,8 @@ Status File::ReadInto(const TensorView& tensor, MutableByteView out) const {
   }
   if (tensor.data.data() < impl_->bytes.data() ||
       tensor.data.data() + tensor.data.size() > impl_->bytes.data() + impl_->bytes.size()) {
-    return InvalidArgument("tensor \"" + std::string(tensor.name) + "\" is not from " + impl_->source);
+    return InvalidArgument("tensor \"" + std::string(tensor.name) + "\" is not from " +
+                           impl_->source);
   }
   if (!impl_->mapping) {
     if (!out.empty()) std::memcpy(out.data(), tensor.data.data(), out.size());

@@ -15,16 +15,14 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // encodings their format reserves for inf and NaN before calling this.
 double DecodeFinite(std::uint64_t bits, int exp_bits, int man_bits, int bias) {
   const std::uint64_t man = bits & ((std::uint64_t{1} << man_bits) - 1);
-  const std::uint64_t exp =
-      (bits >> man_bits) & ((std::uint64_t{1} << exp_bits) - 1);
+  const std::uint64_t exp = (bits >> man_bits) & ((std::uint64_t{1} << exp_bits) - 1);
   const bool negative = ((bits >> (man_bits + exp_bits)) & 1) != 0;
   double v;
   if (exp == 0) {
     v = std::ldexp(static_cast<double>(man), 1 - bias - man_bits);
   } else {
     const std::uint64_t significand = man | (std::uint64_t{1} << man_bits);
-    v = std::ldexp(static_cast<double>(significand),
-                   static_cast<int>(exp) - bias - man_bits);
+    v = std::ldexp(static_cast<double>(significand), static_cast<int>(exp) - bias - man_bits);
   }
   return negative ? -v : v;
 }
@@ -60,8 +58,7 @@ std::uint64_t LoadElementBits(ByteView data, unsigned bits, std::uint64_t i) {
   const std::uint64_t byte = first_bit / 8;
   const unsigned shift = static_cast<unsigned>(first_bit % 8);
   std::uint64_t window = std::to_integer<std::uint64_t>(data[byte]);
-  if (shift + bits > 8)
-    window |= std::to_integer<std::uint64_t>(data[byte + 1]) << 8;
+  if (shift + bits > 8) window |= std::to_integer<std::uint64_t>(data[byte + 1]) << 8;
   return (window >> shift) & ((std::uint64_t{1} << bits) - 1);
 }
 

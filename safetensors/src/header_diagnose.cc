@@ -2,7 +2,6 @@
 // re-reads it to report the byte offset, and the tensor and field at fault
 // where the JSON is well-formed but holds an unrepresentable number.
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
 
@@ -79,8 +78,8 @@ class Diagnoser : public nlohmann::json_sax<nlohmann::json> {
 
 Status DiagnoseJson(std::string_view json, std::string_view fast_parser_message) {
   Diagnoser d;
-  nlohmann::json::sax_parse(json.begin(), json.end(), &d,
-                            nlohmann::json::input_format_t::json, /*strict=*/true);
+  nlohmann::json::sax_parse(json.begin(), json.end(), &d, nlohmann::json::input_format_t::json,
+                            /*strict=*/true);
   if (!d.result.ok()) return d.result;
   return Fail(ErrorKind::kInvalidJson, "header JSON invalid: " + std::string(fast_parser_message));
 }

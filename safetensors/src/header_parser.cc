@@ -21,17 +21,20 @@ using simdjson::dom::element_type;
 // Typed accessors. REQUIRES: e.type() is the matching type.
 simdjson::dom::array ArrayOf(element e) {
   simdjson::dom::array a;
-  if (e.get_array().get(a)) {}
+  if (e.get_array().get(a)) {
+  }
   return a;
 }
 simdjson::dom::object ObjectOf(element e) {
   simdjson::dom::object o;
-  if (e.get_object().get(o)) {}
+  if (e.get_object().get(o)) {
+  }
   return o;
 }
 std::string_view StringOf(element e) {
   std::string_view s;
-  if (e.get_string().get(s)) {}
+  if (e.get_string().get(s)) {
+  }
   return s;
 }
 
@@ -50,8 +53,7 @@ Status CheckNoDuplicates(element e, std::string_view where) {
     std::sort(keys.begin(), keys.end());
     auto dup = std::adjacent_find(keys.begin(), keys.end());
     if (dup != keys.end()) {
-      return Fail(ErrorKind::kDuplicateKey,
-                  std::string(where) + ": duplicate key " + Quote(*dup));
+      return Fail(ErrorKind::kDuplicateKey, std::string(where) + ": duplicate key " + Quote(*dup));
     }
   }
   return Status::Ok();
@@ -61,13 +63,15 @@ Status CheckNoDuplicates(element e, std::string_view where) {
 bool AsCount(element e, bool allow_u64, std::uint64_t* out) {
   if (e.type() == element_type::INT64) {
     std::int64_t v = 0;
-    if (e.get_int64().get(v)) {}
+    if (e.get_int64().get(v)) {
+    }
     if (v < 0) return false;
     *out = static_cast<std::uint64_t>(v);
     return true;
   }
   if (e.type() == element_type::UINT64 && allow_u64) {
-    if (e.get_uint64().get(*out)) {}
+    if (e.get_uint64().get(*out)) {
+    }
     return true;
   }
   return false;
@@ -84,9 +88,9 @@ Status ParseShape(element e, std::string_view tname, std::vector<std::uint64_t>*
   for (element d : ArrayOf(e)) {
     std::uint64_t v;
     if (!AsCount(d, /*allow_u64=*/false, &v)) {
-      return Fail(ErrorKind::kInvalidShape,
-                  "tensor " + Quote(tname) + ": dimension " + std::to_string(i) + " is " +
-                      ElementText(d) + ", not an integer in [0, 2^63)");
+      return Fail(ErrorKind::kInvalidShape, "tensor " + Quote(tname) + ": dimension " +
+                                                std::to_string(i) + " is " + ElementText(d) +
+                                                ", not an integer in [0, 2^63)");
     }
     dims->push_back(v);
     ++i;
@@ -94,8 +98,7 @@ Status ParseShape(element e, std::string_view tname, std::vector<std::uint64_t>*
   return Status::Ok();
 }
 
-Status ParseOffsets(element e, std::string_view tname, std::uint64_t* begin,
-                    std::uint64_t* end) {
+Status ParseOffsets(element e, std::string_view tname, std::uint64_t* begin, std::uint64_t* end) {
   std::string msg = "tensor " + Quote(tname) + ": data_offsets must be two non-negative integers";
   if (e.type() != element_type::ARRAY) {
     return Fail(ErrorKind::kInvalidOffsets, msg + ", got " + ElementText(e));
@@ -112,8 +115,8 @@ Status ParseOffsets(element e, std::string_view tname, std::uint64_t* begin,
   if (n != 2) return Fail(ErrorKind::kInvalidOffsets, msg + ", got " + ElementText(e));
   if (v[0] > v[1]) {
     return Fail(ErrorKind::kInvalidOffsets, "tensor " + Quote(tname) + ": data_offsets [" +
-                                                std::to_string(v[0]) + ", " +
-                                                std::to_string(v[1]) + "] end before begin");
+                                                std::to_string(v[0]) + ", " + std::to_string(v[1]) +
+                                                "] end before begin");
   }
   *begin = v[0];
   *end = v[1];
@@ -131,8 +134,8 @@ Status ParseMetadata(element e, ParsedHeader* out) {
                                                    ": value must be a string, got " +
                                                    ElementText(kv.value));
     }
-    auto [it, inserted] = out->metadata.emplace(std::string(kv.key),
-                                                std::string(StringOf(kv.value)));
+    auto [it, inserted] =
+        out->metadata.emplace(std::string(kv.key), std::string(StringOf(kv.value)));
     if (!inserted) {
       return Fail(ErrorKind::kDuplicateKey, "__metadata__: duplicate key " + Quote(kv.key));
     }
@@ -150,21 +153,27 @@ Status ParseTensor(std::string_view name, element e, ParsedHeader* out) {
   if (name.size() > UINT32_MAX) {
     return Fail(ErrorKind::kInvalidShape, "tensor name longer than 4 GiB");
   }
-  ParsedTensor t{out->names.size(), static_cast<std::uint32_t>(name.size()), Dtype::kU8,
-                 static_cast<std::uint32_t>(out->dims.size()), 0, 0, 0};
+  ParsedTensor t{out->names.size(),
+                 static_cast<std::uint32_t>(name.size()),
+                 Dtype::kU8,
+                 static_cast<std::uint32_t>(out->dims.size()),
+                 0,
+                 0,
+                 0};
   bool seen_dtype = false, seen_shape = false, seen_offsets = false;
   std::vector<std::string_view> other_keys;
   auto dup = [&](std::string_view key) {
-    return Fail(ErrorKind::kDuplicateKey, "tensor " + Quote(tname) + ": duplicate key " + Quote(key));
+    return Fail(ErrorKind::kDuplicateKey,
+                "tensor " + Quote(tname) + ": duplicate key " + Quote(key));
   };
   for (auto kv : ObjectOf(e)) {
     if (kv.key == "dtype") {
       if (seen_dtype) return dup(kv.key);
       seen_dtype = true;
       if (kv.value.type() != element_type::STRING) {
-        return Fail(ErrorKind::kNotAnObject, "tensor " + Quote(tname) +
-                                                 ": dtype must be a string, got " +
-                                                 ElementText(kv.value));
+        return Fail(
+            ErrorKind::kNotAnObject,
+            "tensor " + Quote(tname) + ": dtype must be a string, got " + ElementText(kv.value));
       }
       std::string_view s = StringOf(kv.value);
       auto d = ParseDtype(s);
@@ -190,29 +199,32 @@ Status ParseTensor(std::string_view name, element e, ParsedHeader* out) {
       CARTON_RETURN_IF_ERROR(CheckNoDuplicates(kv.value, "tensor " + Quote(tname)));
     }
   }
-  const char* missing = !seen_dtype ? "dtype" : !seen_shape ? "shape" : !seen_offsets ? "data_offsets" : nullptr;
+  const char* missing = !seen_dtype     ? "dtype"
+                        : !seen_shape   ? "shape"
+                        : !seen_offsets ? "data_offsets"
+                                        : nullptr;
   if (missing) {
     return Fail(ErrorKind::kMissingField,
                 "tensor " + Quote(tname) + ": missing field \"" + missing + "\"");
   }
   std::size_t rank = out->dims.size() - t.shape_begin;
-  if (rank > UINT32_MAX) return Fail(ErrorKind::kInvalidShape, "tensor " + Quote(tname) + ": rank too large");
+  if (rank > UINT32_MAX)
+    return Fail(ErrorKind::kInvalidShape, "tensor " + Quote(tname) + ": rank too large");
   t.rank = static_cast<std::uint32_t>(rank);
 
   std::span<const std::uint64_t> shape(out->dims.data() + t.shape_begin, t.rank);
   auto numel = CheckedNumel(shape);
   std::uint64_t bits;
   if (!numel || !CheckedMul(*numel, DtypeBits(t.dtype), &bits)) {
-    return Fail(ErrorKind::kNumelOverflow, "tensor " + Quote(tname) + ": " +
-                                               std::string(DtypeName(t.dtype)) + " " +
-                                               ShapeToString(shape) +
-                                               " has a byte size beyond 2^64");
+    return Fail(ErrorKind::kNumelOverflow,
+                "tensor " + Quote(tname) + ": " + std::string(DtypeName(t.dtype)) + " " +
+                    ShapeToString(shape) + " has a byte size beyond 2^64");
   }
   if (bits % 8 != 0) {
-    return Fail(ErrorKind::kPartialByte,
-                "tensor " + Quote(tname) + ": " + std::string(DtypeName(t.dtype)) + " " +
-                    ShapeToString(shape) + " is " + std::to_string(bits) +
-                    " bits, not a whole number of bytes");
+    return Fail(ErrorKind::kPartialByte, "tensor " + Quote(tname) + ": " +
+                                             std::string(DtypeName(t.dtype)) + " " +
+                                             ShapeToString(shape) + " is " + std::to_string(bits) +
+                                             " bits, not a whole number of bytes");
   }
   if (t.end - t.begin != bits / 8) {
     return Fail(ErrorKind::kSizeMismatch,
@@ -286,8 +298,7 @@ Result<ParsedHeader> ParseHeader(ByteView file, const ReaderOptions& options) {
   PaddedCopy& copy = reuse ? tl_copy : local_copy;
   simdjson::dom::parser& parser = reuse ? tl_parser : local_parser;
   copy.Assign(body);
-  if (parser.max_depth() != options.max_json_depth ||
-      parser.capacity() < body.size()) {
+  if (parser.max_depth() != options.max_json_depth || parser.capacity() < body.size()) {
     if (parser.allocate(std::max(body.size(), parser.capacity()), options.max_json_depth)) {
       return Internal("cannot allocate the JSON parser");
     }
@@ -362,9 +373,9 @@ Result<ParsedHeader> ParseHeader(ByteView file, const ReaderOptions& options) {
   }
   const std::uint64_t data_size = file.size() - 8 - n;
   if (expected != data_size) {
-    return Fail(ErrorKind::kDataEndMismatch,
-                "tensor data ends at " + std::to_string(expected) + " but the data section is " +
-                    std::to_string(data_size) + " bytes");
+    return Fail(ErrorKind::kDataEndMismatch, "tensor data ends at " + std::to_string(expected) +
+                                                 " but the data section is " +
+                                                 std::to_string(data_size) + " bytes");
   }
   return out;
 }

@@ -24,9 +24,9 @@ struct ParsedTensor {
 
 struct ParsedHeader {
   std::uint64_t header_size = 0;
-  std::string names;                  // every tensor name, back to back
-  std::vector<ParsedTensor> tensors;  // sorted by data offsets
-  std::vector<std::uint32_t> by_name; // indices into tensors, sorted by name
+  std::string names;                   // every tensor name, back to back
+  std::vector<ParsedTensor> tensors;   // sorted by data offsets
+  std::vector<std::uint32_t> by_name;  // indices into tensors, sorted by name
   std::vector<std::uint64_t> dims;
 
   std::string_view name(const ParsedTensor& t) const {

@@ -98,9 +98,9 @@ Status ShardedFile::Impl::BuildEntries() {
                    [](const Entry& a, const Entry& b) { return a.view.name < b.view.name; });
   for (std::size_t i = 1; i < entries.size(); ++i) {
     if (entries[i].view.name == entries[i - 1].view.name) {
-      return Corrupt("tensor " + Quote(entries[i].view.name) + " appears in two shards: " +
-                     Quote(shard_names[entries[i - 1].shard]) + " and " +
-                     Quote(shard_names[entries[i].shard]));
+      return Corrupt("tensor " + Quote(entries[i].view.name) +
+                     " appears in two shards: " + Quote(shard_names[entries[i - 1].shard]) +
+                     " and " + Quote(shard_names[entries[i].shard]));
     }
   }
   return Status::Ok();

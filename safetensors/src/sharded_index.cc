@@ -5,7 +5,6 @@
 #include "sharded_index.h"
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -71,8 +70,8 @@ class IndexChecker : public nlohmann::json_sax<nlohmann::json> {
 
   bool Push(bool object) {
     if (frames_.size() >= max_depth_) {
-      result = Corrupt("JSON nested deeper than " + std::to_string(max_depth_) +
-                       " levels in " + Where());
+      result = Corrupt("JSON nested deeper than " + std::to_string(max_depth_) + " levels in " +
+                       Where());
       return false;
     }
     frames_.push_back(Frame{object, {}, {}});

@@ -1,9 +1,8 @@
 #include "carton/safetensors/writer.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <set>
 
@@ -52,8 +51,8 @@ Status WriteAll(const PlannedHeader& plan, std::span<const TensorSource> tensors
 
 }  // namespace
 
-Result<PlannedHeader> PlanHeader(std::span<const TensorSource> tensors,
-                                 const Metadata& metadata, const WriteOptions& options) {
+Result<PlannedHeader> PlanHeader(std::span<const TensorSource> tensors, const Metadata& metadata,
+                                 const WriteOptions& options) {
   if (options.alignment < 8 || (options.alignment & (options.alignment - 1)) != 0) {
     return InvalidArgument("alignment " + std::to_string(options.alignment) +
                            " is not a power of two of at least 8");
@@ -94,8 +93,8 @@ Result<PlannedHeader> PlanHeader(std::span<const TensorSource> tensors,
     auto numel = CheckedNumel(t.shape);
     std::optional<std::uint64_t> size = numel ? ByteSize(t.dtype, *numel) : std::nullopt;
     if (!size) {
-      return InvalidArgument("tensor \"" + t.name + "\": " + std::string(DtypeName(t.dtype)) +
-                             " " + ShapeToString(t.shape) +
+      return InvalidArgument("tensor \"" + t.name + "\": " + std::string(DtypeName(t.dtype)) + " " +
+                             ShapeToString(t.shape) +
                              " overflows or is not a whole number of bytes");
     }
     if (!t.stream && t.bytes.size() != *size) {
@@ -156,8 +155,7 @@ Status WriteFile(const std::string& path, std::span<const TensorSource> tensors,
   CARTON_ASSIGN_OR_RETURN(PlannedHeader plan, PlanHeader(tensors, metadata, options));
   CARTON_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::Create(path, options.file));
   CARTON_RETURN_IF_ERROR(
-      WriteAll(plan, tensors, [&](ByteView chunk) { return file.Write(chunk); })
-          .WithContext(path));
+      WriteAll(plan, tensors, [&](ByteView chunk) { return file.Write(chunk); }).WithContext(path));
   return file.Commit();
 }
 

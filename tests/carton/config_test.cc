@@ -105,8 +105,7 @@ constexpr char kMinimal[] =
     "runner_compat_version = 2\n";                // line 5
 
 // kMinimal with `from` replaced by `to` (which must occur once).
-std::string Edit(std::string_view from, std::string_view to,
-                 std::string base = kMinimal) {
+std::string Edit(std::string_view from, std::string_view to, std::string base = kMinimal) {
   std::size_t at = base.find(from);
   REQUIRE(at != std::string::npos);
   REQUIRE(base.find(from, at + 1) == std::string::npos);
@@ -120,8 +119,7 @@ CartonConfig Parse(const std::string& text) {
   return *c;
 }
 
-void ExpectError(const std::string& text, StatusCode code,
-                 const std::string& message) {
+void ExpectError(const std::string& text, StatusCode code, const std::string& message) {
   Result<CartonConfig> c = ParseConfig(text);
   INFO(text);
   REQUIRE_FALSE(c.ok());
@@ -147,9 +145,8 @@ CartonConfig FullConfig() {
   TensorSpec x;
   x.name = "x";
   x.dtype = DataType::kUint8;
-  x.shape =
-      std::vector<Dimension>{SymbolDim{"batch"}, AnyDim{}, std::uint64_t{0},
-                             std::uint64_t{9223372036854775807u}};
+  x.shape = std::vector<Dimension>{SymbolDim{"batch"}, AnyDim{}, std::uint64_t{0},
+                                   std::uint64_t{9223372036854775807u}};
   x.description = "first\ninput";
   x.internal_name = "ns/x:0";
   TensorSpec s;
@@ -171,8 +168,7 @@ CartonConfig FullConfig() {
   SelfTest t1;
   t1.name = "";
   t1.description = "";
-  t1.inputs = {{"x", "@tensor_data/t0"},
-               {"weird name = \"quoted\"", "@tensor_data/t1"}};
+  t1.inputs = {{"x", "@tensor_data/t0"}, {"weird name = \"quoted\"", "@tensor_data/t1"}};
   t1.expected_out = TensorRefs{{"out", "@tensor_data/t2"}};
   SelfTest t2;
   t2.inputs = {};
@@ -230,9 +226,8 @@ TEST_CASE("carton config: parses the spec's example", "[config]") {
   REQUIRE(c.inputs.size() == 2);
   CHECK(c.inputs[0].name == "x");
   CHECK(c.inputs[0].dtype == DataType::kFloat32);
-  CHECK(c.inputs[0].shape ==
-        Shape(std::vector<Dimension>{SymbolDim{"batch_size"}, std::uint64_t{3},
-                                     std::uint64_t{512}, std::uint64_t{512}}));
+  CHECK(c.inputs[0].shape == Shape(std::vector<Dimension>{SymbolDim{"batch_size"}, std::uint64_t{3},
+                                                          std::uint64_t{512}, std::uint64_t{512}}));
   CHECK(c.inputs[0].description == "Something");
   CHECK(c.inputs[0].internal_name == "some_namespace/in_x:0");
   CHECK(c.inputs[1].name == "y");
@@ -241,17 +236,14 @@ TEST_CASE("carton config: parses the spec's example", "[config]") {
   REQUIRE(c.outputs.size() == 1);
   CHECK(c.outputs[0].name == "out");
   CHECK(c.outputs[0].shape ==
-        Shape(std::vector<Dimension>{SymbolDim{"batch_size"},
-                                     std::uint64_t{128}}));
+        Shape(std::vector<Dimension>{SymbolDim{"batch_size"}, std::uint64_t{128}}));
 
   REQUIRE(c.self_tests.size() == 1);
   CHECK(c.self_tests[0].name == "");  // present but empty
   CHECK(c.self_tests[0].description == "");
   CHECK(c.self_tests[0].inputs ==
-        TensorRefs{{"x", "@tensor_data/self_test_tensor_0"},
-                   {"y", "@tensor_data/sometensor"}});
-  CHECK(c.self_tests[0].expected_out ==
-        TensorRefs{{"out", "@tensor_data/another_tensor"}});
+        TensorRefs{{"x", "@tensor_data/self_test_tensor_0"}, {"y", "@tensor_data/sometensor"}});
+  CHECK(c.self_tests[0].expected_out == TensorRefs{{"out", "@tensor_data/another_tensor"}});
 
   REQUIRE(c.examples.size() == 1);
   CHECK(c.examples[0].name == "");
@@ -262,9 +254,8 @@ TEST_CASE("carton config: parses the spec's example", "[config]") {
   CHECK(c.runner.runner_name == "torchscript");
   CHECK(c.runner.required_framework_version == "=1.12.1");
   CHECK(c.runner.runner_compat_version == 2);
-  CHECK(c.runner.opts == std::map<std::string, RunnerOpt>{
-                             {"num_interop_threads", std::int64_t{4}},
-                             {"num_threads", std::int64_t{1}}});
+  CHECK(c.runner.opts == std::map<std::string, RunnerOpt>{{"num_interop_threads", std::int64_t{4}},
+                                                          {"num_threads", std::int64_t{1}}});
 }
 
 TEST_CASE("carton config: parses the minimal config", "[config]") {
@@ -277,31 +268,29 @@ TEST_CASE("carton config: parses the minimal config", "[config]") {
 }
 
 TEST_CASE("carton config: parses every shape form", "[config]") {
-  std::string text =
-      std::string(kMinimal) +
-      "[[input]]\nname = \"a\"\ndtype = \"string\"\nshape = \"*\"\n"
-      "[[input]]\nname = \"b\"\ndtype = \"uint64\"\nshape = \"input_shape\"\n"
-      "[[input]]\nname = \"c\"\ndtype = \"int8\"\nshape = []\n"
-      "[[input]]\nname = \"d\"\ndtype = \"int8\"\nshape = [\"*\", \"n\", 0]\n";
+  std::string text = std::string(kMinimal) +
+                     "[[input]]\nname = \"a\"\ndtype = \"string\"\nshape = \"*\"\n"
+                     "[[input]]\nname = \"b\"\ndtype = \"uint64\"\nshape = \"input_shape\"\n"
+                     "[[input]]\nname = \"c\"\ndtype = \"int8\"\nshape = []\n"
+                     "[[input]]\nname = \"d\"\ndtype = \"int8\"\nshape = [\"*\", \"n\", 0]\n";
   CartonConfig c = Parse(text);
   REQUIRE(c.inputs.size() == 4);
   CHECK(c.inputs[0].dtype == DataType::kString);
   CHECK(c.inputs[0].shape == Shape(AnyDim{}));
   CHECK(c.inputs[1].shape == Shape(SymbolDim{"input_shape"}));
   CHECK(c.inputs[2].shape == Shape(std::vector<Dimension>{}));
-  CHECK(c.inputs[3].shape == Shape(std::vector<Dimension>{
-                                 AnyDim{}, SymbolDim{"n"}, std::uint64_t{0}}));
+  CHECK(c.inputs[3].shape ==
+        Shape(std::vector<Dimension>{AnyDim{}, SymbolDim{"n"}, std::uint64_t{0}}));
 }
 
 TEST_CASE("carton config: ignores unknown tables and fields", "[config]") {
-  std::string text =
-      "future_field = [1, 2.5, \"x\"]\n" + std::string(kMinimal) +
-      "future_runner_field = { a = 1 }\n"
-      "[runner.opts]\nthreads = 2\n"
-      "[[input]]\nname = \"a\"\ndtype = \"int8\"\nshape = []\nunits = \"cm\"\n"
-      "[[self_test]]\ninputs = {}\ntolerance = 0.1\n"
-      "[future_table]\nx = 1979-05-27T07:32:00Z\n[future_table.sub]\ny = "
-      "true\n";
+  std::string text = "future_field = [1, 2.5, \"x\"]\n" + std::string(kMinimal) +
+                     "future_runner_field = { a = 1 }\n"
+                     "[runner.opts]\nthreads = 2\n"
+                     "[[input]]\nname = \"a\"\ndtype = \"int8\"\nshape = []\nunits = \"cm\"\n"
+                     "[[self_test]]\ninputs = {}\ntolerance = 0.1\n"
+                     "[future_table]\nx = 1979-05-27T07:32:00Z\n[future_table.sub]\ny = "
+                     "true\n";
   CartonConfig c = Parse(text);
   CHECK(c.inputs.size() == 1);
   CHECK(c.self_tests.size() == 1);
@@ -309,24 +298,19 @@ TEST_CASE("carton config: ignores unknown tables and fields", "[config]") {
 }
 
 TEST_CASE("carton config: rejects an unsupported spec_version", "[config]") {
-  ExpectError(Edit("spec_version = 1", "spec_version = 2"),
-              StatusCode::kUnsupported,
+  ExpectError(Edit("spec_version = 1", "spec_version = 2"), StatusCode::kUnsupported,
               "carton.toml:1:16: spec_version 2 is not supported");
   // The version is checked before anything a newer spec might change.
   ExpectError("spec_version = 3\n[runner]\nrunner_compat_version = \"x\"\n",
               StatusCode::kUnsupported, "spec_version 3 is not supported");
 }
 
-TEST_CASE("carton config: rejects a missing or mistyped spec_version",
-          "[config]") {
-  ExpectCorrupt(Edit("spec_version = 1\n", ""),
-                "carton.toml: spec_version is missing");
-  ExpectCorrupt(
-      Edit("spec_version = 1", "spec_version = 1.0"),
-      "carton.toml:1:16: spec_version must be an integer (got float)");
-  ExpectCorrupt(
-      Edit("spec_version = 1", "spec_version = \"1\""),
-      "carton.toml:1:16: spec_version must be an integer (got string)");
+TEST_CASE("carton config: rejects a missing or mistyped spec_version", "[config]") {
+  ExpectCorrupt(Edit("spec_version = 1\n", ""), "carton.toml: spec_version is missing");
+  ExpectCorrupt(Edit("spec_version = 1", "spec_version = 1.0"),
+                "carton.toml:1:16: spec_version must be an integer (got float)");
+  ExpectCorrupt(Edit("spec_version = 1", "spec_version = \"1\""),
+                "carton.toml:1:16: spec_version must be an integer (got string)");
 }
 
 TEST_CASE("carton config: rejects a missing runner table", "[config]") {
@@ -342,15 +326,12 @@ TEST_CASE("carton config: rejects a missing runner_name", "[config]") {
                 "carton.toml:3:15: runner.runner_name must not be empty");
 }
 
-TEST_CASE("carton config: rejects a missing required_framework_version",
-          "[config]") {
-  ExpectCorrupt(
-      Edit("required_framework_version = \"=1.12.1\"\n", ""),
-      "carton.toml:2:1: runner.required_framework_version is missing");
+TEST_CASE("carton config: rejects a missing required_framework_version", "[config]") {
+  ExpectCorrupt(Edit("required_framework_version = \"=1.12.1\"\n", ""),
+                "carton.toml:2:1: runner.required_framework_version is missing");
 }
 
-TEST_CASE("carton config: rejects a missing runner_compat_version",
-          "[config]") {
+TEST_CASE("carton config: rejects a missing runner_compat_version", "[config]") {
   ExpectCorrupt(Edit("runner_compat_version = 2\n", ""),
                 "carton.toml:2:1: runner.runner_compat_version is missing");
   ExpectCorrupt(Edit("runner_compat_version = 2", "runner_compat_version = -1"),
@@ -365,8 +346,7 @@ TEST_CASE("carton config: rejects an invalid version requirement", "[config]") {
                 "requirement (\"=>1\"): unexpected character '>' while parsing "
                 "major version "
                 "number");
-  ExpectCorrupt(Edit("\"=1.12.1\"", "\"\""),
-                "carton.toml:4:30: runner.required_framework_version");
+  ExpectCorrupt(Edit("\"=1.12.1\"", "\"\""), "carton.toml:4:30: runner.required_framework_version");
   for (const char* ok : {"*", ">=2, <3", "^1.13", "1.2.*", "~1.2"}) {
     Parse(Edit("\"=1.12.1\"", std::string("\"") + ok + "\""));
   }
@@ -374,26 +354,21 @@ TEST_CASE("carton config: rejects an invalid version requirement", "[config]") {
 
 TEST_CASE("carton config: rejects an unknown dtype", "[config]") {
   ExpectCorrupt(
-      std::string(kMinimal) +
-          "[[input]]\nname = \"a\"\ndtype = \"float16\"\nshape = []\n",
+      std::string(kMinimal) + "[[input]]\nname = \"a\"\ndtype = \"float16\"\nshape = []\n",
       "carton.toml:8:9: input[0].dtype is not a known dtype (got \"float16\")");
   ExpectCorrupt(
-      std::string(kMinimal) +
-          "[[output]]\nname = \"a\"\ndtype = \"nested\"\nshape = []\n",
+      std::string(kMinimal) + "[[output]]\nname = \"a\"\ndtype = \"nested\"\nshape = []\n",
       "carton.toml:8:9: output[0].dtype is not a known dtype (got \"nested\")");
 }
 
 TEST_CASE("carton config: rejects a negative dimension", "[config]") {
   ExpectCorrupt(
-      std::string(kMinimal) +
-          "[[input]]\nname = \"a\"\ndtype = \"int8\"\nshape = [\"n\", -1]\n",
+      std::string(kMinimal) + "[[input]]\nname = \"a\"\ndtype = \"int8\"\nshape = [\"n\", -1]\n",
       "carton.toml:9:15: input[0].shape[1] must not be negative (got -1)");
 }
 
-TEST_CASE("carton config: rejects a self_test reference outside tensor_data",
-          "[config]") {
-  ExpectCorrupt(std::string(kMinimal) +
-                    "[[self_test]]\ninputs = { x = \"@misc/a.png\" }\n",
+TEST_CASE("carton config: rejects a self_test reference outside tensor_data", "[config]") {
+  ExpectCorrupt(std::string(kMinimal) + "[[self_test]]\ninputs = { x = \"@misc/a.png\" }\n",
                 "carton.toml:7:16: self_test[0].inputs.x must be "
                 "\"@tensor_data/<name>\" (got "
                 "\"@misc/a.png\")");
@@ -401,16 +376,13 @@ TEST_CASE("carton config: rejects a self_test reference outside tensor_data",
                     "[[self_test]]\ninputs = {}\nexpected_out = { y = "
                     "\"tensor_data/b\" }\n",
                 "carton.toml:8:22: self_test[0].expected_out.y must be");
-  ExpectCorrupt(std::string(kMinimal) +
-                    "[[self_test]]\ninputs = { x = \"@tensor_data/\" }\n",
+  ExpectCorrupt(std::string(kMinimal) + "[[self_test]]\ninputs = { x = \"@tensor_data/\" }\n",
                 "self_test[0].inputs.x must be");
   ExpectCorrupt(std::string(kMinimal) + "[[self_test]]\nname = \"t\"\n",
                 "carton.toml:6:1: self_test[0].inputs is missing");
 }
 
-TEST_CASE(
-    "carton config: rejects an example reference outside tensor_data and misc",
-    "[config]") {
+TEST_CASE("carton config: rejects an example reference outside tensor_data and misc", "[config]") {
   ExpectCorrupt(std::string(kMinimal) +
                     "[[example]]\ninputs = { x = \"https://example.com/a.png\" "
                     "}\nsample_out = {}\n",
@@ -418,24 +390,19 @@ TEST_CASE(
                 "\"@tensor_data/<name>\" or "
                 "\"@misc/<path>\" (got \"https://example.com/a.png\")");
   ExpectCorrupt(
-      std::string(kMinimal) +
-          "[[example]]\ninputs = {}\nsample_out = { \"o.k\" = \"@misc\" }\n",
+      std::string(kMinimal) + "[[example]]\ninputs = {}\nsample_out = { \"o.k\" = \"@misc\" }\n",
       "carton.toml:8:24: example[0].sample_out.\"o.k\" must be");
   ExpectCorrupt(std::string(kMinimal) + "[[example]]\ninputs = {}\n",
                 "carton.toml:6:1: example[0].sample_out is missing");
 }
 
-TEST_CASE(
-    "carton config: rejects required_platforms that are not target triples",
-    "[config]") {
+TEST_CASE("carton config: rejects required_platforms that are not target triples", "[config]") {
   for (const char* bad :
-       {"linux", "x86_64-linux", "X86_64-unknown-linux-gnu",
-        "x86_64--linux-gnu", "x86_64-unknown-linux-gnu-extra", "",
-        "x86_64-unknown-linux-", "x86 64-unknown-linux"}) {
-    ExpectCorrupt(
-        "required_platforms = [\"aarch64-apple-darwin\", \"" +
-            std::string(bad) + "\"]\n" + kMinimal,
-        "carton.toml:1:47: required_platforms[1] must be a target triple");
+       {"linux", "x86_64-linux", "X86_64-unknown-linux-gnu", "x86_64--linux-gnu",
+        "x86_64-unknown-linux-gnu-extra", "", "x86_64-unknown-linux-", "x86 64-unknown-linux"}) {
+    ExpectCorrupt("required_platforms = [\"aarch64-apple-darwin\", \"" + std::string(bad) +
+                      "\"]\n" + kMinimal,
+                  "carton.toml:1:47: required_platforms[1] must be a target triple");
   }
   CartonConfig c = Parse(
       "required_platforms = [\"x86_64-unknown-linux-gnu\", "
@@ -446,17 +413,14 @@ TEST_CASE(
       "\"a.b-c-d\"]\n" +
       std::string(kMinimal));
   CHECK(c.required_platforms.size() == 8);
-  ExpectCorrupt("required_platforms = \"x86_64-unknown-linux-gnu\"\n" +
-                    std::string(kMinimal),
+  ExpectCorrupt("required_platforms = \"x86_64-unknown-linux-gnu\"\n" + std::string(kMinimal),
                 "carton.toml:1:22: required_platforms must be an array of "
                 "strings (got string)");
-  ExpectCorrupt(
-      "required_platforms = [1]\n" + std::string(kMinimal),
-      "carton.toml:1:23: required_platforms[0] must be a string (got integer)");
+  ExpectCorrupt("required_platforms = [1]\n" + std::string(kMinimal),
+                "carton.toml:1:23: required_platforms[0] must be a string (got integer)");
 }
 
-TEST_CASE("carton config: rejects runner opts that are not scalars",
-          "[config]") {
+TEST_CASE("carton config: rejects runner opts that are not scalars", "[config]") {
   std::string base = std::string(kMinimal) + "[runner.opts]\nok = 1\n";
   ExpectCorrupt(base + "threads = [1, 2]\n",
                 "carton.toml:8:11: runner.opts.threads must be an integer, a "
@@ -466,21 +430,18 @@ TEST_CASE("carton config: rejects runner opts that are not scalars",
                 "carton.toml:8:10: runner.opts.nested must be an integer, a "
                 "float, a string or a "
                 "boolean (got table)");
-  ExpectCorrupt(base + "when = 1979-05-27\n",
-                "carton.toml:8:8: runner.opts.when must be");
+  ExpectCorrupt(base + "when = 1979-05-27\n", "carton.toml:8:8: runner.opts.when must be");
   ExpectCorrupt(base + "at = 07:32:00\n",
                 "runner.opts.at must be an integer, a float, a string "
                 "or a boolean (got time)");
   ExpectCorrupt(base + "stamp = 1979-05-27T07:32:00Z\n", "(got date-time)");
   ExpectCorrupt(base + "[runner.opts.sub]\nx = 1\n", "runner.opts.sub must be");
-  ExpectCorrupt(Edit("runner_compat_version = 2\n",
-                     "runner_compat_version = 2\nopts = 3\n"),
+  ExpectCorrupt(Edit("runner_compat_version = 2\n", "runner_compat_version = 2\nopts = 3\n"),
                 "carton.toml:6:8: runner.opts must be a table (got integer)");
 }
 
 TEST_CASE("carton config: rejects a wrong value type anywhere", "[config]") {
-  const std::string tensor =
-      "[[input]]\nname = \"a\"\ndtype = \"int8\"\nshape = []\n";
+  const std::string tensor = "[[input]]\nname = \"a\"\ndtype = \"int8\"\nshape = []\n";
   struct Case {
     std::string text;
     std::string message;
@@ -536,43 +497,35 @@ TEST_CASE("carton config: rejects a wrong value type anywhere", "[config]") {
        "carton.toml:7:10: self_test[0].inputs must be a table (got array)"},
       {std::string(kMinimal) + "[[self_test]]\ninputs = {}\nname = 1\n",
        "carton.toml:8:8: self_test[0].name must be a string (got integer)"},
-      {std::string(kMinimal) +
-           "[[example]]\ninputs = {}\nsample_out = {}\ndescription = 2\n",
+      {std::string(kMinimal) + "[[example]]\ninputs = {}\nsample_out = {}\ndescription = 2\n",
        "carton.toml:9:15: example[0].description must be a string (got "
        "integer)"},
   };
   for (const Case& c : cases) ExpectCorrupt(c.text, c.message);
 }
 
-TEST_CASE("carton config: rejects malformed TOML with its position",
-          "[config]") {
-  ExpectCorrupt(Edit("runner_compat_version = 2", "runner_compat_version = "),
-                "carton.toml:5:");
+TEST_CASE("carton config: rejects malformed TOML with its position", "[config]") {
+  ExpectCorrupt(Edit("runner_compat_version = 2", "runner_compat_version = "), "carton.toml:5:");
   ExpectCorrupt(Edit("[runner]", "[runner"), "carton.toml:2:");
-  ExpectCorrupt(std::string(kMinimal) + "runner_name = \"again\"\n",
-                "carton.toml:6:");
-  Result<CartonConfig> c =
-      ParseConfig("spec_version = = 1\n", "model/carton.toml");
+  ExpectCorrupt(std::string(kMinimal) + "runner_name = \"again\"\n", "carton.toml:6:");
+  Result<CartonConfig> c = ParseConfig("spec_version = = 1\n", "model/carton.toml");
   REQUIRE_FALSE(c.ok());
   CHECK(c.status().message().starts_with("model/carton.toml:1:"));
   CHECK(c.status().message().find("invalid TOML") != std::string::npos);
-  ExpectCorrupt(
-      std::string("spec_version = 1\nmodel_name = \"\xff\"\n") + kMinimal,
-      "carton.toml:2:");
+  ExpectCorrupt(std::string("spec_version = 1\nmodel_name = \"\xff\"\n") + kMinimal,
+                "carton.toml:2:");
 }
 
 TEST_CASE("carton config: rejects a text over the size limit", "[config]") {
   std::string text = kMinimal;
   text += "# " + std::string(kMaxConfigSize, 'x') + "\n";
   ExpectCorrupt(text, "carton.toml: " + std::to_string(text.size()) +
-                          " bytes is over the limit of " +
-                          std::to_string(kMaxConfigSize));
+                          " bytes is over the limit of " + std::to_string(kMaxConfigSize));
 }
 
 TEST_CASE("carton config: checks types exactly", "[config]") {
   std::string base = std::string(kMinimal) + "[runner.opts]\n";
-  CartonConfig c =
-      Parse(base + "f = 2.0\ni = 2\ns = \"3\"\nb = true\ne = 1e3\n");
+  CartonConfig c = Parse(base + "f = 2.0\ni = 2\ns = \"3\"\nb = true\ne = 1e3\n");
   CHECK(std::holds_alternative<double>(c.runner.opts["f"]));
   CHECK(std::get<double>(c.runner.opts["f"]) == 2.0);
   CHECK(std::holds_alternative<std::int64_t>(c.runner.opts["i"]));
@@ -582,9 +535,8 @@ TEST_CASE("carton config: checks types exactly", "[config]") {
   // Integers in other bases are still integers.
   c = Parse(Edit("runner_compat_version = 2", "runner_compat_version = 0x10"));
   CHECK(c.runner.runner_compat_version == 16);
-  ExpectCorrupt(
-      Edit("runner_compat_version = 2", "runner_compat_version = true"),
-      "must be an integer (got boolean)");
+  ExpectCorrupt(Edit("runner_compat_version = 2", "runner_compat_version = true"),
+                "must be an integer (got boolean)");
 }
 
 TEST_CASE("carton config: round-trips every field and opt type", "[config]") {
@@ -616,27 +568,26 @@ TEST_CASE("carton config: round-trips every field and opt type", "[config]") {
 TEST_CASE("carton config: writes fields in the spec's order", "[config]") {
   Result<std::string> text = WriteConfig(Parse(kSpecExample));
   REQUIRE(text.ok());
-  const char* order[] = {
-      "spec_version = 1",
-      "model_name",
-      "short_description",
-      "model_description = \"\"\"\nSome description",
-      "license",
-      "repository",
-      "homepage",
-      "[[input]]\nname = \"x\"\ndtype = \"float32\"\n"
-      "shape = [\"batch_size\", 3, 512, 512]\ndescription = \"Something\"\n"
-      "internal_name",
-      "[[output]]",
-      "[[self_test]]\nname = \"\"\ndescription = \"\"\n"
-      "inputs = { x = \"@tensor_data/self_test_tensor_0\", y = "
-      "\"@tensor_data/sometensor\" }\nexpected_out = { out = "
-      "\"@tensor_data/another_tensor\" }\n",
-      "[[example]]",
-      "sample_out",
-      "[runner]\nrunner_name = \"torchscript\"\n"
-      "required_framework_version = \"=1.12.1\"\nrunner_compat_version = 2\n",
-      "[runner.opts]\nnum_interop_threads = 4\nnum_threads = 1\n"};
+  const char* order[] = {"spec_version = 1",
+                         "model_name",
+                         "short_description",
+                         "model_description = \"\"\"\nSome description",
+                         "license",
+                         "repository",
+                         "homepage",
+                         "[[input]]\nname = \"x\"\ndtype = \"float32\"\n"
+                         "shape = [\"batch_size\", 3, 512, 512]\ndescription = \"Something\"\n"
+                         "internal_name",
+                         "[[output]]",
+                         "[[self_test]]\nname = \"\"\ndescription = \"\"\n"
+                         "inputs = { x = \"@tensor_data/self_test_tensor_0\", y = "
+                         "\"@tensor_data/sometensor\" }\nexpected_out = { out = "
+                         "\"@tensor_data/another_tensor\" }\n",
+                         "[[example]]",
+                         "sample_out",
+                         "[runner]\nrunner_name = \"torchscript\"\n"
+                         "required_framework_version = \"=1.12.1\"\nrunner_compat_version = 2\n",
+                         "[runner.opts]\nnum_interop_threads = 4\nnum_threads = 1\n"};
   std::size_t at = 0;
   for (const char* part : order) {
     INFO(*text << "\nlooking for: " << part);
@@ -644,8 +595,7 @@ TEST_CASE("carton config: writes fields in the spec's order", "[config]") {
     REQUIRE(next != std::string::npos);
     at = next;
   }
-  CHECK(text->find("required_platforms") ==
-        std::string::npos);  // empty is omitted
+  CHECK(text->find("required_platforms") == std::string::npos);  // empty is omitted
 }
 
 TEST_CASE("carton config: output is deterministic", "[config]") {
@@ -661,8 +611,7 @@ TEST_CASE("carton config: output is deterministic", "[config]") {
 }
 
 TEST_CASE("carton config: the writer refuses invalid configs", "[config]") {
-  auto expect_invalid = [](const CartonConfig& c, StatusCode code,
-                           const std::string& message) {
+  auto expect_invalid = [](const CartonConfig& c, StatusCode code, const std::string& message) {
     Status s = ValidateConfig(c);
     INFO(s.ToString());
     CHECK(s.code() == code);
@@ -675,54 +624,42 @@ TEST_CASE("carton config: the writer refuses invalid configs", "[config]") {
 
   CartonConfig c = FullConfig();
   c.spec_version = 2;
-  expect_invalid(c, StatusCode::kUnsupported,
-                 "spec_version 2 is not supported");
+  expect_invalid(c, StatusCode::kUnsupported, "spec_version 2 is not supported");
   c = FullConfig();
   c.runner.runner_name = "";
-  expect_invalid(c, StatusCode::kInvalidArgument,
-                 "runner.runner_name must not be empty");
+  expect_invalid(c, StatusCode::kInvalidArgument, "runner.runner_name must not be empty");
   c = FullConfig();
   c.runner.required_framework_version = ">=";
-  expect_invalid(
-      c, StatusCode::kInvalidArgument,
-      "runner.required_framework_version is not a valid version requirement");
+  expect_invalid(c, StatusCode::kInvalidArgument,
+                 "runner.required_framework_version is not a valid version requirement");
   c = FullConfig();
   c.runner.runner_compat_version = std::uint64_t{1} << 63;
-  expect_invalid(
-      c, StatusCode::kInvalidArgument,
-      "runner.runner_compat_version is too large for a TOML integer");
+  expect_invalid(c, StatusCode::kInvalidArgument,
+                 "runner.runner_compat_version is too large for a TOML integer");
   c = FullConfig();
   c.required_platforms.push_back("Linux");
-  expect_invalid(c, StatusCode::kInvalidArgument,
-                 "required_platforms[2] must be a target triple");
+  expect_invalid(c, StatusCode::kInvalidArgument, "required_platforms[2] must be a target triple");
   c = FullConfig();
   c.inputs[0].shape = std::vector<Dimension>{SymbolDim{"*"}};
-  expect_invalid(c, StatusCode::kInvalidArgument,
-                 "input[0].shape[0] symbol must not be \"*\"");
+  expect_invalid(c, StatusCode::kInvalidArgument, "input[0].shape[0] symbol must not be \"*\"");
   c = FullConfig();
   c.outputs[0].shape = SymbolDim{"*"};
-  expect_invalid(c, StatusCode::kInvalidArgument,
-                 "output[0].shape symbol must not be \"*\"");
+  expect_invalid(c, StatusCode::kInvalidArgument, "output[0].shape symbol must not be \"*\"");
   c = FullConfig();
   c.inputs[1].shape = std::vector<Dimension>{std::uint64_t{1} << 63};
-  expect_invalid(c, StatusCode::kInvalidArgument,
-                 "input[1].shape[0] is too large");
+  expect_invalid(c, StatusCode::kInvalidArgument, "input[1].shape[0] is too large");
   c = FullConfig();
   c.self_tests[0].inputs["x"] = "@misc/a.png";
-  expect_invalid(c, StatusCode::kInvalidArgument,
-                 "self_test[0].inputs.x must be");
+  expect_invalid(c, StatusCode::kInvalidArgument, "self_test[0].inputs.x must be");
   c = FullConfig();
   c.examples[0].sample_out["out"] = "answer.txt";
-  expect_invalid(c, StatusCode::kInvalidArgument,
-                 "example[0].sample_out.out must be");
+  expect_invalid(c, StatusCode::kInvalidArgument, "example[0].sample_out.out must be");
   c = FullConfig();
   c.model_name = "bad \xc3\x28 utf-8";
-  expect_invalid(c, StatusCode::kInvalidArgument,
-                 "model_name is not valid UTF-8");
+  expect_invalid(c, StatusCode::kInvalidArgument, "model_name is not valid UTF-8");
   c = FullConfig();
   c.runner.opts["s"] = std::string("\xed\xa0\x80");  // a surrogate
-  expect_invalid(c, StatusCode::kInvalidArgument,
-                 "runner.opts.s is not valid UTF-8");
+  expect_invalid(c, StatusCode::kInvalidArgument, "runner.opts.s is not valid UTF-8");
 }
 
 TEST_CASE("carton config: a hostile dotted key is refused before parsing", "[carton][config]") {

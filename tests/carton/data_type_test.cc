@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "carton/carton/data_type.h"
+
+#include <catch2/catch.hpp>
 
 using namespace carton;
 

@@ -1,3 +1,5 @@
+#include "carton/carton/pack.h"
+
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -6,7 +8,6 @@
 #include <filesystem>
 
 #include "carton/carton/info.h"
-#include "carton/carton/pack.h"
 #include "carton/carton/tensor_data.h"
 #include "carton/carton/verify.h"
 #include "carton/carton/zip.h"
@@ -70,7 +71,8 @@ TEST_CASE("carton pack: output does not depend on the number of threads", "[cart
   auto files = MinimalFiles();
   // Past zstd's single-thread cut-off (512 KiB) and one 2 MiB job.
   std::string big;
-  for (std::uint64_t i = 0; big.size() < (5u << 20); ++i) big += "line " + std::to_string(i * 7919 % 100003) + "\n";
+  for (std::uint64_t i = 0; big.size() < (5u << 20); ++i)
+    big += "line " + std::to_string(i * 7919 % 100003) + "\n";
   files["model/big.txt"] = big;
   testing::WriteTree(tmp.file("model"), files);
   for (auto c : {PackCompression::kStored, PackCompression::kZstd, PackCompression::kAuto}) {
@@ -315,7 +317,8 @@ TEST_CASE("carton pack: refuses top-level names that are MANIFEST or LINKS in an
   CHECK(v->ok());
 }
 
-TEST_CASE("carton pack: always writes a normalized tensor_data/index.toml", "[carton][pack][compat]") {
+TEST_CASE("carton pack: always writes a normalized tensor_data/index.toml",
+          "[carton][pack][compat]") {
   // The original implementation's reader needs index.toml, and `inner` on
   // every entry; we write both even when the directory has neither.
   TempDir tmp;
@@ -347,7 +350,8 @@ TEST_CASE("carton pack: always writes a normalized tensor_data/index.toml", "[ca
   std::filesystem::remove(tmp.file("c/tensor_data/index.toml"));
   auto r = Pack(tmp.file("c"), tmp.file("c.carton"));
   REQUIRE_FALSE(r.ok());
-  CHECK(r.status().message().find("tensor_data: holds files but no index.toml") != std::string::npos);
+  CHECK(r.status().message().find("tensor_data: holds files but no index.toml") !=
+        std::string::npos);
 }
 
 TEST_CASE("carton verify: reads a carton laid out as the original implementation writes it",
@@ -360,8 +364,10 @@ TEST_CASE("carton verify: reads a carton laid out as the original implementation
       {"model/model.pt", std::string(1000, 'p')},
       {"tensor_data/index.toml",
        "[[tensor]]\nname = \"n\"\ndtype = \"nested\"\ninner = [\"_carton_nested_inner_n_0\"]\n\n"
-       "[[tensor]]\nname = \"x\"\ndtype = \"float32\"\nshape = [2]\nfile = \"tensor_0.bin\"\ninner = []\n\n"
-       "[[tensor]]\nname = \"y\"\ndtype = \"float32\"\nshape = [2]\nfile = \"tensor_1.bin\"\ninner = []\n\n"
+       "[[tensor]]\nname = \"x\"\ndtype = \"float32\"\nshape = [2]\nfile = \"tensor_0.bin\"\ninner "
+       "= []\n\n"
+       "[[tensor]]\nname = \"y\"\ndtype = \"float32\"\nshape = [2]\nfile = \"tensor_1.bin\"\ninner "
+       "= []\n\n"
        "[[tensor]]\nname = \"_carton_nested_inner_n_0\"\ndtype = \"string\"\nshape = [1]\n"
        "file = \"tensor_2.toml\"\ninner = []\n"},
       {"tensor_data/tensor_0.bin", std::string(8, '\0')},

@@ -42,9 +42,8 @@ TEST_CASE("carton semver: parses strict versions", "[semver]") {
   CHECK(V("18446744073709551615.0.0").major == UINT64_MAX);
 
   for (const char* bad :
-       {"", "1", "1.13", "1.2.3.4", "01.2.3", "1.02.3", "1.2.3-", "1.2.3+",
-        "1.2.3-01", "1.2.3-a..b", "v1.2.3", " 1.2.3", "1.2.3 ", "1.2.x",
-        "18446744073709551616.0.0"}) {
+       {"", "1", "1.13", "1.2.3.4", "01.2.3", "1.02.3", "1.2.3-", "1.2.3+", "1.2.3-01",
+        "1.2.3-a..b", "v1.2.3", " 1.2.3", "1.2.3 ", "1.2.x", "18446744073709551616.0.0"}) {
     Result<Version> r = ParseVersion(bad);
     INFO(bad);
     CHECK_FALSE(r.ok());
@@ -141,8 +140,7 @@ TEST_CASE("carton semver: wildcards", "[semver]") {
   CHECK(Matches("1.*.*", "1.3.0"));
 }
 
-TEST_CASE("carton semver: prereleases need an opted-in comparator",
-          "[semver]") {
+TEST_CASE("carton semver: prereleases need an opted-in comparator", "[semver]") {
   CHECK_FALSE(Matches(">=1.0.0", "1.1.0-alpha"));
   CHECK_FALSE(Matches("^1.2", "1.3.0-beta"));
   CHECK(Matches(">=1.2.3-alpha", "1.2.3-beta"));
@@ -170,8 +168,7 @@ TEST_CASE("carton semver: formats requirements canonically", "[semver]") {
   CHECK(Req("1.2.x").ToString() == "1.2.*");
   CHECK(Req("*").ToString() == "*");
   CHECK(Req("~1.2.3-rc.1+b").ToString() == "~1.2.3-rc.1");
-  for (const char* text :
-       {">=2, <3", "^0.2.3", "~1.2", "1.2.*", "=1.2.3-alpha.1", "<=4"}) {
+  for (const char* text : {">=2, <3", "^0.2.3", "~1.2", "1.2.*", "=1.2.3-alpha.1", "<=4"}) {
     VersionReq r = Req(text);
     CHECK(Req(r.ToString()) == r);
   }
@@ -208,8 +205,7 @@ TEST_CASE("carton semver: rejects invalid requirements", "[semver]") {
     INFO("requirement: \"" << c.text << "\"");
     REQUIRE_FALSE(r.ok());
     CHECK(r.status().code() == StatusCode::kInvalidArgument);
-    CHECK(r.status().message() ==
-          std::string("invalid version requirement: ") + c.message);
+    CHECK(r.status().message() == std::string("invalid version requirement: ") + c.message);
   }
 }
 
@@ -220,6 +216,5 @@ TEST_CASE("carton semver: limits the number of comparators", "[semver]") {
   text += ", >=1";
   Result<VersionReq> r = VersionReq::Parse(text);
   REQUIRE_FALSE(r.ok());
-  CHECK(r.status().message().find("more than 32 comparators") !=
-        std::string::npos);
+  CHECK(r.status().message().find("more than 32 comparators") != std::string::npos);
 }

@@ -1,7 +1,6 @@
 #include "carton/carton/tensor_data.h"
 
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -227,8 +226,9 @@ TEST_CASE("carton tensor_data: shape rules", "[carton][tensor_data][corrupt]") {
              "tensor_data/index.toml:4:13: tensor \"x\": shape[1] is a float, not an integer");
   CheckError(ParseIndex(with_shape("shape = [\"2\"]\n")), StatusCode::kCorrupt,
              "shape[0] is a string, not an integer");
-  CheckError(ParseIndex(with_shape("shape = [3, -2]\n")), StatusCode::kCorrupt,
-             "tensor_data/index.toml:4:13: tensor \"x\": shape[1] is -2, not a non-negative integer");
+  CheckError(
+      ParseIndex(with_shape("shape = [3, -2]\n")), StatusCode::kCorrupt,
+      "tensor_data/index.toml:4:13: tensor \"x\": shape[1] is -2, not a non-negative integer");
   CheckError(ParseIndex(with_shape("shape = [4611686018427387904, 4]\n")), StatusCode::kCorrupt,
              "tensor \"x\": shape [4611686018427387904, 4] overflows 64 bits");
   // Element count fits but the byte size (x4 for float32) does not.
@@ -252,19 +252,15 @@ TEST_CASE("carton tensor_data: file rules", "[carton][tensor_data][corrupt]") {
     const char* file;
     const char* problem;
   };
-  for (Case c : {Case{"../a.bin", "has a \"..\" component"},
-                 Case{"sub/../../a.bin", "has a \"..\" component"},
-                 Case{"./a.bin", "has a \".\" component"},
-                 Case{"/a.bin", "is absolute"},
-                 Case{"sub\\\\a.bin", "contains a backslash"},
-                 Case{"sub//a.bin", "has an empty component"},
-                 Case{"sub/", "has an empty component"},
-                 Case{"", "is empty"},
-                 Case{"a\\u0000.bin", "contains a NUL byte"}}) {
+  for (Case c :
+       {Case{"../a.bin", "has a \"..\" component"},
+        Case{"sub/../../a.bin", "has a \"..\" component"}, Case{"./a.bin", "has a \".\" component"},
+        Case{"/a.bin", "is absolute"}, Case{"sub\\\\a.bin", "contains a backslash"},
+        Case{"sub//a.bin", "has an empty component"}, Case{"sub/", "has an empty component"},
+        Case{"", "is empty"}, Case{"a\\u0000.bin", "contains a NUL byte"}}) {
     INFO(c.file);
     CheckError(ParseIndex(with_file("int8", std::string("file = \"") + c.file + "\"\n")),
-               StatusCode::kCorrupt,
-               "tensor_data/index.toml:5:8: tensor \"x\": file \"");
+               StatusCode::kCorrupt, "tensor_data/index.toml:5:8: tensor \"x\": file \"");
     CheckError(ParseIndex(with_file("int8", std::string("file = \"") + c.file + "\"\n")),
                StatusCode::kCorrupt, c.problem);
   }
@@ -297,7 +293,8 @@ TEST_CASE("carton tensor_data: nested tensor rules", "[carton][tensor_data][corr
   RequireOk(ParseIndex(nested("inner = [\"p\", \"p\"]\n")));
   RequireOk(ParseIndex(nested("inner = []\n")));
   // The inner tensor may also come after the nested one.
-  RequireOk(ParseIndex("[[tensor]]\nname = \"n\"\ndtype = \"nested\"\ninner = [\"p\"]\n\n" + plain));
+  RequireOk(
+      ParseIndex("[[tensor]]\nname = \"n\"\ndtype = \"nested\"\ninner = [\"p\"]\n\n" + plain));
 
   CheckError(ParseIndex(nested("")), StatusCode::kCorrupt,
              "tensor_data/index.toml:7:1: tensor \"n\": missing \"inner\"");
@@ -412,10 +409,9 @@ TEST_CASE("carton tensor_data: a string file must hold numel strings",
 
 TEST_CASE("carton tensor_data: EncodeNumeric is little-endian", "[carton][tensor_data]") {
   std::vector<float> f = {1.0f, -2.0f};
-  CHECK(EncodeNumeric<float>(f) == std::vector<std::byte>{std::byte{0x00}, std::byte{0x00},
-                                                           std::byte{0x80}, std::byte{0x3F},
-                                                           std::byte{0x00}, std::byte{0x00},
-                                                           std::byte{0x00}, std::byte{0xC0}});
+  CHECK(EncodeNumeric<float>(f) ==
+        std::vector<std::byte>{std::byte{0x00}, std::byte{0x00}, std::byte{0x80}, std::byte{0x3F},
+                               std::byte{0x00}, std::byte{0x00}, std::byte{0x00}, std::byte{0xC0}});
   std::vector<std::int16_t> i = {-2};
   CHECK(EncodeNumeric<std::int16_t>(i) == std::vector<std::byte>{std::byte{0xFE}, std::byte{0xFF}});
   std::vector<std::uint32_t> u = {0x01020304};
@@ -595,7 +591,8 @@ TEST_CASE("carton tensor_data: safetensors import then export gives the same ten
     std::uint64_t numel = 1;
     for (auto d : specs[i].second) numel *= d;
     buffers.push_back(Iota(numel * safetensors::DtypeBits(specs[i].first) / 8));
-    sources.push_back({"w" + std::to_string(i), specs[i].first, specs[i].second, buffers.back(), {}});
+    sources.push_back(
+        {"w" + std::to_string(i), specs[i].first, specs[i].second, buffers.back(), {}});
   }
   RequireOk(safetensors::WriteFile(original, sources));
 
@@ -642,21 +639,20 @@ TEST_CASE("carton tensor_data: import refuses dtypes carton lacks", "[carton][te
              StatusCode::kNotFound, "");
 }
 
-TEST_CASE("carton tensor_data: export refuses string and nested tensors",
-          "[carton][tensor_data]") {
+TEST_CASE("carton tensor_data: export refuses string and nested tensors", "[carton][tensor_data]") {
   TempDir tmp;
   TensorData strings;
   strings.tensors = {Numeric("n", DataType::kInt8, {1}), Strings("s", {1}, {"x"})};
   RequireOk(WriteTensorDataDir(tmp.file("a"), strings));
-  CheckError(ExportSafetensors(tmp.file("a"), tmp.file("a.safetensors")),
-             StatusCode::kUnsupported, "tensor \"s\" is a string tensor");
+  CheckError(ExportSafetensors(tmp.file("a"), tmp.file("a.safetensors")), StatusCode::kUnsupported,
+             "tensor \"s\" is a string tensor");
   CHECK_FALSE(std::filesystem::exists(tmp.file("a.safetensors")));
 
   TensorData nested;
   nested.nested = {NestedTensorValue{"r", {Numeric("", DataType::kInt8, {1})}}};
   RequireOk(WriteTensorDataDir(tmp.file("b"), nested));
-  CheckError(ExportSafetensors(tmp.file("b"), tmp.file("b.safetensors")),
-             StatusCode::kUnsupported, "tensor \"r\" is a nested tensor");
+  CheckError(ExportSafetensors(tmp.file("b"), tmp.file("b.safetensors")), StatusCode::kUnsupported,
+             "tensor \"r\" is a nested tensor");
 
   // An empty folder exports an empty safetensors file.
   std::filesystem::create_directory(tmp.file("c"));
@@ -680,15 +676,16 @@ TEST_CASE("carton tensor_data: long dotted keys are refused before parsing",
              "dotted key");
 
   // Dots inside strings, comments and values do not count.
-  RequireOk(ParseIndex("a.b.c.d.e.f.g.h = 1.5\n"
-                       "# ......................\n"
-                       "s = \"..........\"\n"
-                       "t = '..........'\n"
-                       "m = \"\"\"\n...\\\"\"\"......\n...........\"\"\"\"\n"
-                       "l = '''\n..........'''''\n"
-                       "\"q.q.q.q.q.q.q.q.q.q.q\".'r.r.r.r.r.r.r.r' = 2\n"
-                       "f = [1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5, 9.5, 1979-05-27T00:32:00.999]\n"
-                       "tensor = []\n"));
+  RequireOk(
+      ParseIndex("a.b.c.d.e.f.g.h = 1.5\n"
+                 "# ......................\n"
+                 "s = \"..........\"\n"
+                 "t = '..........'\n"
+                 "m = \"\"\"\n...\\\"\"\"......\n...........\"\"\"\"\n"
+                 "l = '''\n..........'''''\n"
+                 "\"q.q.q.q.q.q.q.q.q.q.q\".'r.r.r.r.r.r.r.r' = 2\n"
+                 "f = [1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5, 9.5, 1979-05-27T00:32:00.999]\n"
+                 "tensor = []\n"));
   RequireOk(DecodeTensor(Entry("s", DataType::kString, {2}, "s.toml"),
                          AsBytes("data = [\"a.b.c.d.e.f.g.h.i.j.k\", '...........']\n")));
 }

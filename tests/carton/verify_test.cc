@@ -1,10 +1,11 @@
 // Each verify rule: a valid archive has no problems; the same archive with
 // one thing wrong reports that problem, naming the entry.
+#include "carton/carton/verify.h"
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 
 #include "carton/carton/info.h"
-#include "carton/carton/verify.h"
 #include "carton_testing.h"
 
 using namespace carton;
@@ -77,7 +78,8 @@ TEST_CASE("carton verify: MANIFEST and carton.toml must exist and parse", "[cart
   std::string path = tmp.file("m.carton");
   {
     auto zip = ZipWriter::Create(path);
-    for (const auto& [n, c] : files) REQUIRE(zip->AddBytes(n, AsBytes(c), Compression::kStored).ok());
+    for (const auto& [n, c] : files)
+      REQUIRE(zip->AddBytes(n, AsBytes(c), Compression::kStored).ok());
     REQUIRE(zip->Finish().ok());
   }
   auto r = Verify(path);
@@ -117,12 +119,13 @@ TEST_CASE("carton verify: string tensors must hold as many strings as their shap
   CHECK(Has(VerifyFiles(files), "tensor_data/tensor_2.toml", "2"));
 }
 
-TEST_CASE("carton verify: references must resolve and names must be declared",
-          "[carton][verify]") {
+TEST_CASE("carton verify: references must resolve and names must be declared", "[carton][verify]") {
   Files files = MinimalFiles();
   std::string config = testing::kMinimalConfig;
   config += "[[self_test]]\ninputs = { x = \"@tensor_data/nope\", z = \"@tensor_data/x\" }\n";
-  config += "[[example]]\ninputs = { x = \"@misc/readme.md\" }\nsample_out = { y = \"@misc/gone.png\" }\n";
+  config +=
+      "[[example]]\ninputs = { x = \"@misc/readme.md\" }\nsample_out = { y = \"@misc/gone.png\" "
+      "}\n";
   files["carton.toml"] = config;
   auto r = VerifyFiles(files);
   CHECK(Has(r, "carton.toml", "self_test 2: @tensor_data/nope names no tensor"));

@@ -1,9 +1,8 @@
 // ZipReader::OpenSource: archives read through a RandomAccessSource (what
 // cartons given by URL use), checked like ZipReader::Open's.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -142,9 +141,9 @@ TEST_CASE("carton zip source: damaged archives give errors, never crashes",
     auto bytes = original;
     const int flips = 1 + static_cast<int>(next() % 3);
     for (int k = 0; k < flips; ++k) {
-      const std::size_t at = next() % 2 ? next() % bytes.size()
-                                        : bytes.size() - 1 - next() % std::min<std::size_t>(
-                                                                 bytes.size(), 400);
+      const std::size_t at =
+          next() % 2 ? next() % bytes.size()
+                     : bytes.size() - 1 - next() % std::min<std::size_t>(bytes.size(), 400);
       bytes[at] = static_cast<std::byte>(next());
     }
     if (next() % 8 == 0) bytes.resize(next() % bytes.size());

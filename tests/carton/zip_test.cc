@@ -40,14 +40,12 @@ std::vector<std::byte> ReadAll(const std::string& path) {
 
 std::string Quote(const std::string& s) { return "'" + s + "'"; }
 
-const Compression kAllMethods[] = {Compression::kStored, Compression::kDeflate,
-                                   Compression::kZstd};
+const Compression kAllMethods[] = {Compression::kStored, Compression::kDeflate, Compression::kZstd};
 
 // Writes `entries` (name -> bytes) with `method` and finishes.
-void WriteArchive(
-    const std::string& path,
-    const std::vector<std::pair<std::string, std::vector<std::byte>>>& entries,
-    Compression method, ZipWriterOptions options = {}) {
+void WriteArchive(const std::string& path,
+                  const std::vector<std::pair<std::string, std::vector<std::byte>>>& entries,
+                  Compression method, ZipWriterOptions options = {}) {
   auto w = ZipWriter::Create(path, options);
   REQUIRE(w.ok());
   for (const auto& [name, data] : entries) {
@@ -58,8 +56,7 @@ void WriteArchive(
 }
 
 // Replaces every occurrence of `from` with `to` (same length) in `bytes`.
-int ReplaceAll(std::vector<std::byte>* bytes, std::string_view from,
-               std::string_view to) {
+int ReplaceAll(std::vector<std::byte>* bytes, std::string_view from, std::string_view to) {
   REQUIRE(from.size() == to.size());
   int count = 0;
   auto b = AsBytes(from);
@@ -74,22 +71,19 @@ int ReplaceAll(std::vector<std::byte>* bytes, std::string_view from,
 }
 
 // Runs a python3 script that writes a zip archive at argv[1].
-void PythonZip(const TempDir& dir, const std::string& archive,
-               const std::string& body) {
+void PythonZip(const TempDir& dir, const std::string& archive, const std::string& body) {
   std::string script = dir.file("make_zip.py");
-  testing::WriteBytes(script,
-                      AsBytes("import sys, zipfile, warnings\n"
-                              "warnings.simplefilter('ignore')\n"
-                              "z = zipfile.ZipFile(sys.argv[1], 'w')\n" +
-                              body + "z.close()\n"));
+  testing::WriteBytes(script, AsBytes("import sys, zipfile, warnings\n"
+                                      "warnings.simplefilter('ignore')\n"
+                                      "z = zipfile.ZipFile(sys.argv[1], 'w')\n" +
+                                      body + "z.close()\n"));
   auto r = Run("python3 " + Quote(script) + " " + Quote(archive));
   REQUIRE(r.exit_code == 0);
 }
 
 }  // namespace
 
-TEST_CASE("carton zip: round trip for stored, deflate and zstd entries",
-          "[zip]") {
+TEST_CASE("carton zip: round trip for stored, deflate and zstd entries", "[zip]") {
   TempDir dir;
   const auto big = Pattern(3 << 20);
   testing::WriteBytes(dir.file("big.bin"), big);
@@ -102,10 +96,8 @@ TEST_CASE("carton zip: round trip for stored, deflate and zstd entries",
       REQUIRE(w.ok());
       REQUIRE(w->AddDirectory("model").ok());
       REQUIRE(w->AddBytes("model/empty", {}, method).ok());
-      REQUIRE(w->AddBytes("model/small.txt", AsBytes("hello, carton\n"), method)
-                  .ok());
-      REQUIRE(
-          w->AddFile("model/empty_file", dir.file("empty.bin"), method).ok());
+      REQUIRE(w->AddBytes("model/small.txt", AsBytes("hello, carton\n"), method).ok());
+      REQUIRE(w->AddFile("model/empty_file", dir.file("empty.bin"), method).ok());
       ZipAddOptions add;
       add.sha256 = true;
       std::uint64_t observed = 0;
@@ -116,8 +108,7 @@ TEST_CASE("carton zip: round trip for stored, deflate and zstd entries",
       CHECK(observed == big.size());
       REQUIRE(r->sha256.has_value());
       CHECK(*r->sha256 == manifest::Sha256Of(big));
-      if (method != Compression::kStored)
-        CHECK(r->compressed_size < big.size());
+      if (method != Compression::kStored) CHECK(r->compressed_size < big.size());
       REQUIRE(w->AddBytes("ünïcode/名前.bin", big, method).ok());
       CHECK(w->entry_count() == 6);
       REQUIRE(w->Finish().ok());
@@ -163,13 +154,9 @@ TEST_CASE("carton zip: the same input gives byte-identical archives", "[zip]") {
   auto write = [&](const std::string& path) {
     auto w = ZipWriter::Create(path);
     REQUIRE(w.ok());
-    REQUIRE(w->AddBytes("carton.toml", AsBytes("spec_version = 1\n"),
-                        Compression::kDeflate)
-                .ok());
-    REQUIRE(
-        w->AddBytes("model/a", Pattern(100000, 2), Compression::kZstd, 5).ok());
-    REQUIRE(
-        w->AddBytes("model/b", Pattern(5000, 3), Compression::kStored).ok());
+    REQUIRE(w->AddBytes("carton.toml", AsBytes("spec_version = 1\n"), Compression::kDeflate).ok());
+    REQUIRE(w->AddBytes("model/a", Pattern(100000, 2), Compression::kZstd, 5).ok());
+    REQUIRE(w->AddBytes("model/b", Pattern(5000, 3), Compression::kStored).ok());
     REQUIRE(w->AddDirectory("misc/").ok());
     REQUIRE(w->Finish().ok());
   };
@@ -191,13 +178,9 @@ TEST_CASE("carton zip: stored data is aligned and mapped in place", "[zip]") {
       REQUIRE(w.ok());
       for (int i = 0; i < 12; ++i) {
         // Compressed entries in between shift later offsets unpredictably.
-        std::string name =
-            "tensor_data/" + std::string(static_cast<std::size_t>(i), 'n');
-        REQUIRE(w->AddBytes(name + ".z", Pattern(1000 + 37 * i, i),
-                            Compression::kDeflate)
-                    .ok());
-        stored.emplace_back(
-            name, Pattern(static_cast<std::size_t>(i) * 301, i + 100));
+        std::string name = "tensor_data/" + std::string(static_cast<std::size_t>(i), 'n');
+        REQUIRE(w->AddBytes(name + ".z", Pattern(1000 + 37 * i, i), Compression::kDeflate).ok());
+        stored.emplace_back(name, Pattern(static_cast<std::size_t>(i) * 301, i + 100));
         auto r = w->AddBytes(name, stored.back().second, Compression::kStored);
         REQUIRE(r.ok());
         CHECK(r->data_offset % alignment == 0);
@@ -217,26 +200,23 @@ TEST_CASE("carton zip: stored data is aligned and mapped in place", "[zip]") {
     }
     auto compressed = z->DataOffset("tensor_data/.z");
     CHECK(compressed.status().code() == StatusCode::kInvalidArgument);
-    CHECK_THAT(compressed.status().message(),
-               Catch::Contains("tensor_data/.z"));
+    CHECK_THAT(compressed.status().message(), Catch::Contains("tensor_data/.z"));
     auto unzip = Run("unzip -tq " + Quote(path));
     CHECK(unzip.exit_code == 0);
   }
 }
 
-TEST_CASE("carton zip: python, unzip and bsdtar read the archives",
-          "[zip][tools]") {
+TEST_CASE("carton zip: python, unzip and bsdtar read the archives", "[zip][tools]") {
   TempDir dir;
   const auto data = Pattern(200000, 9);
   testing::WriteBytes(dir.file("expected.bin"), data);
   for (Compression method : kAllMethods) {
     INFO(CompressionName(method));
     std::string path = dir.file(std::string(CompressionName(method)) + ".zip");
-    WriteArchive(path,
-                 {{"carton.toml", Bytes("spec_version = 1\n")},
-                  {"model/w.bin", data},
-                  {"model/empty", {}}},
-                 method);
+    WriteArchive(
+        path,
+        {{"carton.toml", Bytes("spec_version = 1\n")}, {"model/w.bin", data}, {"model/empty", {}}},
+        method);
     if (method == Compression::kZstd) {
       auto list = Run("bsdtar -tf " + Quote(path));
       CHECK(list.exit_code == 0);
@@ -249,8 +229,7 @@ TEST_CASE("carton zip: python, unzip and bsdtar read the archives",
     auto unzip = Run("unzip -t " + Quote(path));
     CHECK(unzip.exit_code == 0);
     CHECK(unzip.out.find("No errors detected") != std::string::npos);
-    auto extract = Run("unzip -p " + Quote(path) + " model/w.bin > " +
-                       Quote(dir.file("out.bin")));
+    auto extract = Run("unzip -p " + Quote(path) + " model/w.bin > " + Quote(dir.file("out.bin")));
     CHECK(extract.exit_code == 0);
     CHECK(ReadAll(dir.file("out.bin")) == data);
     auto list = Run("bsdtar -tf " + Quote(path));
@@ -258,18 +237,16 @@ TEST_CASE("carton zip: python, unzip and bsdtar read the archives",
   }
 }
 
-TEST_CASE("carton zip: reads archives written by python's zipfile",
-          "[zip][tools]") {
+TEST_CASE("carton zip: reads archives written by python's zipfile", "[zip][tools]") {
   TempDir dir;
   std::string path = dir.file("py.zip");
-  PythonZip(
-      dir, path,
-      "z.writestr('a.txt', b'abc' * 1000, compress_type=zipfile.ZIP_DEFLATED)\n"
-      "z.writestr('b.bin', b'xyz', compress_type=zipfile.ZIP_STORED)\n"
-      "i = zipfile.ZipInfo('link')\n"
-      "i.create_system = 3\n"
-      "i.external_attr = 0o120777 << 16\n"
-      "z.writestr(i, b'a.txt')\n");
+  PythonZip(dir, path,
+            "z.writestr('a.txt', b'abc' * 1000, compress_type=zipfile.ZIP_DEFLATED)\n"
+            "z.writestr('b.bin', b'xyz', compress_type=zipfile.ZIP_STORED)\n"
+            "i = zipfile.ZipInfo('link')\n"
+            "i.create_system = 3\n"
+            "i.external_attr = 0o120777 << 16\n"
+            "z.writestr(i, b'a.txt')\n");
   auto z = ZipReader::Open(path);
   REQUIRE(z.ok());
   REQUIRE(z->entries().size() == 3);
@@ -280,9 +257,8 @@ TEST_CASE("carton zip: reads archives written by python's zipfile",
   CHECK_FALSE(z->entries()[0].is_symlink);
 }
 
-TEST_CASE(
-    "carton zip: a flipped byte in entry data is reported with the entry name",
-    "[zip][corrupt]") {
+TEST_CASE("carton zip: a flipped byte in entry data is reported with the entry name",
+          "[zip][corrupt]") {
   TempDir dir;
   for (Compression method : kAllMethods) {
     INFO(CompressionName(method));
@@ -305,16 +281,13 @@ TEST_CASE(
     auto r = z->Read("model/weights");
     REQUIRE_FALSE(r.ok());
     CHECK(r.status().code() == StatusCode::kCorrupt);
-    CHECK_THAT(r.status().message(),
-               Catch::Contains("entry \"model/weights\""));
-    Status streamed =
-        z->ReadTo("model/weights", [](ByteView) { return Status::Ok(); });
+    CHECK_THAT(r.status().message(), Catch::Contains("entry \"model/weights\""));
+    Status streamed = z->ReadTo("model/weights", [](ByteView) { return Status::Ok(); });
     CHECK(streamed.code() == StatusCode::kCorrupt);
   }
 }
 
-TEST_CASE("carton zip: a wrong crc-32 is named in the error",
-          "[zip][corrupt]") {
+TEST_CASE("carton zip: a wrong crc-32 is named in the error", "[zip][corrupt]") {
   TempDir dir;
   std::string path = dir.file("crc.zip");
   WriteArchive(path, {{"x", Bytes("payload")}}, Compression::kDeflate);
@@ -326,33 +299,27 @@ TEST_CASE("carton zip: a wrong crc-32 is named in the error",
   std::byte good[4], bad[4];
   StoreLE32(good, crc);
   StoreLE32(bad, crc ^ 1);
-  REQUIRE(ReplaceAll(&bytes, AsChars(ByteView(good, 4)),
-                     AsChars(ByteView(bad, 4))) == 2);
+  REQUIRE(ReplaceAll(&bytes, AsChars(ByteView(good, 4)), AsChars(ByteView(bad, 4))) == 2);
   auto z = ZipReader::OpenBuffer(bytes);
   REQUIRE(z.ok());
   auto r = z->Read("x");
   CHECK(r.status().code() == StatusCode::kCorrupt);
-  CHECK_THAT(r.status().message(),
-             Catch::Contains("entry \"x\": crc-32 mismatch"));
+  CHECK_THAT(r.status().message(), Catch::Contains("entry \"x\": crc-32 mismatch"));
 }
 
 TEST_CASE("carton zip: truncated archives are rejected", "[zip][corrupt]") {
   TempDir dir;
   std::string path = dir.file("t.zip");
-  WriteArchive(path, {{"a", Pattern(5000)}, {"b", Pattern(7000)}},
-               Compression::kZstd);
+  WriteArchive(path, {{"a", Pattern(5000)}, {"b", Pattern(7000)}}, Compression::kZstd);
   auto bytes = ReadAll(path);
-  for (std::size_t keep :
-       {std::size_t{0}, std::size_t{10}, bytes.size() / 2, bytes.size() - 1}) {
+  for (std::size_t keep : {std::size_t{0}, std::size_t{10}, bytes.size() / 2, bytes.size() - 1}) {
     INFO(keep);
-    std::vector<std::byte> cut(
-        bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(keep));
+    std::vector<std::byte> cut(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(keep));
     auto z = ZipReader::OpenBuffer(cut);
     REQUIRE_FALSE(z.ok());
     CHECK(z.status().code() == StatusCode::kCorrupt);
   }
-  testing::WriteBytes(dir.file("cut.zip"),
-                      ByteView(bytes).first(bytes.size() - 30));
+  testing::WriteBytes(dir.file("cut.zip"), ByteView(bytes).first(bytes.size() - 30));
   auto z = ZipReader::Open(dir.file("cut.zip"));
   REQUIRE_FALSE(z.ok());
   CHECK_THAT(z.status().message(), Catch::Contains("cut.zip"));
@@ -365,9 +332,8 @@ TEST_CASE("carton zip: hostile names are rejected on open", "[zip][corrupt]") {
     std::string quoted;       // as the error message shows it
   };
   for (const Case& c :
-       {Case{"'../x'", "\"../x\""}, Case{"'/etc/x'", "\"/etc/x\""},
-        Case{"'a\\\\x'", "\"a\\\\x\""}, Case{"''", "\"\""},
-        Case{"'a/../../x'", "\"a/../../x\""}, Case{"'a//b'", "\"a//b\""},
+       {Case{"'../x'", "\"../x\""}, Case{"'/etc/x'", "\"/etc/x\""}, Case{"'a\\\\x'", "\"a\\\\x\""},
+        Case{"''", "\"\""}, Case{"'a/../../x'", "\"a/../../x\""}, Case{"'a//b'", "\"a//b\""},
         Case{"'./a'", "\"./a\""}, Case{"'C:/x'", "\"C:/x\""}}) {
     INFO(c.python_name);
     std::string path = dir.file("hostile.zip");
@@ -378,8 +344,7 @@ TEST_CASE("carton zip: hostile names are rejected on open", "[zip][corrupt]") {
     auto z = ZipReader::Open(path);
     REQUIRE_FALSE(z.ok());
     CHECK(z.status().code() == StatusCode::kCorrupt);
-    CHECK_THAT(z.status().message(),
-               Catch::Contains("entry " + c.quoted + ": name"));
+    CHECK_THAT(z.status().message(), Catch::Contains("entry " + c.quoted + ": name"));
   }
 }
 
@@ -388,33 +353,28 @@ TEST_CASE("carton zip: a NUL byte in a name is rejected", "[zip][corrupt]") {
   std::string path = dir.file("nul.zip");
   WriteArchive(path, {{"model/aXb", Bytes("1")}}, Compression::kStored);
   auto bytes = ReadAll(path);
-  REQUIRE(ReplaceAll(&bytes, "model/aXb", std::string_view("model/a\0b", 9)) ==
-          2);
+  REQUIRE(ReplaceAll(&bytes, "model/aXb", std::string_view("model/a\0b", 9)) == 2);
   auto z = ZipReader::OpenBuffer(bytes);
   REQUIRE_FALSE(z.ok());
   CHECK(z.status().code() == StatusCode::kCorrupt);
-  CHECK_THAT(z.status().message(),
-             Catch::Contains("\"model/a\\x00b\": name contains a NUL byte"));
+  CHECK_THAT(z.status().message(), Catch::Contains("\"model/a\\x00b\": name contains a NUL byte"));
 }
 
 TEST_CASE("carton zip: duplicate names are rejected", "[zip][corrupt]") {
   TempDir dir;
   std::string path = dir.file("dup.zip");
-  PythonZip(dir, path,
-            "z.writestr('model/a', b'1')\nz.writestr('model/a', b'2')\n");
+  PythonZip(dir, path, "z.writestr('model/a', b'1')\nz.writestr('model/a', b'2')\n");
   auto z = ZipReader::Open(path);
   REQUIRE_FALSE(z.ok());
   CHECK(z.status().code() == StatusCode::kCorrupt);
-  CHECK_THAT(z.status().message(),
-             Catch::Contains("entry \"model/a\": duplicate name"));
+  CHECK_THAT(z.status().message(), Catch::Contains("entry \"model/a\": duplicate name"));
 
   auto w = ZipWriter::Create(dir.file("w.zip"));
   REQUIRE(w.ok());
   REQUIRE(w->AddBytes("a", Bytes("1"), Compression::kStored).ok());
   auto again = w->AddBytes("a", Bytes("2"), Compression::kZstd);
   CHECK(again.status().code() == StatusCode::kInvalidArgument);
-  CHECK_THAT(again.status().message(),
-             Catch::Contains("entry \"a\": duplicate name"));
+  CHECK_THAT(again.status().message(), Catch::Contains("entry \"a\": duplicate name"));
   // A rejected name leaves the writer usable.
   REQUIRE(w->AddBytes("b", Bytes("2"), Compression::kZstd).ok());
   REQUIRE(w->Finish().ok());
@@ -423,8 +383,7 @@ TEST_CASE("carton zip: duplicate names are rejected", "[zip][corrupt]") {
   CHECK(r->entries().size() == 2);
 }
 
-TEST_CASE("carton zip: the writer rejects bad names, levels and options",
-          "[zip]") {
+TEST_CASE("carton zip: the writer rejects bad names, levels and options", "[zip]") {
   TempDir dir;
   auto w = ZipWriter::Create(dir.file("w.zip"));
   REQUIRE(w.ok());
@@ -434,13 +393,11 @@ TEST_CASE("carton zip: the writer rejects bad names, levels and options",
     auto r = w->AddBytes(name, Bytes("x"), Compression::kStored);
     CHECK(r.status().code() == StatusCode::kInvalidArgument);
   }
-  CHECK(
-      w->AddBytes("a", Bytes("x"), Compression::kDeflate, 10).status().code() ==
-      StatusCode::kInvalidArgument);
+  CHECK(w->AddBytes("a", Bytes("x"), Compression::kDeflate, 10).status().code() ==
+        StatusCode::kInvalidArgument);
   CHECK(w->AddBytes("a", Bytes("x"), Compression::kZstd, 22).status().code() ==
         StatusCode::kInvalidArgument);
-  auto missing =
-      w->AddFile("a", dir.file("no-such-file"), Compression::kStored);
+  auto missing = w->AddFile("a", dir.file("no-such-file"), Compression::kStored);
   CHECK(missing.status().code() == StatusCode::kNotFound);
   CHECK(w->AddBytes("a", Bytes("x"), Compression::kZstd, 19).ok());
   CHECK(w->Finish().ok());
@@ -448,8 +405,7 @@ TEST_CASE("carton zip: the writer rejects bad names, levels and options",
 
   ZipWriterOptions bad;
   bad.alignment = 48;
-  CHECK(ZipWriter::Create(dir.file("x.zip"), bad).status().code() ==
-        StatusCode::kInvalidArgument);
+  CHECK(ZipWriter::Create(dir.file("x.zip"), bad).status().code() == StatusCode::kInvalidArgument);
 }
 
 TEST_CASE("carton zip: nothing is left behind without Finish", "[zip]") {
@@ -475,12 +431,11 @@ TEST_CASE("carton zip: nothing is left behind without Finish", "[zip]") {
   CHECK(z->entries().empty());
 }
 
-TEST_CASE("carton zip: unknown methods and encrypted entries fail when read",
-          "[zip]") {
+TEST_CASE("carton zip: unknown methods and encrypted entries fail when read", "[zip]") {
   TempDir dir;
   std::string path = dir.file("m.zip");
-  WriteArchive(path, {{"ok", Bytes("fine")}, {"odd", Bytes("data")}},
-               Compression::kStored, {.alignment = 1});
+  WriteArchive(path, {{"ok", Bytes("fine")}, {"odd", Bytes("data")}}, Compression::kStored,
+               {.alignment = 1});
   auto bytes = ReadAll(path);
   auto z0 = ZipReader::OpenBuffer(bytes);
   REQUIRE(z0.ok());
@@ -505,16 +460,13 @@ TEST_CASE("carton zip: unknown methods and encrypted entries fail when read",
   CHECK(z->Find("ok")->encrypted);
   auto odd = z->Read("odd");
   CHECK(odd.status().code() == StatusCode::kUnsupported);
-  CHECK_THAT(odd.status().message(),
-             Catch::Contains("entry \"odd\": compression method 12"));
+  CHECK_THAT(odd.status().message(), Catch::Contains("entry \"odd\": compression method 12"));
   auto ok = z->Read("ok");
   CHECK(ok.status().code() == StatusCode::kUnsupported);
-  CHECK_THAT(ok.status().message(),
-             Catch::Contains("entry \"ok\": is encrypted"));
+  CHECK_THAT(ok.status().message(), Catch::Contains("entry \"ok\": is encrypted"));
 }
 
-TEST_CASE("carton zip: zeros at every level stay within their method's ratio limit",
-          "[zip]") {
+TEST_CASE("carton zip: zeros at every level stay within their method's ratio limit", "[zip]") {
   // The caps sit just above what each method can encode at all, so honest
   // data never meets them: 32 MiB of zeros (past kZipRatioMinSize) at the
   // fastest and the strongest levels.
@@ -549,37 +501,29 @@ TEST_CASE("carton zip: entries sharing bytes are rejected", "[zip][corrupt]") {
   ZipWriterOptions unaligned;
   unaligned.alignment = 1;
   // The local header and data of "b", on their own.
-  WriteArchive(dir.file("b.zip"), {{"b", Bytes("hello")}}, Compression::kStored,
-               unaligned);
+  WriteArchive(dir.file("b.zip"), {{"b", Bytes("hello")}}, Compression::kStored, unaligned);
   auto b_zip = ReadAll(dir.file("b.zip"));
   std::vector<std::byte> b_local(b_zip.begin(), b_zip.begin() + 30 + 1 + 5);
   // "a" holds a copy of them; "b"'s central entry is pointed at that copy.
   std::string path = dir.file("overlap.zip");
-  WriteArchive(path, {{"a", b_local}, {"b", Bytes("hello")}},
-               Compression::kStored, unaligned);
+  WriteArchive(path, {{"a", b_local}, {"b", Bytes("hello")}}, Compression::kStored, unaligned);
   auto bytes = ReadAll(path);
   std::size_t cd = bytes.size();
   for (std::size_t i = 0; i + 4 <= bytes.size(); ++i) {
-    if (LoadLE32(bytes.data() + i) == 0x02014b50 &&
-        bytes[i + 46] == std::byte{'b'})
-      cd = i;
+    if (LoadLE32(bytes.data() + i) == 0x02014b50 && bytes[i + 46] == std::byte{'b'}) cd = i;
   }
   REQUIRE(cd < bytes.size());
   StoreLE32(bytes.data() + cd + 42, 30 + 1);  // a's data offset
   auto z = ZipReader::OpenBuffer(bytes);
   REQUIRE_FALSE(z.ok());
   CHECK(z.status().code() == StatusCode::kCorrupt);
-  CHECK_THAT(z.status().message(),
-             Catch::Contains("entry \"b\" overlaps entry \"a\""));
+  CHECK_THAT(z.status().message(), Catch::Contains("entry \"b\" overlaps entry \"a\""));
 }
 
-TEST_CASE(
-    "carton zip: Read refuses entries over the size limit; ReadTo streams them",
-    "[zip]") {
+TEST_CASE("carton zip: Read refuses entries over the size limit; ReadTo streams them", "[zip]") {
   TempDir dir;
   std::string path = dir.file("big.zip");
-  WriteArchive(path, {{"zeros", std::vector<std::byte>(1 << 20)}},
-               Compression::kZstd);
+  WriteArchive(path, {{"zeros", std::vector<std::byte>(1 << 20)}}, Compression::kZstd);
   auto z = ZipReader::Open(path, {.max_read_size = 1000});
   REQUIRE(z.ok());
   auto r = z->Read("zeros");
@@ -591,14 +535,12 @@ TEST_CASE(
            return Status::Ok();
          }).ok());
   CHECK(n == 1 << 20);
-  Status stop = z->ReadTo(
-      "zeros", [](ByteView) { return Status(StatusCode::kIoError, "full"); });
+  Status stop = z->ReadTo("zeros", [](ByteView) { return Status(StatusCode::kIoError, "full"); });
   CHECK(stop.code() == StatusCode::kIoError);
   CHECK(stop.message() == "full");
 }
 
-TEST_CASE("carton zip: more than 65535 entries use zip64 end records",
-          "[zip][zip64]") {
+TEST_CASE("carton zip: more than 65535 entries use zip64 end records", "[zip][zip64]") {
   TempDir dir;
   std::string path = dir.file("many.zip");
   constexpr int kEntries = 70000;
@@ -606,9 +548,9 @@ TEST_CASE("carton zip: more than 65535 entries use zip64 end records",
     auto w = ZipWriter::Create(path, {.alignment = 1});
     REQUIRE(w.ok());
     for (int i = 0; i < kEntries; ++i) {
-      REQUIRE(w->AddBytes("e/" + std::to_string(i), AsBytes(std::to_string(i)),
-                          Compression::kStored)
-                  .ok());
+      REQUIRE(
+          w->AddBytes("e/" + std::to_string(i), AsBytes(std::to_string(i)), Compression::kStored)
+              .ok());
     }
     REQUIRE(w->Finish().ok());
   }
@@ -627,8 +569,7 @@ TEST_CASE("carton zip: more than 65535 entries use zip64 end records",
 }
 
 // Writes about 4.3 GiB; run on demand with "[zip64-large]".
-TEST_CASE("carton zip: entries and offsets past 4 GiB use zip64",
-          "[.][zip64-large]") {
+TEST_CASE("carton zip: entries and offsets past 4 GiB use zip64", "[.][zip64-large]") {
   TempDir dir;
   const std::uint64_t kSize = (std::uint64_t{4} << 30) + 12345;
   std::string source = dir.file("big.bin");
@@ -666,16 +607,14 @@ TEST_CASE("carton zip: entries and offsets past 4 GiB use zip64",
           "print([i.file_size for i in z.infolist()], "
           "z.read('after').decode())\" " +
           Quote(path));
-  CHECK(py.out == "[" + std::to_string(kSize) + ", " + std::to_string(kSize) +
-                      ", 4] tail\n");
+  CHECK(py.out == "[" + std::to_string(kSize) + ", " + std::to_string(kSize) + ", 4] tail\n");
   auto unzip = Run("unzip -l " + Quote(path));
   CHECK(unzip.exit_code == 0);
   auto bsdtar = Run("bsdtar -tf " + Quote(path));
   CHECK(bsdtar.out == "big\nbig.zst\nafter\n");
 }
 
-TEST_CASE("carton zip: damaged archives give errors, never crashes",
-          "[zip][corrupt]") {
+TEST_CASE("carton zip: damaged archives give errors, never crashes", "[zip][corrupt]") {
   TempDir dir;
   std::string path = dir.file("d.zip");
   {
@@ -701,10 +640,9 @@ TEST_CASE("carton zip: damaged archives give errors, never crashes",
     int flips = 1 + static_cast<int>(next() % 3);
     for (int k = 0; k < flips; ++k) {
       // Half the damage goes to the headers at the end, where it matters most.
-      std::size_t at =
-          next() % 2 ? next() % bytes.size()
-                     : bytes.size() - 1 -
-                           next() % std::min<std::size_t>(bytes.size(), 250);
+      std::size_t at = next() % 2
+                           ? next() % bytes.size()
+                           : bytes.size() - 1 - next() % std::min<std::size_t>(bytes.size(), 250);
       bytes[at] = static_cast<std::byte>(next());
     }
     if (next() % 8 == 0) bytes.resize(next() % bytes.size());
@@ -722,25 +660,21 @@ TEST_CASE("carton zip: damaged archives give errors, never crashes",
   CHECK(opened > 0);
 }
 
-TEST_CASE("carton zip: zstd entries round trip at decoder buffer boundaries",
-          "[zip]") {
+TEST_CASE("carton zip: zstd entries round trip at decoder buffer boundaries", "[zip]") {
   TempDir dir;
   std::string path = dir.file("sizes.zip");
-  const std::vector<std::size_t> sizes = {
-      0, 1, 4095, 4096, 4097, 5000, 65536, 1 << 20, (1 << 20) + 1};
+  const std::vector<std::size_t> sizes = {0,    1,     4095,    4096,         4097,
+                                          5000, 65536, 1 << 20, (1 << 20) + 1};
   {
     auto w = ZipWriter::Create(path);
     REQUIRE(w.ok());
     for (std::size_t n : sizes) {
       // Runs compress to a few bytes, so one read hands over the whole
       // frame and the output buffer fills exactly.
-      REQUIRE(w->AddBytes("runs/" + std::to_string(n),
-                          std::vector<std::byte>(n, std::byte{'w'}),
+      REQUIRE(w->AddBytes("runs/" + std::to_string(n), std::vector<std::byte>(n, std::byte{'w'}),
                           Compression::kZstd)
                   .ok());
-      REQUIRE(w->AddBytes("pattern/" + std::to_string(n), Pattern(n, n),
-                          Compression::kZstd)
-                  .ok());
+      REQUIRE(w->AddBytes("pattern/" + std::to_string(n), Pattern(n, n), Compression::kZstd).ok());
     }
     REQUIRE(w->Finish().ok());
   }
@@ -757,8 +691,7 @@ TEST_CASE("carton zip: zstd entries round trip at decoder buffer boundaries",
   }
 }
 
-TEST_CASE("carton zip: a stored source file that changes before Finish fails",
-          "[zip]") {
+TEST_CASE("carton zip: a stored source file that changes before Finish fails", "[zip]") {
   TempDir dir;
   const std::string source = dir.file("src.bin");
   for (std::string change : {"grow", "shrink", "rewrite", "rewrite"}) {
@@ -790,8 +723,7 @@ TEST_CASE("carton zip: a stored source file that changes before Finish fails",
   CHECK(files == std::vector<std::string>{"src.bin"});
 }
 
-TEST_CASE("carton zip: large in-memory entries spill to a hidden spool file",
-          "[zip]") {
+TEST_CASE("carton zip: large in-memory entries spill to a hidden spool file", "[zip]") {
   TempDir dir;
   std::string path = dir.file("spill.zip");
   // Stored bytes from memory are copied to the spool; past 8 MiB it is a
@@ -824,8 +756,7 @@ TEST_CASE("carton zip: large in-memory entries spill to a hidden spool file",
   CHECK(*t == tail);
 }
 
-TEST_CASE("carton zip: entries can be read from several threads at once",
-          "[zip]") {
+TEST_CASE("carton zip: entries can be read from several threads at once", "[zip]") {
   TempDir dir;
   std::string path = dir.file("threads.zip");
   std::vector<std::pair<std::string, std::vector<std::byte>>> entries;
@@ -834,8 +765,7 @@ TEST_CASE("carton zip: entries can be read from several threads at once",
     REQUIRE(w.ok());
     for (int i = 0; i < 8; ++i) {
       for (Compression method : kAllMethods) {
-        std::string name =
-            std::string(CompressionName(method)) + "/" + std::to_string(i);
+        std::string name = std::string(CompressionName(method)) + "/" + std::to_string(i);
         entries.emplace_back(name, Pattern(200000 + 1000 * i, i));
         REQUIRE(w->AddBytes(name, entries.back().second, method).ok());
       }
@@ -857,12 +787,10 @@ TEST_CASE("carton zip: entries can be read from several threads at once",
     }
     for (auto& t : threads) t.join();
   }
-  CHECK(std::count(ok.begin(), ok.end(), 1) ==
-        static_cast<std::ptrdiff_t>(entries.size()));
+  CHECK(std::count(ok.begin(), ok.end(), 1) == static_cast<std::ptrdiff_t>(entries.size()));
 }
 
-TEST_CASE("carton zip: AddFileUnread and AddLater write their bytes with Finish",
-          "[zip]") {
+TEST_CASE("carton zip: AddFileUnread and AddLater write their bytes with Finish", "[zip]") {
   TempDir dir;
   const std::string source = dir.file("src.bin");
   const auto bytes = Pattern(300000, 11);
@@ -907,8 +835,7 @@ TEST_CASE("carton zip: AddFileUnread and AddLater write their bytes with Finish"
   CHECK(r.exit_code == 0);
 }
 
-TEST_CASE("carton zip: an AddLater producer's error or wrong size fails Finish",
-          "[zip]") {
+TEST_CASE("carton zip: an AddLater producer's error or wrong size fails Finish", "[zip]") {
   TempDir dir;
   const std::string path = dir.file("later.zip");
   struct Case {
@@ -917,10 +844,10 @@ TEST_CASE("carton zip: an AddLater producer's error or wrong size fails Finish",
     std::string message;
   };
   std::vector<Case> cases = {
-      {[]() -> Result<std::string> { return IoError("hashes failed"); },
-       StatusCode::kIoError, "hashes failed"},
-      {[]() -> Result<std::string> { return std::string("too long"); },
-       StatusCode::kInternal, "entry \"LATER\": produced 8 bytes, not 5"},
+      {[]() -> Result<std::string> { return IoError("hashes failed"); }, StatusCode::kIoError,
+       "hashes failed"},
+      {[]() -> Result<std::string> { return std::string("too long"); }, StatusCode::kInternal,
+       "entry \"LATER\": produced 8 bytes, not 5"},
   };
   for (const auto& c : cases) {
     auto w = ZipWriter::Create(path);

@@ -67,7 +67,7 @@ TEST_CASE("common: AtomicFile WriteAt fills in earlier bytes, buffered or not", 
     std::string big(600 << 10, 'b');  // more than one largest write
     REQUIRE(f->Write(AsBytes("0123456789")).ok());
     REQUIRE(f->Write(AsBytes(big)).ok());
-    REQUIRE(f->WriteAt(2, AsBytes("xy")).ok());             // inside what was buffered
+    REQUIRE(f->WriteAt(2, AsBytes("xy")).ok());  // inside what was buffered
     REQUIRE(f->WriteAt(10 + big.size() - 1, AsBytes("E")).ok());
     REQUIRE(f->Write(AsBytes("tail")).ok());
     CHECK(f->size() == 10 + big.size() + 4);

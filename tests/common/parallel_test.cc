@@ -1,10 +1,9 @@
-#include <catch2/catch.hpp>
+#include "carton/common/parallel.h"
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <stdexcept>
 #include <vector>
-
-#include "carton/common/parallel.h"
 
 using carton::ParallelFor;
 

@@ -1,7 +1,8 @@
+#include "carton/common/status.h"
+
 #include <catch2/catch.hpp>
 
 #include "carton/common/bytes.h"
-#include "carton/common/status.h"
 
 using namespace carton;
 

@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "carton/common/toml_screen.h"
+
+#include <catch2/catch.hpp>
 
 using namespace carton;
 

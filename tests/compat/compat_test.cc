@@ -41,9 +41,7 @@ void WriteTree(const std::string& dir, const Files& files) {
   }
 }
 
-std::string ReadFile(const fs::path& p) {
-  return carton::testing::ReadText(p.string());
-}
+std::string ReadFile(const fs::path& p) { return carton::testing::ReadText(p.string()); }
 
 // Bytes that look like weights: a pseudo-random half and a zero half, so
 // every compression method has something to do.
@@ -57,12 +55,10 @@ std::string Weights(std::size_t n) {
   return s;
 }
 
-std::string LittleEndian(std::initializer_list<std::uint64_t> values,
-                         int size) {
+std::string LittleEndian(std::initializer_list<std::uint64_t> values, int size) {
   std::string out;
   for (auto v : values) {
-    for (int i = 0; i < size; ++i)
-      out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+    for (int i = 0; i < size; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
   }
   return out;
 }
@@ -119,8 +115,7 @@ mode = "fast"
 verbose = true
 )";
 
-std::string Replace(std::string s, const std::string& from,
-                    const std::string& to) {
+std::string Replace(std::string s, const std::string& from, const std::string& to) {
   auto at = s.find(from);
   return at == std::string::npos ? s : s.replace(at, from.size(), to);
 }
@@ -128,11 +123,8 @@ std::string Replace(std::string s, const std::string& from,
 // carton.toml; with `nested`, input n is a nested tensor.
 std::string Config(bool nested) {
   std::string s = kConfigTemplate;
-  s = Replace(
-      s, "@NESTED_INPUT@",
-      nested
-          ? "[[input]]\nname = \"n\"\ndtype = \"float32\"\nshape = [\"*\"]\n\n"
-          : "");
+  s = Replace(s, "@NESTED_INPUT@",
+              nested ? "[[input]]\nname = \"n\"\ndtype = \"float32\"\nshape = [\"*\"]\n\n" : "");
   return Replace(s, "@NESTED_REF@", nested ? ", n = \"@tensor_data/n\"" : "");
 }
 
@@ -164,9 +156,8 @@ dtype = "string"
 shape = [2]
 file = "s.toml"
 )"},
-      {"tensor_data/x.bin", LittleEndian({0x3f800000, 0x40000000, 0x40400000,
-                                          0x40800000, 0x40a00000, 0x40c00000},
-                                         4)},
+      {"tensor_data/x.bin",
+       LittleEndian({0x3f800000, 0x40000000, 0x40400000, 0x40800000, 0x40a00000, 0x40c00000}, 4)},
       {"tensor_data/y.bin", LittleEndian({7}, 8)},
       {"tensor_data/e.bin", ""},
       {"tensor_data/s.toml", "data = [\"a\", \"b 'quoted'\"]\n"},
@@ -196,15 +187,13 @@ file = "n1.bin"
 }
 
 // The full model directory: carton.toml, model/, tensor_data/, misc/.
-std::string WriteModel(const TempDir& tmp, bool nested,
-                       const std::string& name = "model") {
+std::string WriteModel(const TempDir& tmp, bool nested, const std::string& name = "model") {
   Files files = TensorFiles(nested);
   files["carton.toml"] = Config(nested);
   files["model/weights.bin"] = Weights(200000);
   files["model/sub/config.json"] = "{\"layers\": 2}\n";
   files["misc/note.txt"] = "hello\n";
-  files["misc/sub/picture.png"] =
-      std::string("\x89PNG\r\n\x1a\n", 8) + Weights(300);
+  files["misc/sub/picture.png"] = std::string("\x89PNG\r\n\x1a\n", 8) + Weights(300);
   std::string dir = tmp.file(name);
   WriteTree(dir, files);
   return dir;
@@ -216,8 +205,8 @@ std::string ManifestHash(const std::string& peer_out) {
   return at == std::string::npos ? "" : peer_out.substr(at + key.size(), 64);
 }
 
-std::string PackWith(const TempDir& tmp, const std::string& dir,
-                     const std::string& flags, const std::string& name) {
+std::string PackWith(const TempDir& tmp, const std::string& dir, const std::string& flags,
+                     const std::string& name) {
   std::string out = tmp.file(name);
   auto pack = Run(Carton() + " pack " + flags + " " + Q(dir) + " -o " + Q(out));
   INFO(pack.err);
@@ -244,24 +233,21 @@ TEST_CASE(
     "[compat]") {
   TempDir tmp;
   std::string dir = WriteModel(tmp, /*nested=*/true);
-  const std::vector<std::string> flag_sets = {
-      "--compression stored",
-      "--compression deflate",
-      "--compression zstd",
-      "--compression auto",
-      "--compression stored --align 4096",
-      "--compression zstd --level 19"};
+  const std::vector<std::string> flag_sets = {"--compression stored",
+                                              "--compression deflate",
+                                              "--compression zstd",
+                                              "--compression auto",
+                                              "--compression stored --align 4096",
+                                              "--compression zstd --level 19"};
   for (std::size_t i = 0; i < flag_sets.size(); ++i) {
     INFO("carton pack " << flag_sets[i]);
-    std::string out =
-        PackWith(tmp, dir, flag_sets[i], "m" + std::to_string(i) + ".carton");
+    std::string out = PackWith(tmp, dir, flag_sets[i], "m" + std::to_string(i) + ".carton");
     auto read = Run(Peer() + " read " + Q(out));
     INFO(read.err);
     REQUIRE(read.exit_code == 0);
     // x, y, e, s and n; n0 and n1 belong to n.
     CHECK(read.out.find("ok: ") == 0);
-    CHECK(read.out.find(", 5 tensors, 8 references, 2 misc files") !=
-          std::string::npos);
+    CHECK(read.out.find(", 5 tensors, 8 references, 2 misc files") != std::string::npos);
     auto hash = Run(Carton() + " hash " + Q(out));
     REQUIRE(hash.exit_code == 0);
     CHECK(ManifestHash(read.out) + "\n" == hash.out);
@@ -275,32 +261,28 @@ TEST_CASE("compat: the Rust peer reads a carton without tensors", "[compat]") {
   const char config[] =
       "spec_version = 1\n[runner]\nrunner_name = \"noop\"\n"
       "required_framework_version = \"=1.0.0\"\nrunner_compat_version = 1\n";
-  WriteTree(tmp.file("bare"),
-            {{"carton.toml", config}, {"model/m.bin", Weights(5000)}});
+  WriteTree(tmp.file("bare"), {{"carton.toml", config}, {"model/m.bin", Weights(5000)}});
   WriteTree(tmp.file("empty"), {{"carton.toml", config},
                                 {"model/m.bin", Weights(5000)},
                                 {"tensor_data/index.toml", "tensor = []\n"}});
   for (const char* name : {"bare", "empty"}) {
     INFO(name);
-    std::string out = PackWith(tmp, tmp.file(name), "--compression zstd",
-                               std::string(name) + ".carton");
+    std::string out =
+        PackWith(tmp, tmp.file(name), "--compression zstd", std::string(name) + ".carton");
     auto read = Run(Peer() + " read " + Q(out));
     INFO(read.err);
     CHECK(read.exit_code == 0);
-    CHECK(read.out.find(", 0 tensors, 0 references, 0 misc files") !=
-          std::string::npos);
+    CHECK(read.out.find(", 0 tensors, 0 references, 0 misc files") != std::string::npos);
   }
 }
 
-TEST_CASE("compat: the Rust peer reads a LINKS-shrunk carton",
-          "[compat][links]") {
+TEST_CASE("compat: the Rust peer reads a LINKS-shrunk carton", "[compat][links]") {
   TempDir tmp;
-  std::string in = PackWith(tmp, WriteModel(tmp, true), "--compression zstd",
-                            "whole.carton");
+  std::string in = PackWith(tmp, WriteModel(tmp, true), "--compression zstd", "whole.carton");
   std::string shrunk = tmp.file("small.carton"), blobs = tmp.file("blobs");
-  auto shrink = Run(Carton() + " shrink " + Q(in) + " -o " + Q(shrunk) +
-                    " --url-prefix https://models.example.com/blobs --blobs " +
-                    Q(blobs) + " --min-size 100");
+  auto shrink =
+      Run(Carton() + " shrink " + Q(in) + " -o " + Q(shrunk) +
+          " --url-prefix https://models.example.com/blobs --blobs " + Q(blobs) + " --min-size 100");
   INFO(shrink.err);
   REQUIRE(shrink.exit_code == 0);
 
@@ -309,19 +291,16 @@ TEST_CASE("compat: the Rust peer reads a LINKS-shrunk carton",
   auto counted = Run(Peer() + " read " + Q(shrunk));
   INFO(counted.err);
   REQUIRE(counted.exit_code == 0);
-  CHECK(counted.out.find(" linked, 0 of them read from blobs") !=
-        std::string::npos);
+  CHECK(counted.out.find(" linked, 0 of them read from blobs") != std::string::npos);
   CHECK(counted.out.find("(0 linked") == std::string::npos);
   auto fetched = Run(Peer() + " read " + Q(shrunk) + " --blobs " + Q(blobs));
   INFO(fetched.err);
   REQUIRE(fetched.exit_code == 0);
-  CHECK(ManifestHash(fetched.out) ==
-        ManifestHash(Run(Peer() + " read " + Q(in)).out));
+  CHECK(ManifestHash(fetched.out) == ManifestHash(Run(Peer() + " read " + Q(in)).out));
 
   // A linked file the blobs directory has wrong is caught.
   for (const auto& e : fs::directory_iterator(blobs)) {
-    if (e.path().extension().empty())
-      std::ofstream(e.path(), std::ios::app) << "x";
+    if (e.path().extension().empty()) std::ofstream(e.path(), std::ios::app) << "x";
   }
   auto bad = Run(Peer() + " read " + Q(shrunk) + " --blobs " + Q(blobs));
   CHECK(bad.exit_code == 1);
@@ -330,8 +309,7 @@ TEST_CASE("compat: the Rust peer reads a LINKS-shrunk carton",
 
 // Checks a carton the peer wrote from `dir` with every reading command but
 // load: verify, hash, info, and unpack to the bytes the peer wrote.
-Files CheckPeerCarton(const std::string& dir, const std::string& out,
-                      const std::string& hash) {
+Files CheckPeerCarton(const std::string& dir, const std::string& out, const std::string& hash) {
   auto self = Run(Peer() + " read --original-layout " + Q(out));
   INFO(self.err);
   REQUIRE(self.exit_code == 0);
@@ -351,32 +329,25 @@ Files CheckPeerCarton(const std::string& dir, const std::string& out,
 
   // Unpacked bytes equal the entries the peer wrote, and model/ and misc/
   // equal the source directory.
-  std::string unpacked_dir = out + ".unpacked",
-              extracted_dir = out + ".extracted";
+  std::string unpacked_dir = out + ".unpacked", extracted_dir = out + ".extracted";
   auto unpack = Run(Carton() + " unpack " + Q(out) + " " + Q(unpacked_dir));
   INFO(unpack.err);
   REQUIRE(unpack.exit_code == 0);
-  REQUIRE(
-      Run(Peer() + " extract " + Q(out) + " " + Q(extracted_dir)).exit_code ==
-      0);
+  REQUIRE(Run(Peer() + " extract " + Q(out) + " " + Q(extracted_dir)).exit_code == 0);
   Files unpacked = Snapshot(unpacked_dir), extracted = Snapshot(extracted_dir);
   extracted.erase("MANIFEST");
   unpacked.erase("MANIFEST");
   CHECK(unpacked == extracted);
   CHECK(unpacked["model/weights.bin"] == ReadFile(dir + "/model/weights.bin"));
-  CHECK(unpacked["model/sub/config.json"] ==
-        ReadFile(dir + "/model/sub/config.json"));
+  CHECK(unpacked["model/sub/config.json"] == ReadFile(dir + "/model/sub/config.json"));
   CHECK(unpacked["misc/note.txt"] == "hello\n");
-  CHECK(unpacked["misc/_example_misc_file_0"] ==
-        ReadFile(dir + "/misc/sub/picture.png"));
+  CHECK(unpacked["misc/_example_misc_file_0"] == ReadFile(dir + "/misc/sub/picture.png"));
   return extracted;
 }
 
-TEST_CASE("compat: cartons the Rust peer writes verify, unpack and load here",
-          "[compat]") {
+TEST_CASE("compat: cartons the Rust peer writes verify, unpack and load here", "[compat]") {
   TempDir tmp;
-  std::string dir = WriteModel(tmp, /*nested=*/false),
-              out = tmp.file("peer.carton");
+  std::string dir = WriteModel(tmp, /*nested=*/false), out = tmp.file("peer.carton");
   auto write = Run(Peer() + " write " + Q(dir) + " " + Q(out));
   INFO(write.err);
   REQUIRE(write.exit_code == 0);
@@ -387,8 +358,8 @@ TEST_CASE("compat: cartons the Rust peer writes verify, unpack and load here",
   // files, 3 misc files (one a copy made for the example).
   CHECK(extracted.size() == 13);
 
-  auto load = Run("CARTON_CACHE_DIR=" + Q(tmp.file("cache")) + " " + Carton() +
-                  " load --json " + Q(out));
+  auto load =
+      Run("CARTON_CACHE_DIR=" + Q(tmp.file("cache")) + " " + Carton() + " load --json " + Q(out));
   INFO(load.err);
   REQUIRE(load.exit_code == 0);
   auto l = nlohmann::json::parse(load.out);
@@ -403,8 +374,7 @@ TEST_CASE("compat: cartons the Rust peer writes verify, unpack and load here",
 TEST_CASE("compat: a peer-written carton with symlink entries verifies, unpacks and loads",
           "[compat]") {
   TempDir tmp;
-  std::string dir = WriteModel(tmp, /*nested=*/false),
-              out = tmp.file("peer.carton");
+  std::string dir = WriteModel(tmp, /*nested=*/false), out = tmp.file("peer.carton");
   fs::create_symlink("sub/config.json", dir + "/model/alias.json");
   fs::create_symlink("../weights.bin", dir + "/model/sub/weights_link.bin");
   auto write = Run(Peer() + " write " + Q(dir) + " " + Q(out));
@@ -427,8 +397,8 @@ TEST_CASE("compat: a peer-written carton with symlink entries verifies, unpacks 
   CHECK(fs::read_symlink(unpacked + "/model/alias.json") == "sub/config.json");
   CHECK(fs::read_symlink(unpacked + "/model/sub/weights_link.bin") == "../weights.bin");
 
-  auto load = Run("CARTON_CACHE_DIR=" + Q(tmp.file("cache")) + " " + Carton() +
-                  " load --json " + Q(out));
+  auto load =
+      Run("CARTON_CACHE_DIR=" + Q(tmp.file("cache")) + " " + Carton() + " load --json " + Q(out));
   INFO(load.err);
   REQUIRE(load.exit_code == 0);
   auto l = nlohmann::json::parse(load.out);
@@ -441,8 +411,8 @@ TEST_CASE("compat: a peer-written carton with symlink entries verifies, unpacks 
   CHECK(fs::is_symlink(root + "/model/alias.json"));
 
   // Loading again reuses the entry, symlinks included.
-  auto again = Run("CARTON_CACHE_DIR=" + Q(tmp.file("cache")) + " " + Carton() +
-                   " load --json " + Q(out));
+  auto again =
+      Run("CARTON_CACHE_DIR=" + Q(tmp.file("cache")) + " " + Carton() + " load --json " + Q(out));
   INFO(again.err);
   CHECK(again.exit_code == 0);
 }
@@ -455,39 +425,33 @@ TEST_CASE(
   // more are linked (file:// urls, so no server is needed), LINKS is stored
   // after MANIFEST.
   TempDir tmp;
-  std::string dir = WriteModel(tmp, /*nested=*/false),
-              out = tmp.file("linked.carton");
+  std::string dir = WriteModel(tmp, /*nested=*/false), out = tmp.file("linked.carton");
   std::string blobs = tmp.file("blobs");
-  auto write =
-      Run(Peer() + " write " + Q(dir) + " " + Q(out) + " --link-prefix " +
-          Q("file://" + blobs) + " --link-min-size 1000 --blobs " + Q(blobs));
+  auto write = Run(Peer() + " write " + Q(dir) + " " + Q(out) + " --link-prefix " +
+                   Q("file://" + blobs) + " --link-min-size 1000 --blobs " + Q(blobs));
   INFO(write.err);
   REQUIRE(write.exit_code == 0);
   std::string hash = ManifestHash(write.out);
-  auto self = Run(Peer() + " read --original-layout --blobs " + Q(blobs) + " " +
-                  Q(out));
+  auto self = Run(Peer() + " read --original-layout --blobs " + Q(blobs) + " " + Q(out));
   INFO(self.err);
   REQUIRE(self.exit_code == 0);
-  CHECK(self.out.find("(1 linked, 1 of them read from blobs)") !=
-        std::string::npos);
+  CHECK(self.out.find("(1 linked, 1 of them read from blobs)") != std::string::npos);
 
   const std::string env = "CARTON_CACHE_DIR=" + Q(tmp.file("cache")) + " ";
   auto verify = Run(env + Carton() + " verify " + Q(out));
   INFO(verify.out << verify.err);
   CHECK(verify.exit_code == 0);
   CHECK(verify.out.find("1 linked file not fetched") != std::string::npos);
-  auto fetched =
-      Run(env + Carton() + " verify --fetch --allow-file-links " + Q(out));
+  auto fetched = Run(env + Carton() + " verify --fetch --allow-file-links " + Q(out));
   INFO(fetched.out << fetched.err);
   CHECK(fetched.exit_code == 0);
   CHECK(Run(Carton() + " hash " + Q(out)).out == hash + "\n");
 
-  auto unpack = Run(env + Carton() + " unpack --allow-file-links " + Q(out) +
-                    " " + Q(tmp.file("unpacked")));
+  auto unpack =
+      Run(env + Carton() + " unpack --allow-file-links " + Q(out) + " " + Q(tmp.file("unpacked")));
   INFO(unpack.err);
   REQUIRE(unpack.exit_code == 0);
-  CHECK(ReadFile(tmp.file("unpacked/model/weights.bin")) ==
-        ReadFile(dir + "/model/weights.bin"));
+  CHECK(ReadFile(tmp.file("unpacked/model/weights.bin")) == ReadFile(dir + "/model/weights.bin"));
   CHECK_FALSE(fs::exists(tmp.file("unpacked/LINKS")));
 }
 
@@ -501,35 +465,30 @@ TEST_CASE(
   // carton load is not tried: the loader does not hand out nested tensors
   // (loader.h).
   TempDir tmp;
-  std::string dir = WriteModel(tmp, /*nested=*/true),
-              out = tmp.file("peer.carton");
+  std::string dir = WriteModel(tmp, /*nested=*/true), out = tmp.file("peer.carton");
   auto refused = Run(Peer() + " write " + Q(dir) + " " + Q(out));
   CHECK(refused.exit_code == 1);
   CHECK(refused.err.find("nested tensor") != std::string::npos);
 
-  auto write =
-      Run(Peer() + " write " + Q(dir) + " " + Q(out) + " --nested-as-intended");
+  auto write = Run(Peer() + " write " + Q(dir) + " " + Q(out) + " --nested-as-intended");
   INFO(write.err);
   REQUIRE(write.exit_code == 0);
   Files extracted = CheckPeerCarton(dir, out, ManifestHash(write.out));
-  CHECK(
-      extracted["tensor_data/index.toml"].find(
-          "inner = [\n    '_carton_nested_inner_@tensor_data/_tensor_0_0',") !=
-      std::string::npos);
-  auto info = Run(Carton() + " info --json " + Q(out));
-  CHECK(info.out.find("_carton_nested_inner_@tensor_data/_tensor_0_1") !=
+  CHECK(extracted["tensor_data/index.toml"].find(
+            "inner = [\n    '_carton_nested_inner_@tensor_data/_tensor_0_0',") !=
         std::string::npos);
+  auto info = Run(Carton() + " info --json " + Q(out));
+  CHECK(info.out.find("_carton_nested_inner_@tensor_data/_tensor_0_1") != std::string::npos);
 }
 
 namespace {
 
 // A carton laid out by hand: `files` in order, each with `method`, then
 // MANIFEST (listing them unless `manifest` is given) with `manifest_method`.
-std::string HandMade(
-    const TempDir& tmp, const Files& files,
-    std::function<void(std::string&)> edit_manifest = {},
-    carton::Compression method = carton::Compression::kZstd,
-    carton::Compression manifest_method = carton::Compression::kStored) {
+std::string HandMade(const TempDir& tmp, const Files& files,
+                     std::function<void(std::string&)> edit_manifest = {},
+                     carton::Compression method = carton::Compression::kZstd,
+                     carton::Compression manifest_method = carton::Compression::kStored) {
   std::string path = tmp.file("hand.carton");
   fs::remove(path);
   auto zip = carton::ZipWriter::Create(path);
@@ -537,14 +496,11 @@ std::string HandMade(
   std::vector<carton::manifest::ManifestEntry> entries;
   for (const auto& [name, content] : files) {
     REQUIRE(zip->AddBytes(name, carton::AsBytes(content), method, 3).ok());
-    entries.push_back(
-        {name, carton::manifest::Sha256Of(carton::AsBytes(content))});
+    entries.push_back({name, carton::manifest::Sha256Of(carton::AsBytes(content))});
   }
-  std::string text =
-      carton::manifest::Manifest::FromEntries(entries)->Serialize();
+  std::string text = carton::manifest::Manifest::FromEntries(entries)->Serialize();
   if (edit_manifest) edit_manifest(text);
-  REQUIRE(
-      zip->AddBytes("MANIFEST", carton::AsBytes(text), manifest_method).ok());
+  REQUIRE(zip->AddBytes("MANIFEST", carton::AsBytes(text), manifest_method).ok());
   REQUIRE(zip->Finish().ok());
   return path;
 }
@@ -569,8 +525,7 @@ Files GoodFiles() {
 void ZeroCentralDates(const std::string& path) {
   std::string bytes = ReadFile(path);
   const std::string sig("PK\x01\x02", 4);
-  for (auto at = bytes.find(sig); at != std::string::npos;
-       at = bytes.find(sig, at + 4)) {
+  for (auto at = bytes.find(sig); at != std::string::npos; at = bytes.find(sig, at + 4)) {
     bytes[at + 14] = 0;
     bytes[at + 15] = 0;
   }
@@ -579,11 +534,9 @@ void ZeroCentralDates(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("compat: the Rust peer refuses what the original cannot read",
-          "[compat]") {
+TEST_CASE("compat: the Rust peer refuses what the original cannot read", "[compat]") {
   TempDir tmp;
-  auto expect_refused = [&](const std::string& path,
-                            const std::string& message) {
+  auto expect_refused = [&](const std::string& path, const std::string& message) {
     auto r = Run(Peer() + " read " + Q(path));
     INFO(r.out << r.err);
     CHECK(r.exit_code == 1);
@@ -591,8 +544,7 @@ TEST_CASE("compat: the Rust peer refuses what the original cannot read",
   };
 
   SECTION("the hand-made carton itself is fine") {
-    auto r = Run(Peer() + " read --original-layout " +
-                 Q(HandMade(tmp, GoodFiles())));
+    auto r = Run(Peer() + " read --original-layout " + Q(HandMade(tmp, GoodFiles())));
     INFO(r.err);
     CHECK(r.exit_code == 0);
   }
@@ -611,8 +563,8 @@ TEST_CASE("compat: the Rust peer refuses what the original cannot read",
     expect_refused(path, "is not after");
   }
   SECTION("MANIFEST compressed") {
-    auto path = HandMade(tmp, GoodFiles(), {}, carton::Compression::kZstd,
-                         carton::Compression::kZstd);
+    auto path =
+        HandMade(tmp, GoodFiles(), {}, carton::Compression::kZstd, carton::Compression::kZstd);
     expect_refused(path, "MANIFEST is compressed");
   }
   SECTION("index.toml without inner") {
@@ -649,8 +601,7 @@ TEST_CASE("compat: the Rust peer refuses what the original cannot read",
   }
   SECTION("a self_test naming no tensor") {
     Files f = GoodFiles();
-    f["carton.toml"] +=
-        "[[self_test]]\ninputs = { a = \"@tensor_data/nope\" }\n";
+    f["carton.toml"] += "[[self_test]]\ninputs = { a = \"@tensor_data/nope\" }\n";
     expect_refused(HandMade(tmp, f), "names no tensor");
   }
   SECTION("an impossible DOS date") {

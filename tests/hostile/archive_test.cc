@@ -147,9 +147,8 @@ TEST_CASE("hostile: names that collide on some file system are refused", "[hosti
 
 // A valid carton plus symlink entry `link` whose data is `target`, listed in
 // MANIFEST with the sha256 of `as_if`.
-std::vector<RawEntry> WithSymlink(std::map<std::string, std::string> files,
-                                  const std::string& link, const std::string& target,
-                                  const std::string& as_if) {
+std::vector<RawEntry> WithSymlink(std::map<std::string, std::string> files, const std::string& link,
+                                  const std::string& target, const std::string& as_if) {
   files[link] = as_if;
   auto entries = CartonEntries(files);
   for (auto& e : entries) {
@@ -400,8 +399,11 @@ TEST_CASE("hostile: damaged and unsupported archives", "[hostile]") {
   auto zip64 = Valid();
   zip64[1].zip64_size = std::uint64_t{1} << 33;
   Check({"zip64 size that lies", zip64, "entry \"model/weights.bin\""});
-  Check({"central directory outside the file", Valid(), "central directory at offset 4294967",
-         true, {.cd_offset = 0xFFFFFFF0}});
+  Check({"central directory outside the file",
+         Valid(),
+         "central directory at offset 4294967",
+         true,
+         {.cd_offset = 0xFFFFFFF0}});
 
   TempDir dir;
   auto bytes = BuildZip(Valid());
@@ -437,8 +439,7 @@ TEST_CASE("hostile: MANIFEST and LINKS that do not match the archive", "[hostile
   std::vector<RawEntry> missing;
   for (const auto& [path, content] : files) missing.push_back({path, content});
   missing.push_back({"MANIFEST", ManifestFor(listed)});
-  Check({"file missing", missing,
-         "model/gone.bin: listed in MANIFEST but "});
+  Check({"file missing", missing, "model/gone.bin: listed in MANIFEST but "});
 
   auto wrong = Valid();
   wrong[1].data = std::string(4000, 'x');
@@ -458,8 +459,9 @@ TEST_CASE("hostile: a LINKS hash that names no MANIFEST file is refused by every
   // the sha256 of a MANIFEST file. Nothing is fetched for a stray one.
   const std::string stranger = manifest::ToHex(manifest::Sha256Of(AsBytes("stranger")));
   const std::string rule = "LINKS: sha256 " + stranger + " names no file in MANIFEST";
-  Check({"stray hash", With(Valid(), {{"LINKS", "version = 1\n[urls]\n" + stranger +
-                                                    " = [\"http://127.0.0.1:1/x\"]\n"}}),
+  Check({"stray hash",
+         With(Valid(),
+              {{"LINKS", "version = 1\n[urls]\n" + stranger + " = [\"http://127.0.0.1:1/x\"]\n"}}),
          rule});
 
   // Beside a hash that covers a linked file, the stray one is still refused.
@@ -471,9 +473,8 @@ TEST_CASE("hostile: a LINKS hash that names no MANIFEST file is refused by every
     if (path != "model/weights.bin") linked.push_back({path, content});
   }
   linked.push_back({"MANIFEST", ManifestFor(files)});
-  linked.push_back({"LINKS", "version = 1\n[urls]\n" + covered +
-                                 " = [\"http://127.0.0.1:1/w\"]\n" + stranger +
-                                 " = [\"http://127.0.0.1:1/x\"]\n"});
+  linked.push_back({"LINKS", "version = 1\n[urls]\n" + covered + " = [\"http://127.0.0.1:1/w\"]\n" +
+                                 stranger + " = [\"http://127.0.0.1:1/x\"]\n"});
   Check({"stray hash beside a linked file", linked, rule});
 
   // The same LINKS without the stray hash is accepted (no fetch needed).
@@ -519,7 +520,7 @@ TEST_CASE("hostile: archive limits are options, and unpack checks free space fir
   REQUIRE_FALSE(z.ok());
   CHECK_THAT(z.status().message(), Catch::Contains("3 entries, more than the limit of 2"));
   for (const auto& [method, name] : {std::pair<std::uint16_t, std::string>{8, "deflate"},
-                                      std::pair<std::uint16_t, std::string>{93, "zstd"}}) {
+                                     std::pair<std::uint16_t, std::string>{93, "zstd"}}) {
     small = {};
     small.ratio_min_size = 0;
     (method == 8 ? small.max_deflate_ratio : small.max_zstd_ratio) = 1;
@@ -534,8 +535,8 @@ TEST_CASE("hostile: archive limits are options, and unpack checks free space fir
     REQUIRE_FALSE(z.ok());
     CHECK_THAT(z.status().message(),
                Catch::Contains("entry \"model/weights.bin\": declares 4000 bytes from " +
-                               std::to_string(entries[1].data.size()) + ", more than the " +
-                               name + " ratio limit of 1 to 1"));
+                               std::to_string(entries[1].data.size()) + ", more than the " + name +
+                               " ratio limit of 1 to 1"));
   }
 
   // A claimed size past the free space: refused before anything is written.

@@ -16,8 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -57,7 +57,8 @@ std::string Noise(std::size_t n, std::uint64_t seed) {
 // A model directory of `files` files of `size` bytes each.
 void MakeModel(const std::string& dir, int files, std::size_t size) {
   auto tree = ValidCartonFiles();
-  for (int i = 0; i < files; ++i) tree["model/part" + std::to_string(i) + ".bin"] = Noise(size, i + 1);
+  for (int i = 0; i < files; ++i)
+    tree["model/part" + std::to_string(i) + ".bin"] = Noise(size, i + 1);
   for (const auto& [path, content] : tree) {
     fs::create_directories((fs::path(dir) / path).parent_path());
     WriteBytes((fs::path(dir) / path).string(), AsBytes(content));
@@ -171,8 +172,8 @@ std::vector<Writer> Writers(const Inputs& in) {
   return {
       {"pack",
        [dir](const std::string&, const std::string& dest) {
-         return std::vector<std::string>{CartonBin(), "pack", dir + "/model", "-o", dest,
-                                         "--compression", "deflate", "--level", "1"};
+         return std::vector<std::string>{CartonBin(),     "pack",    dir + "/model", "-o", dest,
+                                         "--compression", "deflate", "--level",      "1"};
        }},
       {"unpack",
        [dir](const std::string&, const std::string& dest) {
@@ -180,11 +181,21 @@ std::vector<Writer> Writers(const Inputs& in) {
        }},
       {"shrink",
        [dir, blobs](const std::string&, const std::string& dest) {
-         return std::vector<std::string>{CartonBin(), "shrink", dir + "/input-z.carton", "-o",
-                                         dest, "--url-prefix", "https://example.com/blobs",
-                                         "--blobs", blobs, "--min-size", "1000000"};
+         return std::vector<std::string>{CartonBin(),
+                                         "shrink",
+                                         dir + "/input-z.carton",
+                                         "-o",
+                                         dest,
+                                         "--url-prefix",
+                                         "https://example.com/blobs",
+                                         "--blobs",
+                                         blobs,
+                                         "--min-size",
+                                         "1000000"};
        },
-       {}, {}, ".dest.",
+       {},
+       {},
+       ".dest.",
        // Without its blobs, each killed run writes them again.
        [blobs](const std::string&) { fs::remove_all(blobs); },
        [blobs](const std::string&, const std::string& dest) {
@@ -330,8 +341,8 @@ TEST_CASE("crash: a full disk (RLIMIT_FSIZE) gives a clear error and no output",
   CHECK(pack.exit_code == 2);
   CHECK_THAT(pack.err, Catch::Contains("carton pack: "));
   CHECK_THAT(pack.err, Catch::Contains("too large"));
-  auto unpack = Run("sh -c " + Q(limit + CartonBin() + " unpack " + dir + "/input.carton " +
-                                 dir + "/out/unpacked"));
+  auto unpack = Run("sh -c " + Q(limit + CartonBin() + " unpack " + dir + "/input.carton " + dir +
+                                 "/out/unpacked"));
   CHECK(unpack.exit_code == 2);
   CHECK_THAT(unpack.err, Catch::Contains("carton unpack: "));
   CHECK_THAT(unpack.err, Catch::Contains("too large"));
@@ -360,9 +371,8 @@ TEST_CASE("crash: a full tmpfs gives a clear error and no output", "[hostile][di
   const std::string mnt = dir + "/mnt";
   fs::create_directories(mnt);
   auto in_tmpfs = [&](const std::string& command) {
-    return Run("unshare -m sh -c " +
-               Q("mount -t tmpfs -o size=1m tmpfs " + mnt + " || exit 99; " + command +
-                 "; echo \"rc=$?\"; ls -A " + mnt));
+    return Run("unshare -m sh -c " + Q("mount -t tmpfs -o size=1m tmpfs " + mnt + " || exit 99; " +
+                                       command + "; echo \"rc=$?\"; ls -A " + mnt));
   };
   auto pack = in_tmpfs(CartonBin() + " pack " + dir + "/big -o " + mnt + "/m.carton");
   if (pack.exit_code == 99) {
@@ -377,8 +387,9 @@ TEST_CASE("crash: a full tmpfs gives a clear error and no output", "[hostile][di
   CHECK_THAT(unpack.err, Catch::Contains("No space left on device"));
   CHECK(unpack.out == "rc=2\n");
   // More than the free space: refused before anything is written.
-  REQUIRE(Run(CartonBin() + " pack " + Q(dir + "/big") + " -o " + Q(dir + "/big.carton"))
-              .exit_code == 0);
+  REQUIRE(
+      Run(CartonBin() + " pack " + Q(dir + "/big") + " -o " + Q(dir + "/big.carton")).exit_code ==
+      0);
   auto big = in_tmpfs(CartonBin() + " unpack " + dir + "/big.carton " + mnt + "/out");
   CHECK_THAT(big.err, Catch::Contains("are free there"));
   CHECK(big.out == "rc=2\n");

@@ -20,14 +20,12 @@ struct Regression {
 
 std::vector<Regression> Regressions() {
   using namespace std::string_literals;
-  return {
-  };
+  return {};
 }
 
 }  // namespace
 
-TEST_CASE("fuzz regressions: every kept input runs cleanly through its target",
-          "[hostile][fuzz]") {
+TEST_CASE("fuzz regressions: every kept input runs cleanly through its target", "[hostile][fuzz]") {
   for (const Regression& r : Regressions()) {
     INFO(r.target << ": " << r.what);
     bool found = false;
@@ -41,7 +39,8 @@ TEST_CASE("fuzz regressions: every kept input runs cleanly through its target",
 }
 
 TEST_CASE("fuzz regressions: every target takes empty and tiny inputs", "[hostile][fuzz]") {
-  const std::vector<std::string> inputs = {"", std::string(1, '\0'), "\xff", "{", "[", "PK\x05\x06"};
+  const std::vector<std::string> inputs = {"",  std::string(1, '\0'), "\xff", "{",
+                                           "[", "PK\x05\x06"};
   for (const auto& t : carton::fuzz::AllTargets()) {
     for (const auto& in : inputs) {
       INFO(t.name);

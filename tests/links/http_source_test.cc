@@ -2,7 +2,6 @@
 #include "carton/links/http_source.h"
 
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <filesystem>
 #include <string>

@@ -2,20 +2,21 @@
 // without splitting concurrent lockers, loads running during gc succeed,
 // and gc --max-size evicts entries and LINKS blobs least recently used
 // first.
-#include <catch2/catch.hpp>
+#include "carton/loader/cache.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
-#include <nlohmann/json.hpp>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <thread>
 
 #include "carton/links/blob_cache.h"
-#include "carton/loader/cache.h"
 #include "carton/loader/loader.h"
 #include "loader/loader_testing.h"
 #include "nginx_testing.h"
@@ -70,8 +71,8 @@ TEST_CASE("loader cache: rm and gc remove the lock files of the entries they rem
   REQUIRE(loader::Load(tmp.file("b.carton")).ok());
   auto held = loader::Load(tmp.file("c.carton"));
   REQUIRE(held.ok());
-  CHECK(LockFilesOf(cache, a) == std::vector<std::string>{"carton-" + a + ".lock",
-                                                          "carton-" + a + ".use"});
+  CHECK(LockFilesOf(cache, a) ==
+        std::vector<std::string>{"carton-" + a + ".lock", "carton-" + a + ".use"});
   loader::CartonCache cc(cache);
 
   auto rm = Run("CARTON_CACHE_DIR=" + Q(cache) + " " + CartonBin() + " cache rm " + a);
@@ -150,9 +151,11 @@ TEST_CASE("loader cache: loads running during gc all succeed", "[loader][cache][
            Q(tmp.file("")) + "$m.carton >> " + Q(outs) + " 2>>" + Q(fails) + " || echo load >> " +
            Q(fails) + "; done; done ) & pids=\"$pids $!\"; ";
   }
-  cmd += "running() { for p in $pids; do kill -0 $p 2>/dev/null && return 0; done; return 1; }; "
-         "while running; do " + carton + " cache gc --max-size 0 >/dev/null 2>>" + Q(fails) +
-         " || echo gc >> " + Q(fails) + "; done; wait";
+  cmd +=
+      "running() { for p in $pids; do kill -0 $p 2>/dev/null && return 0; done; return 1; }; "
+      "while running; do " +
+      carton + " cache gc --max-size 0 >/dev/null 2>>" + Q(fails) + " || echo gc >> " + Q(fails) +
+      "; done; wait";
   REQUIRE(Run(cmd).exit_code == 0);
   CHECK(ReadText(fails).empty());
   // Every load printed its result; gc removed entries between them, so
@@ -188,8 +191,8 @@ TEST_CASE("loader cache: gc --max-size evicts LINKS blobs with entries, least re
   // A carton whose two large files (about 1.2 MB each) are blobs on nginx.
   std::string hash = PackDir(MakeModelDir(tmp.file("m"), 300'000), tmp.file("m.carton"));
   REQUIRE(Run(CartonBin() + " shrink " + Q(tmp.file("m.carton")) + " -o " +
-              Q(nginx.www() + "/s.carton") + " --url-prefix " + nginx.Url("/blobs") +
-              " --blobs " + Q(nginx.www() + "/blobs") + " --min-size 100000")
+              Q(nginx.www() + "/s.carton") + " --url-prefix " + nginx.Url("/blobs") + " --blobs " +
+              Q(nginx.www() + "/blobs") + " --min-size 100000")
               .exit_code == 0);
   loader::CartonCache cc(cache);
   links::BlobCache blob_cache(cache);
@@ -208,7 +211,8 @@ TEST_CASE("loader cache: gc --max-size evicts LINKS blobs with entries, least re
     auto list = Run(carton + " cache list");
     CHECK(list.exit_code == 0);
     CHECK_THAT(list.out, Catch::Contains(hash + "  "));
-    CHECK_THAT(list.out, Catch::Contains("blobs  2 files  2.3 MiB  (2.3 MiB shared with cached cartons)"));
+    CHECK_THAT(list.out,
+               Catch::Contains("blobs  2 files  2.3 MiB  (2.3 MiB shared with cached cartons)"));
     auto json = Run(carton + " cache list --json");
     REQUIRE(json.exit_code == 0);
     auto j = nlohmann::json::parse(json.out);

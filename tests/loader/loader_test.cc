@@ -1,19 +1,20 @@
 // The loader and the manifest-hash cache: misses, hits, zero-copy views,
 // damage, concurrency, gc.
-#include <catch2/catch.hpp>
+#include "carton/loader/loader.h"
+
 #include <sys/stat.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "carton/carton/tensor_data.h"
 #include "carton/carton/zip.h"
 #include "carton/loader/cache.h"
-#include "carton/loader/loader.h"
 #include "loader/loader_testing.h"
 
 using namespace carton;
@@ -140,7 +141,8 @@ TEST_CASE("loader: a hit reads only the end of the .carton and MANIFEST", "[load
   CHECK_FALSE(loader::Load(tmp.file("wiped.carton")).ok());
 }
 
-TEST_CASE("loader: stored tensors are views into the mapping of the .carton", "[loader][zerocopy]") {
+TEST_CASE("loader: stored tensors are views into the mapping of the .carton",
+          "[loader][zerocopy]") {
   TempDir tmp;
   ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
   PackDir(MakeModelDir(tmp.file("m"), 100000), tmp.file("m.carton"), PackCompression::kStored);
@@ -252,9 +254,8 @@ TEST_CASE("loader: a carton whose LINKS names a hash MANIFEST does not list is r
   auto c = loader::Load(tmp.file("m.carton"));
   REQUIRE_FALSE(c.ok());
   CHECK(c.status().code() == StatusCode::kCorrupt);
-  CHECK_THAT(c.status().message(),
-             Catch::Contains(tmp.file("m.carton") + ": LINKS: sha256 " + stray +
-                             " names no file in MANIFEST"));
+  CHECK_THAT(c.status().message(), Catch::Contains(tmp.file("m.carton") + ": LINKS: sha256 " +
+                                                   stray + " names no file in MANIFEST"));
   CHECK(CountEntries(tmp.file("cache")) == 0);
 }
 
@@ -301,7 +302,7 @@ TEST_CASE("loader: a damaged cache entry is detected by verify and by a load, an
   }
   SECTION("an entry loaded by its directory (as runners do) has no source to rebuild from") {
     WriteBytes(root + "/model/notes.txt", AsBytes("NOTES\n"));  // same size
-    CHECK(loader::Load(root).ok());  // the quick check cannot see this
+    CHECK(loader::Load(root).ok());                             // the quick check cannot see this
     loader::LoadOptions o;
     o.verify_cache_hit = true;
     auto v = loader::Load(root, o);
@@ -488,7 +489,8 @@ TEST_CASE("loader: nested tensors are ordered lists of inner tensor views", "[lo
   WriteBytes(dir + "/tensor_data/words.toml", AsBytes("data = [\"a\", \"bc\"]\n"));
   std::string index = ReadText(dir + "/tensor_data/index.toml");
   index +=
-      "\n[[tensor]]\nname = \"ragged\"\ndtype = \"nested\"\ninner = [\"row1\", \"row0\", \"words\"]\n"
+      "\n[[tensor]]\nname = \"ragged\"\ndtype = \"nested\"\ninner = [\"row1\", \"row0\", "
+      "\"words\"]\n"
       "[[tensor]]\nname = \"row0\"\ndtype = \"float32\"\nshape = [3]\nfile = \"row0.bin\"\n"
       "[[tensor]]\nname = \"row1\"\ndtype = \"float32\"\nshape = [100, 200]\nfile = \"row1.bin\"\n"
       "[[tensor]]\nname = \"words\"\ndtype = \"string\"\nshape = [2]\nfile = \"words.toml\"\n"

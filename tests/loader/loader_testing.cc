@@ -21,9 +21,11 @@ std::string LoaderConfig(const std::string& runner_toml) {
          "[[self_test]]\nname = \"echo\"\n"
          "inputs = { x = \"@tensor_data/x\", labels = \"@tensor_data/labels\" }\n"
          "expected_out = { x = \"@tensor_data/x\", labels = \"@tensor_data/labels\" }\n"
-         "[[example]]\nname = \"ex\"\ninputs = { x = \"@tensor_data/x\", labels = \"@misc/readme.md\" }\n"
+         "[[example]]\nname = \"ex\"\ninputs = { x = \"@tensor_data/x\", labels = "
+         "\"@misc/readme.md\" }\n"
          "sample_out = { x = \"@tensor_data/x\" }\n"
-         "[runner]\n" + runner_toml;
+         "[runner]\n" +
+         runner_toml;
 }
 
 std::string MakeModelDir(const std::string& dir, std::uint64_t weight_floats,
@@ -70,8 +72,10 @@ ScopedEnv::ScopedEnv(const char* name, const std::string& value) : name_(name) {
 }
 
 ScopedEnv::~ScopedEnv() {
-  if (had_) ::setenv(name_.c_str(), old_.c_str(), 1);
-  else ::unsetenv(name_.c_str());
+  if (had_)
+    ::setenv(name_.c_str(), old_.c_str(), 1);
+  else
+    ::unsetenv(name_.c_str());
 }
 
 std::string NoopRunnerDir() { return CARTON_NOOP_RUNNER_DIR; }
@@ -81,8 +85,8 @@ void WriteFakeRunner(const std::string& dir, const std::string& file_name,
                      const std::string& env_assignments) {
   std::filesystem::create_directories(dir);
   std::string path = dir + "/carton-runner-" + file_name;
-  std::ofstream(path) << "#!/bin/sh\n" << env_assignments << " exec '" << FakeRunnerBin()
-                      << "' \"$@\"\n";
+  std::ofstream(path) << "#!/bin/sh\n"
+                      << env_assignments << " exec '" << FakeRunnerBin() << "' \"$@\"\n";
   ::chmod(path.c_str(), 0755);
 }
 

@@ -3,9 +3,8 @@
 // model by local path finds the same entry, and a carton with LINKS loads
 // its linked files through the blob cache. Library and CLI.
 #include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "carton/loader/cache.h"
 #include "carton/loader/loader.h"
@@ -33,8 +32,8 @@ struct Served {
   std::string Url(const std::string& name = "/m.carton") const { return nginx.Url(name); }
   // The CLI with this test's cache and the noop runner.
   CommandResult Cli(const std::string& args) const {
-    return Run("CARTON_CACHE_DIR=" + Q(tmp.file("cache")) + " CARTON_RUNNER_PATH=" +
-               Q(NoopRunnerDir()) + " " + CartonBin() + " " + args);
+    return Run("CARTON_CACHE_DIR=" + Q(tmp.file("cache")) +
+               " CARTON_RUNNER_PATH=" + Q(NoopRunnerDir()) + " " + CartonBin() + " " + args);
   }
 };
 
@@ -199,14 +198,15 @@ TEST_CASE("loader: a shrunk carton (LINKS) loads by URL, its blobs fetched once"
   CHECK(s.nginx.Requests("/blobs/") == blob_requests + 2);
 }
 
-TEST_CASE("loader: processes loading one URL at once download it once", "[loader][url][concurrency]") {
+TEST_CASE("loader: processes loading one URL at once download it once",
+          "[loader][url][concurrency]") {
   Served s;
   std::string cmd;
   for (int i = 0; i < 4; ++i) {
     std::string n = std::to_string(i);
     cmd += "( CARTON_CACHE_DIR=" + Q(s.tmp.file("cache")) + " " + CartonBin() + " load --json " +
-           s.Url() + " > " + Q(s.tmp.file("out" + n)) + "; echo $? > " +
-           Q(s.tmp.file("rc" + n)) + " ) & ";
+           s.Url() + " > " + Q(s.tmp.file("out" + n)) + "; echo $? > " + Q(s.tmp.file("rc" + n)) +
+           " ) & ";
   }
   cmd += "wait";
   REQUIRE(Run(cmd).exit_code == 0);
@@ -220,8 +220,7 @@ TEST_CASE("loader: processes loading one URL at once download it once", "[loader
   }
   CHECK(misses == 1);
   // One download, plus the range reads of MANIFEST by each.
-  INFO("bytes served " << s.nginx.BytesServed("/m.carton") << " of a " << s.size
-                       << "-byte carton");
+  INFO("bytes served " << s.nginx.BytesServed("/m.carton") << " of a " << s.size << "-byte carton");
   CHECK(s.nginx.BytesServed("/m.carton") < 2 * s.size);
   CHECK(CountFiles(s.tmp.file("cache") + "/downloads") == 0);
 

@@ -1,7 +1,6 @@
 #include "carton/manifest/hash_files.h"
 
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,7 +39,7 @@ TEST_CASE("manifest: HashFiles equals HashFile for every file", "[manifest][hash
   add("empty", {});
   add("abc", AsBytes("abc"));
   add("big", Noise((3u << 20) + 12345, 7));  // spans several read buffers
-  add("one_mib", Noise(1u << 20, 9));         // exactly one buffer
+  add("one_mib", Noise(1u << 20, 9));        // exactly one buffer
   for (int i = 0; i < 6; ++i) add("small" + std::to_string(i), Noise(1000 * i + 1, i + 100));
   add("empty_again", {});
 

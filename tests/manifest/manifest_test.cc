@@ -1,7 +1,6 @@
 #include "carton/manifest/manifest.h"
 
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "testing.h"
@@ -175,7 +174,8 @@ TEST_CASE("manifest: rejects paths that are not utf-8", "[manifest][corrupt]") {
   CHECK_THAT(CorruptMessage(Line("a\xff")),
              Catch::Contains("path \"a\\xff\": not valid utf-8 at byte 1"));
   CHECK_THAT(CorruptMessage(Line("\xc0\xaf")), Catch::Contains("not valid utf-8"));  // overlong
-  CHECK_THAT(CorruptMessage(Line("\xed\xa0\x80")), Catch::Contains("not valid utf-8"));  // surrogate
+  CHECK_THAT(CorruptMessage(Line("\xed\xa0\x80")),
+             Catch::Contains("not valid utf-8"));                                    // surrogate
   CHECK_THAT(CorruptMessage(Line("\xe2\x82")), Catch::Contains("not valid utf-8"));  // cut short
 }
 
@@ -256,8 +256,7 @@ TEST_CASE("manifest: FromEntries rejects duplicates, bad and reserved paths", "[
 }
 
 TEST_CASE("manifest: Find looks paths up exactly", "[manifest]") {
-  Result<Manifest> m =
-      Manifest::FromEntries({{"a", D('1')}, {"a/b", D('2')}, {"c", D('3')}});
+  Result<Manifest> m = Manifest::FromEntries({{"a", D('1')}, {"a/b", D('2')}, {"c", D('3')}});
   REQUIRE(m.ok());
   REQUIRE(m->Find("a/b") != nullptr);
   CHECK(m->Find("a/b")->sha256 == D('2'));

@@ -1,6 +1,7 @@
+#include "carton/manifest/sha256.h"
+
 #include <catch2/catch.hpp>
 
-#include "carton/manifest/sha256.h"
 #include "testing.h"
 
 using namespace carton;

@@ -1,14 +1,13 @@
 // Runners as real processes: selection, the serve protocol, self-tests that
 // pass and fail, crashes and hangs, `carton infer`.
-#include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <future>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "carton/loader/loader.h"
@@ -59,7 +58,8 @@ TEST_CASE("runner: selection by name, framework version and compat version", "[r
   SECTION("no runner at all lists the directories searched") {
     auto r = runner::SelectRunner(Wanted());
     REQUIRE(r.status().code() == StatusCode::kNotFound);
-    CHECK_THAT(r.status().message(), Catch::Contains("no carton-runner-* executables in " + f.runners));
+    CHECK_THAT(r.status().message(),
+               Catch::Contains("no carton-runner-* executables in " + f.runners));
   }
   SECTION("each candidate is rejected with its reason") {
     WriteFakeRunner(f.runners, "other", "FAKE_RUNNER_NAME=other");
@@ -71,9 +71,11 @@ TEST_CASE("runner: selection by name, framework version and compat version", "[r
     const std::string& m = r.status().message();
     CHECK_THAT(m, Catch::Contains("no runner for \"noop\" (framework >=1.0.0, <2, compat 1)"));
     CHECK_THAT(m, Catch::Contains("carton-runner-other: runner name \"other\", not \"noop\""));
-    CHECK_THAT(m, Catch::Contains("carton-runner-noop: framework version 2.1.0 does not satisfy >=1.0.0, <2"));
+    CHECK_THAT(m, Catch::Contains(
+                      "carton-runner-noop: framework version 2.1.0 does not satisfy >=1.0.0, <2"));
     CHECK_THAT(m, Catch::Contains("carton-runner-noop-compat: runner_compat_version 7, not 1"));
-    CHECK_THAT(m, Catch::Contains("carton-runner-broken: `info` printed no valid runner description"));
+    CHECK_THAT(m,
+               Catch::Contains("carton-runner-broken: `info` printed no valid runner description"));
     // The same through the CLI: exit 2, the list on stderr.
     auto cli = f.Cli("self-test '" + f.carton + "'");
     CHECK(cli.exit_code == 2);
@@ -173,8 +175,8 @@ TEST_CASE("runner: serve mode round trips numbers and strings through shared mem
   ScopedEnv cache("CARTON_CACHE_DIR", f.tmp.file("cache"));
   auto loaded = loader::Load(f.carton);
   REQUIRE(loaded.ok());
-  auto p = runner::RunnerProcess::Start(NoopRunnerDir() + "/carton-runner-noop",
-                                        loaded->root_dir());
+  auto p =
+      runner::RunnerProcess::Start(NoopRunnerDir() + "/carton-runner-noop", loaded->root_dir());
   REQUIRE(p.ok());
   std::vector<std::byte> big(4 << 20);
   for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<std::byte>(i * 7);
@@ -206,10 +208,9 @@ TEST_CASE("runner: carton infer reads and writes safetensors files", "[runner][i
   std::vector<float> x = {1, 2, 3};
   std::vector<std::byte> xb(12);
   std::memcpy(xb.data(), x.data(), 12);
-  REQUIRE(runner::WriteTensorsFile(
-              f.tmp.file("in.safetensors"),
-              {loader::Tensor::View("t", DataType::kFloat32, {3}, xb),
-               loader::Tensor::Strings("s", {1}, {"hello"})})
+  REQUIRE(runner::WriteTensorsFile(f.tmp.file("in.safetensors"),
+                                   {loader::Tensor::View("t", DataType::kFloat32, {3}, xb),
+                                    loader::Tensor::Strings("s", {1}, {"hello"})})
               .ok());
   auto r = f.Cli("infer '" + f.carton + "' --input x=" + f.tmp.file("in.safetensors") + ":t" +
                      " --input labels=" + f.tmp.file("in.safetensors") + ":s --output " +
@@ -338,14 +339,15 @@ TEST_CASE("runner: stderr lines arrive while the runner is still working", "[run
     std::lock_guard<std::mutex> lock(mu);
     lines.emplace_back(line);
   };
-  auto p = runner::RunnerProcess::Start(f.runners + "/carton-runner-noop", loaded->root_dir(),
-                                        options);
+  auto p =
+      runner::RunnerProcess::Start(f.runners + "/carton-runner-noop", loaded->root_dir(), options);
   REQUIRE(p.ok());
   auto has = [&](const std::string& line) {
     std::lock_guard<std::mutex> lock(mu);
     return std::find(lines.begin(), lines.end(), line) != lines.end();
   };
-  auto infer = std::async(std::launch::async, [&] { return p->Infer(loaded->self_tests()[0].inputs); });
+  auto infer =
+      std::async(std::launch::async, [&] { return p->Infer(loaded->self_tests()[0].inputs); });
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(2500);
   while (!has("inferring 1") && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

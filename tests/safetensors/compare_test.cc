@@ -15,8 +15,7 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-Tensor Make(Dtype dtype, std::vector<std::uint64_t> shape,
-            std::vector<std::byte> data) {
+Tensor Make(Dtype dtype, std::vector<std::uint64_t> shape, std::vector<std::byte> data) {
   return Tensor{std::string("w"), dtype, std::move(shape), std::move(data)};
 }
 
@@ -27,37 +26,30 @@ std::vector<std::byte> Raw(std::initializer_list<unsigned> bytes) {
 }
 
 // Little-endian elements of `width` bytes each.
-std::vector<std::byte> Words(unsigned width,
-                             std::initializer_list<std::uint64_t> words) {
+std::vector<std::byte> Words(unsigned width, std::initializer_list<std::uint64_t> words) {
   std::vector<std::byte> out;
   for (std::uint64_t w : words) {
-    for (unsigned i = 0; i < width; ++i)
-      out.push_back(static_cast<std::byte>(w >> (8 * i)));
+    for (unsigned i = 0; i < width; ++i) out.push_back(static_cast<std::byte>(w >> (8 * i)));
   }
   return out;
 }
 
-Tensor F32(std::vector<std::uint64_t> shape,
-           std::initializer_list<float> values) {
+Tensor F32(std::vector<std::uint64_t> shape, std::initializer_list<float> values) {
   std::vector<std::byte> data(values.size() * 4);
   std::size_t i = 0;
-  for (float v : values)
-    StoreLE32(&data[4 * i++], std::bit_cast<std::uint32_t>(v));
+  for (float v : values) StoreLE32(&data[4 * i++], std::bit_cast<std::uint32_t>(v));
   return Make(Dtype::kF32, std::move(shape), std::move(data));
 }
 
-Tensor F64(std::vector<std::uint64_t> shape,
-           std::initializer_list<double> values) {
+Tensor F64(std::vector<std::uint64_t> shape, std::initializer_list<double> values) {
   std::vector<std::byte> data(values.size() * 8);
   std::size_t i = 0;
-  for (double v : values)
-    StoreLE64(&data[8 * i++], std::bit_cast<std::uint64_t>(v));
+  for (double v : values) StoreLE64(&data[8 * i++], std::bit_cast<std::uint64_t>(v));
   return Make(Dtype::kF64, std::move(shape), std::move(data));
 }
 
 // C64 from (real, imaginary) pairs.
-Tensor C64(std::vector<std::uint64_t> shape,
-           std::initializer_list<float> parts) {
+Tensor C64(std::vector<std::uint64_t> shape, std::initializer_list<float> parts) {
   Tensor t = F32({}, parts);
   t.dtype = Dtype::kC64;
   t.shape = std::move(shape);
@@ -65,8 +57,7 @@ Tensor C64(std::vector<std::uint64_t> shape,
 }
 
 // Decodes single-byte (or 16/32/64-bit) elements given as raw words.
-std::vector<double> Decode(Dtype dtype,
-                           std::initializer_list<std::uint64_t> words) {
+std::vector<double> Decode(Dtype dtype, std::initializer_list<std::uint64_t> words) {
   const unsigned width = DtypeBits(dtype) / 8;
   Tensor t = Make(dtype, {words.size()}, Words(width, words));
   auto r = DecodeToDouble(t.view());
@@ -96,8 +87,7 @@ using Index = std::vector<std::uint64_t>;
 
 TEST_CASE("safetensors compare: decodes F16, BF16, F32 and F64 bit patterns",
           "[safetensors][compare]") {
-  auto f16 = Decode(Dtype::kF16,
-                    {0x3C00, 0x7C00, 0xFC00, 0x7E00, 0x0001, 0x7BFF, 0xC000});
+  auto f16 = Decode(Dtype::kF16, {0x3C00, 0x7C00, 0xFC00, 0x7E00, 0x0001, 0x7BFF, 0xC000});
   CHECK(f16[0] == 1.0);
   CHECK(f16[1] == kInf);
   CHECK(f16[2] == -kInf);
@@ -122,8 +112,7 @@ TEST_CASE("safetensors compare: decodes F16, BF16, F32 and F64 bit patterns",
   CHECK(f64[1] == 3.141592653589793);
 }
 
-TEST_CASE("safetensors compare: decodes every F8 variant",
-          "[safetensors][compare]") {
+TEST_CASE("safetensors compare: decodes every F8 variant", "[safetensors][compare]") {
   auto e5m2 = Decode(Dtype::kF8E5M2, {0x7B, 0x3C, 0x7C, 0xFC, 0x7D, 0x01});
   CHECK(e5m2[0] == 57344.0);
   CHECK(e5m2[1] == 1.0);
@@ -132,8 +121,7 @@ TEST_CASE("safetensors compare: decodes every F8 variant",
   CHECK(std::isnan(e5m2[4]));
   CHECK(e5m2[5] == std::ldexp(1.0, -16));
 
-  auto e4m3 =
-      Decode(Dtype::kF8E4M3, {0x7F, 0xFF, 0x7E, 0x38, 0x01, 0x78, 0x80});
+  auto e4m3 = Decode(Dtype::kF8E4M3, {0x7F, 0xFF, 0x7E, 0x38, 0x01, 0x78, 0x80});
   CHECK(std::isnan(e4m3[0]));
   CHECK(std::isnan(e4m3[1]));
   CHECK(e4m3[2] == 448.0);
@@ -150,8 +138,7 @@ TEST_CASE("safetensors compare: decodes every F8 variant",
   CHECK(e8m0[3] == std::ldexp(1.0, 127));
   CHECK(std::isnan(e8m0[4]));
 
-  auto e4m3fnuz =
-      Decode(Dtype::kF8E4M3Fnuz, {0x80, 0x40, 0x7F, 0x01, 0xC0, 0x00});
+  auto e4m3fnuz = Decode(Dtype::kF8E4M3Fnuz, {0x80, 0x40, 0x7F, 0x01, 0xC0, 0x00});
   CHECK(std::isnan(e4m3fnuz[0]));
   CHECK(e4m3fnuz[1] == 1.0);
   CHECK(e4m3fnuz[2] == 240.0);
@@ -167,9 +154,8 @@ TEST_CASE("safetensors compare: decodes every F8 variant",
   CHECK(e5m2fnuz[4] == std::ldexp(1.0, -17));
 }
 
-TEST_CASE(
-    "safetensors compare: decodes packed F4 and F6 elements low bits first",
-    "[safetensors][compare]") {
+TEST_CASE("safetensors compare: decodes packed F4 and F6 elements low bits first",
+          "[safetensors][compare]") {
   // Byte 0x71: element 0 is the low nibble (0x1), element 1 the high (0x7).
   Tensor f4 = Make(Dtype::kF4, {4}, Raw({0x71, 0xF2}));
   auto v = DecodeToDouble(f4.view());
@@ -194,8 +180,7 @@ TEST_CASE(
   CHECK(*v == std::vector<double>{0.0, 1.75, 0.0, 0.0});
 }
 
-TEST_CASE("safetensors compare: decodes integers and BOOL to doubles",
-          "[safetensors][compare]") {
+TEST_CASE("safetensors compare: decodes integers and BOOL to doubles", "[safetensors][compare]") {
   CHECK(Decode(Dtype::kI8, {0xFF, 0x80}) == std::vector<double>{-1.0, -128.0});
   CHECK(Decode(Dtype::kU16, {0xFFFF}) == std::vector<double>{65535.0});
   CHECK(Decode(Dtype::kI64, {0xFFFFFFFFFFFFFFFE}) == std::vector<double>{-2.0});
@@ -214,15 +199,12 @@ TEST_CASE("safetensors compare: decoding C64 or a partial byte is an error",
   r = DecodeToDouble(f4.view());
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().code() == StatusCode::kInvalidArgument);
-  CHECK(r.status().message() ==
-        "tensor \"w\": F4 [3] is 12 bits, not a whole number of bytes");
+  CHECK(r.status().message() == "tensor \"w\": F4 [3] is 12 bits, not a whole number of bytes");
 }
 
-TEST_CASE("safetensors compare: values within tolerance are equal",
-          "[safetensors][compare]") {
+TEST_CASE("safetensors compare: values within tolerance are equal", "[safetensors][compare]") {
   Tensor a = F32({2, 3}, {1.0f, 2.0f, 3.0f, -4.0f, 0.0f, 1e6f});
-  Tensor b =
-      F32({2, 3}, {1.000001f, 2.0f, 3.00002f, -4.00003f, 0.0f, 1e6f + 8.0f});
+  Tensor b = F32({2, 3}, {1.000001f, 2.0f, 3.00002f, -4.00003f, 0.0f, 1e6f + 8.0f});
   CompareResult r = Compare(a, b);
   CHECK(r.equal);
   CHECK(r.mismatches == 0);
@@ -266,8 +248,7 @@ TEST_CASE("safetensors compare: worst means furthest past the tolerance",
   CHECK(r.abs_diff == 20.0);
 }
 
-TEST_CASE("safetensors compare: NaN equals NaN only with equal_nan",
-          "[safetensors][compare]") {
+TEST_CASE("safetensors compare: NaN equals NaN only with equal_nan", "[safetensors][compare]") {
   Tensor a = F32({3}, {1.0f, static_cast<float>(kNaN), 3.0f});
   Tensor b = F32({3}, {1.0f, static_cast<float>(kNaN), 3.0f});
 
@@ -288,17 +269,14 @@ TEST_CASE("safetensors compare: NaN equals NaN only with equal_nan",
   CHECK(r.mismatches == 2);
   CHECK(r.worst_index == Index{1});
   CHECK(std::isnan(r.abs_diff));
-  CHECK(r.message ==
-        "2 of 3 elements differ; worst at [1]: nan vs expected 2 (|diff| nan)");
+  CHECK(r.message == "2 of 3 elements differ; worst at [1]: nan vs expected 2 (|diff| nan)");
 }
 
-TEST_CASE("safetensors compare: infinity equals only the same infinity",
-          "[safetensors][compare]") {
+TEST_CASE("safetensors compare: infinity equals only the same infinity", "[safetensors][compare]") {
   const float inf = std::numeric_limits<float>::infinity();
   CHECK(Compare(F32({2}, {inf, -inf}), F32({2}, {inf, -inf})).equal);
-  CompareResult r =
-      Compare(F32({3}, {inf, 3e38f, 1.0f}), F32({3}, {-inf, inf, 1.0f}),
-              {.rtol = 1.0, .atol = 1.0});
+  CompareResult r = Compare(F32({3}, {inf, 3e38f, 1.0f}), F32({3}, {-inf, inf, 1.0f}),
+                            {.rtol = 1.0, .atol = 1.0});
   CHECK(r.mismatches == 2);
   CHECK(r.worst_index == Index{0});
   CHECK(r.abs_diff == kInf);
@@ -307,8 +285,7 @@ TEST_CASE("safetensors compare: infinity equals only the same infinity",
         "inf)");
 }
 
-TEST_CASE("safetensors compare: C64 uses complex magnitudes",
-          "[safetensors][compare]") {
+TEST_CASE("safetensors compare: C64 uses complex magnitudes", "[safetensors][compare]") {
   Tensor a = C64({2}, {3.0f, 4.0f, 1.0f, 2.0f});
   // |(3, 4) - (3, 4.00003)| = 3e-5 < 1e-8 + 1e-5 * 5.
   CHECK(Compare(a, C64({2}, {3.0f, 4.00003f, 1.0f, 2.0f})).equal);
@@ -319,8 +296,7 @@ TEST_CASE("safetensors compare: C64 uses complex magnitudes",
   CHECK(r.actual == "(1, 2)");
   CHECK(r.expected == "(1, 2.5)");
   CHECK(r.abs_diff == 0.5);
-  CHECK(r.tolerance ==
-        Approx(1e-8 + 1e-5 * std::abs(std::complex<double>(1, 2.5))));
+  CHECK(r.tolerance == Approx(1e-8 + 1e-5 * std::abs(std::complex<double>(1, 2.5))));
 
   const float nan = static_cast<float>(kNaN);
   Tensor n = C64({1}, {1.0f, nan});
@@ -333,8 +309,7 @@ TEST_CASE("safetensors compare: integers compare exactly, even above 2^53",
   const std::uint64_t big = (std::uint64_t{1} << 53) + 1;  // not a double
   Tensor a = Make(Dtype::kU64, {3}, Words(8, {7, big, 0xFFFFFFFFFFFFFFFF}));
   Tensor b = Make(Dtype::kU64, {3}, Words(8, {7, big - 1, 0xFFFFFFFFFFFFFFFF}));
-  CompareResult r =
-      Compare(a, b, {.rtol = 1.0, .atol = 100.0});  // tolerances ignored
+  CompareResult r = Compare(a, b, {.rtol = 1.0, .atol = 100.0});  // tolerances ignored
   CHECK_FALSE(r.equal);
   CHECK(r.mismatches == 1);
   CHECK(r.worst_index == Index{1});
@@ -350,10 +325,9 @@ TEST_CASE("safetensors compare: integers compare exactly, even above 2^53",
   Tensor i64a = Make(Dtype::kI64, {1}, Words(8, {0x8000000000000000}));
   Tensor i64b = Make(Dtype::kI64, {1}, Words(8, {0x7FFFFFFFFFFFFFFF}));
   r = Compare(i64a, i64b);
-  CHECK(
-      r.message ==
-      "1 of 1 elements differ; first at [0]: -9223372036854775808 vs expected "
-      "9223372036854775807 (|diff| 18446744073709551615)");
+  CHECK(r.message ==
+        "1 of 1 elements differ; first at [0]: -9223372036854775808 vs expected "
+        "9223372036854775807 (|diff| 18446744073709551615)");
 
   // The first mismatch is reported, not the largest.
   Tensor i8a = Make(Dtype::kI8, {2, 2}, Raw({0, 0xFF, 100, 0}));
@@ -366,8 +340,7 @@ TEST_CASE("safetensors compare: integers compare exactly, even above 2^53",
   CHECK(r.abs_diff == 2.0);
 }
 
-TEST_CASE("safetensors compare: BOOL compares exactly",
-          "[safetensors][compare]") {
+TEST_CASE("safetensors compare: BOOL compares exactly", "[safetensors][compare]") {
   Tensor a = Make(Dtype::kBool, {3}, Raw({1, 0, 1}));
   CHECK(Compare(a, a).equal);
   CompareResult r = Compare(a, Make(Dtype::kBool, {3}, Raw({1, 1, 1})));
@@ -376,8 +349,7 @@ TEST_CASE("safetensors compare: BOOL compares exactly",
         "1)");
 }
 
-TEST_CASE("safetensors compare: packed F4 mismatches name the element",
-          "[safetensors][compare]") {
+TEST_CASE("safetensors compare: packed F4 mismatches name the element", "[safetensors][compare]") {
   Tensor a = Make(Dtype::kF4, {2, 2}, Raw({0x21, 0x72}));
   Tensor b = Make(Dtype::kF4, {2, 2}, Raw({0x21, 0x62}));
   CompareResult r = Compare(a, b);
@@ -387,11 +359,9 @@ TEST_CASE("safetensors compare: packed F4 mismatches name the element",
   CHECK(r.expected == "4");
 }
 
-TEST_CASE("safetensors compare: every floating dtype equals itself",
-          "[safetensors][compare]") {
+TEST_CASE("safetensors compare: every floating dtype equals itself", "[safetensors][compare]") {
   std::vector<std::byte> bytes(48);  // whole elements of every width
-  for (std::size_t i = 0; i < bytes.size(); ++i)
-    bytes[i] = static_cast<std::byte>(i * 37 + 11);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>(i * 37 + 11);
   for (Dtype dtype : AllDtypes()) {
     const std::uint64_t numel = bytes.size() * 8 / DtypeBits(dtype);
     Tensor t = Make(dtype, {numel}, bytes);
@@ -402,9 +372,8 @@ TEST_CASE("safetensors compare: every floating dtype equals itself",
   }
 }
 
-TEST_CASE(
-    "safetensors compare: dtype and shape differences are answers, not errors",
-    "[safetensors][compare]") {
+TEST_CASE("safetensors compare: dtype and shape differences are answers, not errors",
+          "[safetensors][compare]") {
   Tensor f32 = F32({2, 3}, {1, 2, 3, 4, 5, 6});
   Tensor f64 = F64({2, 3}, {1, 2, 3, 4, 5, 6});
   CompareResult r = Compare(f32, f64);
@@ -421,8 +390,7 @@ TEST_CASE(
   CHECK(r.message == "shape [6] vs expected [1, 6]");
 }
 
-TEST_CASE("safetensors compare: 0-rank and empty tensors",
-          "[safetensors][compare]") {
+TEST_CASE("safetensors compare: 0-rank and empty tensors", "[safetensors][compare]") {
   CompareResult r = Compare(F32({}, {2.0f}), F32({}, {2.0f}));
   CHECK(r.equal);
   CHECK(r.numel == 1);
@@ -463,8 +431,7 @@ TEST_CASE("safetensors compare: a view of the wrong byte size is an error",
   bad64.data.push_back(std::byte{0});
   r = AllClose(good.view(), bad64.view(), {});
   REQUIRE_FALSE(r.ok());
-  CHECK(r.status().message() ==
-        "expected tensor \"w\": F64 [1] needs 8 bytes but the view has 9");
+  CHECK(r.status().message() == "expected tensor \"w\": F64 [1] needs 8 bytes but the view has 9");
 
   Tensor huge = Make(Dtype::kF32, {std::uint64_t{1} << 62, 4}, {});
   r = AllClose(huge.view(), huge.view(), {});
@@ -479,8 +446,7 @@ TEST_CASE("safetensors compare: negative or NaN tolerances are an error",
   auto r = AllClose(t.view(), t.view(), {.rtol = -1e-5});
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().code() == StatusCode::kInvalidArgument);
-  CHECK(r.status().message() ==
-        "rtol -1e-05 and atol 1e-08 must be non-negative numbers");
+  CHECK(r.status().message() == "rtol -1e-05 and atol 1e-08 must be non-negative numbers");
   CHECK_FALSE(AllClose(t.view(), t.view(), {.atol = kNaN}).ok());
 }
 

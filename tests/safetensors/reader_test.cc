@@ -2,7 +2,6 @@
 // accepted; the same file damaged in one way is rejected with the expected
 // ErrorKind and a message naming the tensor and values.
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "carton/safetensors/file.h"
@@ -27,9 +26,8 @@ void RequireKind(const Status& s, ErrorKind kind, std::string_view substring) {
   CHECK(s.message().find(substring) != std::string::npos);
 }
 
-const char kValid[] =
-    R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-    R"("b":{"dtype":"I8","shape":[3],"data_offsets":[8,11]}})";
+const char kValid[] = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                      R"("b":{"dtype":"I8","shape":[3],"data_offsets":[8,11]}})";
 
 }  // namespace
 
@@ -55,10 +53,10 @@ TEST_CASE("safetensors: accepts a valid file and exposes views", "[safetensors][
 }
 
 TEST_CASE("safetensors: tensors come in data order, names sorted", "[safetensors][reader]") {
-  auto f = File::FromOwnedBuffer(RawSafetensors(
-      R"({"z":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
-      R"("a":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}})",
-      3));
+  auto f = File::FromOwnedBuffer(
+      RawSafetensors(R"({"z":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
+                     R"("a":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}})",
+                     3));
   REQUIRE(f.ok());
   CHECK(f->tensors()[0].name == "z");
   CHECK(f->tensors()[1].name == "a");
@@ -110,7 +108,8 @@ TEST_CASE("safetensors: header must be UTF-8", "[safetensors][reader][corrupt]")
               "UTF-8");
 }
 
-TEST_CASE("safetensors: rejects invalid JSON with a byte offset", "[safetensors][reader][corrupt]") {
+TEST_CASE("safetensors: rejects invalid JSON with a byte offset",
+          "[safetensors][reader][corrupt]") {
   RequireKind(Parse(R"({"a":{"dtype":"F32",}})", 0), ErrorKind::kInvalidJson, "at byte");
   RequireKind(Parse(R"({"a")", 0), ErrorKind::kInvalidJson, "invalid");
 }
@@ -132,9 +131,8 @@ TEST_CASE("safetensors: rejects duplicate tensor names", "[safetensors][reader][
 TEST_CASE("safetensors: rejects duplicate fields in an entry", "[safetensors][reader][corrupt]") {
   RequireKind(Parse(R"({"a":{"dtype":"U8","dtype":"I8","shape":[1],"data_offsets":[0,1]}})", 1),
               ErrorKind::kDuplicateKey, "tensor \"a\": duplicate key \"dtype\"");
-  RequireKind(
-      Parse(R"({"a":{"dtype":"U8","shape":[1],"x":1,"x":2,"data_offsets":[0,1]}})", 1),
-      ErrorKind::kDuplicateKey, "\"x\"");
+  RequireKind(Parse(R"({"a":{"dtype":"U8","shape":[1],"x":1,"x":2,"data_offsets":[0,1]}})", 1),
+              ErrorKind::kDuplicateKey, "\"x\"");
   RequireKind(
       Parse(R"({"a":{"dtype":"U8","shape":[1],"x":{"y":1,"y":2},"data_offsets":[0,1]}})", 1),
       ErrorKind::kDuplicateKey, "\"y\"");
@@ -194,11 +192,12 @@ TEST_CASE("safetensors: rejects negative, fractional and huge dimensions",
               ErrorKind::kInvalidShape, "dimension 0 is -1");
   RequireKind(Parse(R"({"a":{"dtype":"U8","shape":[1,2.0],"data_offsets":[0,2]}})", 2),
               ErrorKind::kInvalidShape, "dimension 1 is 2.0");
-  RequireKind(Parse(R"({"a":{"dtype":"U8","shape":[9223372036854775808],"data_offsets":[0,0]}})", 0),
-              ErrorKind::kInvalidShape, "9223372036854775808");
-  RequireKind(Parse(R"({"a":{"dtype":"U8","shape":[18446744073709551616],"data_offsets":[0,0]}})",
-                    0),
-              ErrorKind::kInvalidShape, "tensor \"a\"");
+  RequireKind(
+      Parse(R"({"a":{"dtype":"U8","shape":[9223372036854775808],"data_offsets":[0,0]}})", 0),
+      ErrorKind::kInvalidShape, "9223372036854775808");
+  RequireKind(
+      Parse(R"({"a":{"dtype":"U8","shape":[18446744073709551616],"data_offsets":[0,0]}})", 0),
+      ErrorKind::kInvalidShape, "tensor \"a\"");
   RequireKind(Parse(R"({"a":{"dtype":"U8","shape":[null],"data_offsets":[0,0]}})", 0),
               ErrorKind::kInvalidShape, "null");
 }
@@ -225,13 +224,14 @@ TEST_CASE("safetensors: byte length must match shape and dtype", "[safetensors][
               "tensor \"w\": data_offsets [0, 12] but F32 [2, 2] needs 16 bytes");
 }
 
-TEST_CASE("safetensors: rejects hostile shapes whose size overflows", "[safetensors][reader][corrupt]") {
-  RequireKind(Parse(R"({"w":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,16]}})",
-                    16),
-              ErrorKind::kNumelOverflow, "beyond 2^64");
-  RequireKind(Parse(R"({"w":{"dtype":"U8","shape":[4294967296,4294967296],"data_offsets":[0,0]}})",
-                    0),
-              ErrorKind::kNumelOverflow, "");
+TEST_CASE("safetensors: rejects hostile shapes whose size overflows",
+          "[safetensors][reader][corrupt]") {
+  RequireKind(
+      Parse(R"({"w":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,16]}})", 16),
+      ErrorKind::kNumelOverflow, "beyond 2^64");
+  RequireKind(
+      Parse(R"({"w":{"dtype":"U8","shape":[4294967296,4294967296],"data_offsets":[0,0]}})", 0),
+      ErrorKind::kNumelOverflow, "");
 }
 
 TEST_CASE("safetensors: sub-byte tensors must fill whole bytes", "[safetensors][reader]") {
@@ -284,7 +284,8 @@ TEST_CASE("safetensors: accepts empty and 0-rank tensors", "[safetensors][reader
   CHECK(f->Find("s")->data.size() == 8);
 }
 
-TEST_CASE("safetensors: rejects JSON nested beyond the depth limit", "[safetensors][reader][corrupt]") {
+TEST_CASE("safetensors: rejects JSON nested beyond the depth limit",
+          "[safetensors][reader][corrupt]") {
   std::string deep = R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1],"x":)";
   for (int i = 0; i < 100; ++i) deep += "[";
   for (int i = 0; i < 100; ++i) deep += "]";

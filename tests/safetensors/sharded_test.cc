@@ -1,13 +1,13 @@
 // ShardedFile: a valid two-shard checkpoint is exposed as one set of
 // tensors; each rule of the index is broken once and must be rejected with
 // its code and a message naming the tensor, shard or key.
-#include <catch2/catch.hpp>
+#include "carton/safetensors/sharded.h"
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
 #include <vector>
 
-#include "carton/safetensors/sharded.h"
 #include "carton/safetensors/writer.h"
 #include "testing.h"
 
@@ -46,8 +46,8 @@ std::string IndexWith(const std::string& weight_map) {
   return R"({"metadata": {"total_size": 12, "format": "pt"}, "weight_map": )" + weight_map + "}";
 }
 
-const std::string kValidWeightMap = std::string(R"({"a": ")") + kShard1 + R"(", "b": ")" +
-                                    kShard1 + R"(", "c": ")" + kShard2 + R"("})";
+const std::string kValidWeightMap = std::string(R"({"a": ")") + kShard1 + R"(", "b": ")" + kShard1 +
+                                    R"(", "c": ")" + kShard2 + R"("})";
 
 Status OpenIndex(const TempDir& dir, const std::string& index_text) {
   std::string path = dir.file("model.safetensors.index.json");
@@ -130,8 +130,8 @@ TEST_CASE("safetensors sharded: rejects a tensor missing from its shard",
           "[safetensors][sharded][corrupt]") {
   TempDir dir;
   WriteValidShards(dir);
-  std::string wm = std::string(R"({"a": ")") + kShard1 + R"(", "b": ")" + kShard1 +
-                   R"(", "c": ")" + kShard2 + R"(", "d": ")" + kShard2 + R"("})";
+  std::string wm = std::string(R"({"a": ")") + kShard1 + R"(", "b": ")" + kShard1 + R"(", "c": ")" +
+                   kShard2 + R"(", "d": ")" + kShard2 + R"("})";
   RequireError(OpenIndex(dir, IndexWith(wm)), StatusCode::kCorrupt,
                std::string("tensor \"d\" mapped to shard \"") + kShard2 + "\" is not in it");
 }
@@ -140,8 +140,8 @@ TEST_CASE("safetensors sharded: rejects a tensor mapped to the wrong shard",
           "[safetensors][sharded][corrupt]") {
   TempDir dir;
   WriteValidShards(dir);
-  std::string wm = std::string(R"({"a": ")") + kShard1 + R"(", "b": ")" + kShard2 +
-                   R"(", "c": ")" + kShard2 + R"("})";
+  std::string wm = std::string(R"({"a": ")") + kShard1 + R"(", "b": ")" + kShard2 + R"(", "c": ")" +
+                   kShard2 + R"("})";
   RequireError(OpenIndex(dir, IndexWith(wm)), StatusCode::kCorrupt,
                std::string("tensor \"b\" mapped to shard \"") + kShard2 +
                    "\" is not in it (it is in \"" + kShard1 + "\")");
@@ -170,8 +170,8 @@ TEST_CASE("safetensors sharded: rejects a duplicate key in weight_map",
           "[safetensors][sharded][corrupt]") {
   TempDir dir;
   WriteValidShards(dir);
-  std::string wm = std::string(R"({"a": ")") + kShard1 + R"(", "b": ")" + kShard1 +
-                   R"(", "c": ")" + kShard2 + R"(", "a": ")" + kShard2 + R"("})";
+  std::string wm = std::string(R"({"a": ")") + kShard1 + R"(", "b": ")" + kShard1 + R"(", "c": ")" +
+                   kShard2 + R"(", "a": ")" + kShard2 + R"("})";
   RequireError(OpenIndex(dir, IndexWith(wm)), StatusCode::kCorrupt,
                "duplicate key \"a\" in \"weight_map\"");
 }
@@ -228,8 +228,7 @@ TEST_CASE("safetensors sharded: reports a missing or corrupt shard with its path
                dir.file(kShard2));
 
   testing::WriteBytes(dir.file(kShard2), AsBytes("not a safetensors file"));
-  RequireError(OpenIndex(dir, IndexWith(kValidWeightMap)), StatusCode::kCorrupt,
-               dir.file(kShard2));
+  RequireError(OpenIndex(dir, IndexWith(kValidWeightMap)), StatusCode::kCorrupt, dir.file(kShard2));
 }
 
 TEST_CASE("safetensors sharded: reports a missing index as not found", "[safetensors][sharded]") {

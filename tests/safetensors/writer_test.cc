@@ -1,10 +1,10 @@
-#include <catch2/catch.hpp>
+#include "carton/safetensors/writer.h"
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <numeric>
 
 #include "carton/safetensors/file.h"
-#include "carton/safetensors/writer.h"
 #include "testing.h"
 
 using namespace carton;
@@ -77,8 +77,9 @@ TEST_CASE("safetensors writer: round-trips every dtype, empty and 0-rank tensors
 TEST_CASE("safetensors writer: names and metadata of any UTF-8 round-trip",
           "[safetensors][writer]") {
   std::vector<std::byte> one(1);
-  std::vector<std::string> names = {"", "a b", "\"quoted\"", "back\\slash", "tab\there",
-                                    "ctrl\x01\x1f", "emoji 😀", "中文", "slash/dot.name"};
+  std::vector<std::string> names = {
+      "",        "a b",  "\"quoted\"",    "back\\slash", "tab\there", "ctrl\x01\x1f",
+      "emoji 😀", "中文", "slash/dot.name"};
   std::vector<TensorSource> ts;
   for (auto& n : names) ts.push_back({n, Dtype::kU8, {}, one, {}});
   std::vector<std::byte> data(names.size());

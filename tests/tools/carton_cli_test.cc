@@ -1,9 +1,8 @@
 // The carton commands through the built binary: exit codes, stdout, stderr.
 #include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "testing.h"
 
@@ -137,10 +136,12 @@ TEST_CASE("cli: tensors import and export convert safetensors", "[cli][carton]")
                        R"("b":{"dtype":"I64","shape":[],"data_offsets":[8,16]}})";
   auto bytes = carton::testing::RawSafetensors(header, 16, std::byte{3});
   carton::testing::WriteBytes(tmp.file("in.safetensors"), bytes);
-  auto imp = Run(Bin() + " tensors import '" + tmp.file("in.safetensors") + "' '" + tmp.file("td") + "'");
+  auto imp =
+      Run(Bin() + " tensors import '" + tmp.file("in.safetensors") + "' '" + tmp.file("td") + "'");
   REQUIRE(imp.exit_code == 0);
   CHECK(std::filesystem::exists(tmp.file("td/index.toml")));
-  auto exp = Run(Bin() + " tensors export '" + tmp.file("td") + "' '" + tmp.file("out.safetensors") + "'");
+  auto exp =
+      Run(Bin() + " tensors export '" + tmp.file("td") + "' '" + tmp.file("out.safetensors") + "'");
   REQUIRE(exp.exit_code == 0);
   auto same = Run(Bin() + " safetensors inspect --json '" + tmp.file("out.safetensors") + "'");
   auto j = nlohmann::json::parse(same.out);
@@ -149,7 +150,8 @@ TEST_CASE("cli: tensors import and export convert safetensors", "[cli][carton]")
   // BF16 has no carton type.
   std::string h2 = R"({"w":{"dtype":"BF16","shape":[1],"data_offsets":[0,2]}})";
   carton::testing::WriteBytes(tmp.file("bf.safetensors"), carton::testing::RawSafetensors(h2, 2));
-  auto bad = Run(Bin() + " tensors import '" + tmp.file("bf.safetensors") + "' '" + tmp.file("td2") + "'");
+  auto bad =
+      Run(Bin() + " tensors import '" + tmp.file("bf.safetensors") + "' '" + tmp.file("td2") + "'");
   CHECK(bad.exit_code == 1);
   CHECK(bad.err.find("\"w\"") != std::string::npos);
 }

@@ -2,7 +2,6 @@
 // 127.0.0.1: shrink -> verify (with and without --fetch) -> fetch -> unpack,
 // every Content-Encoding, cartons read by URL, and faults.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 
@@ -75,9 +74,9 @@ TEST_CASE("cli links: shrink, verify, fetch and unpack through nginx", "[cli][li
   const std::string hash = FirstLine(Run(Carton(tmp) + " hash " + Q(in)).out);
   const std::string shrunk = tmp.file("s.carton");
 
-  auto sh = Run(Carton(tmp) + " shrink " + Q(in) + " -o " + Q(shrunk) + " --url-prefix " +
-                nginx.Url("/blobs") + " --blobs " + Q(nginx.www() + "/blobs") +
-                " --min-size 100000");
+  auto sh =
+      Run(Carton(tmp) + " shrink " + Q(in) + " -o " + Q(shrunk) + " --url-prefix " +
+          nginx.Url("/blobs") + " --blobs " + Q(nginx.www() + "/blobs") + " --min-size 100000");
   REQUIRE(sh.exit_code == 0);
   CHECK(FirstLine(sh.out) == hash);
   CHECK(sh.err.find("moved 3 files") != std::string::npos);
@@ -145,8 +144,7 @@ TEST_CASE("cli links: linked files arrive in every content encoding", "[cli][lin
                       .exit_code == 0);
         }
       }
-      auto v = Run(Carton(tmp, std::string("cache-") + encoding) + " verify --fetch " +
-                   Q(shrunk));
+      auto v = Run(Carton(tmp, std::string("cache-") + encoding) + " verify --fetch " + Q(shrunk));
       CHECK(v.exit_code == 0);
       CHECK(v.err.empty());
       const std::string prefix = std::string("/enc/") + encoding + "/";
@@ -292,8 +290,8 @@ TEST_CASE("cli links: verify reports LINKS problems and gates file links", "[cli
   CHECK(wu.exit_code == 1);
   CHECK(wu.err.find("carton unpack: " + z1 + stray) == 0);
   CHECK_FALSE(fs::exists(tmp.file("o3")));
-  auto wf = Run(Carton(tmp) + " fetch --allow-file-links " + Q(z1) + " -o " +
-                Q(tmp.file("f.carton")));
+  auto wf =
+      Run(Carton(tmp) + " fetch --allow-file-links " + Q(z1) + " -o " + Q(tmp.file("f.carton")));
   CHECK(wf.exit_code == 1);
   CHECK(wf.err.find("carton fetch: " + z1 + stray) == 0);
   CHECK_FALSE(fs::exists(tmp.file("f.carton")));

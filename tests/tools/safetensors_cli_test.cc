@@ -1,8 +1,7 @@
 // Runs the built `carton` binary and checks exit codes, stdout and stderr.
 #include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "carton/safetensors/writer.h"
 #include "testing.h"
@@ -17,8 +16,7 @@ std::string Quote(const std::string& s) { return "'" + s + "'"; }
 
 std::string WriteValid(const testing::TempDir& dir, const std::string& name) {
   std::vector<std::byte> a(8), b(3);
-  std::vector<TensorSource> ts = {{"a", Dtype::kF32, {2}, a, {}},
-                                  {"b", Dtype::kI8, {3}, b, {}}};
+  std::vector<TensorSource> ts = {{"a", Dtype::kF32, {2}, a, {}}, {"b", Dtype::kI8, {3}, b, {}}};
   std::string path = dir.file(name);
   REQUIRE(WriteFile(path, ts, {{"k", "v"}}).ok());
   return path;
@@ -71,8 +69,9 @@ TEST_CASE("cli: safetensors verify exits 1 and names every bad file", "[cli][saf
     auto bytes = testing::ReadText(bad1) + "junk";
     testing::WriteBytes(bad1, AsBytes(bytes));
   }
-  testing::WriteBytes(bad2, testing::RawSafetensors(
-                                R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,12]}})", 12));
+  testing::WriteBytes(
+      bad2,
+      testing::RawSafetensors(R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,12]}})", 12));
   auto r = Run(testing::CartonBin() + " safetensors verify " + Quote(good) + " " + Quote(bad1) +
                " " + Quote(bad2));
   CHECK(r.exit_code == 1);
@@ -89,8 +88,8 @@ TEST_CASE("cli: safetensors verify --json reports each file", "[cli][safetensors
   std::string good = WriteValid(dir, "good.safetensors");
   std::string bad = dir.file("bad.safetensors");
   testing::WriteBytes(bad, AsBytes("short"));
-  auto r = Run(testing::CartonBin() + " safetensors verify --json " + Quote(good) + " " +
-               Quote(bad));
+  auto r =
+      Run(testing::CartonBin() + " safetensors verify --json " + Quote(good) + " " + Quote(bad));
   CHECK(r.exit_code == 1);
   auto j = nlohmann::json::parse(r.out);
   REQUIRE(j.size() == 2);

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <torch/script.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -12,8 +13,6 @@
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include <torch/script.h>
 // glog (through torch) defines CHECK; the tests mean Catch's.
 #undef CHECK
 #include <catch2/catch.hpp>
@@ -49,14 +48,22 @@ std::vector<std::uint64_t> Shape(const at::Tensor& t) {
 
 DataType TypeOf(const at::Tensor& t) {
   switch (t.scalar_type()) {
-    case torch::kFloat32: return DataType::kFloat32;
-    case torch::kFloat64: return DataType::kFloat64;
-    case torch::kInt8: return DataType::kInt8;
-    case torch::kInt16: return DataType::kInt16;
-    case torch::kInt32: return DataType::kInt32;
-    case torch::kInt64: return DataType::kInt64;
-    case torch::kUInt8: return DataType::kUint8;
-    default: FAIL("no carton dtype for " << t.scalar_type());
+    case torch::kFloat32:
+      return DataType::kFloat32;
+    case torch::kFloat64:
+      return DataType::kFloat64;
+    case torch::kInt8:
+      return DataType::kInt8;
+    case torch::kInt16:
+      return DataType::kInt16;
+    case torch::kInt32:
+      return DataType::kInt32;
+    case torch::kInt64:
+      return DataType::kInt64;
+    case torch::kUInt8:
+      return DataType::kUint8;
+    default:
+      FAIL("no carton dtype for " << t.scalar_type());
   }
   return DataType::kFloat32;
 }
@@ -108,17 +115,16 @@ struct ModelDir {
 
 std::string Pack(const TempDir& tmp, const ModelDir& model, const std::string& compression) {
   std::string out = tmp.file("model.carton");
-  auto r = Run(CartonBin() + " pack '" + model.dir.string() + "' -o '" + out +
-               "' --compression " + compression);
+  auto r = Run(CartonBin() + " pack '" + model.dir.string() + "' -o '" + out + "' --compression " +
+               compression);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   return out;
 }
 
 std::string Runner(const std::string& requirement = "=1.13.1", const std::string& opts = "") {
-  return "[runner]\nrunner_name = \"torchscript\"\nrequired_framework_version = \"" +
-         requirement + "\"\nrunner_compat_version = 1\n" +
-         (opts.empty() ? "" : "[runner.opts]\n" + opts);
+  return "[runner]\nrunner_name = \"torchscript\"\nrequired_framework_version = \"" + requirement +
+         "\"\nrunner_compat_version = 1\n" + (opts.empty() ? "" : "[runner.opts]\n" + opts);
 }
 
 // y = x @ w + b, with w of shape [in, out].
@@ -174,8 +180,7 @@ TEST_CASE("a packed TorchScript model passes its self-test", "[torchscript]") {
     DYNAMIC_SECTION(compression) {
       TempDir tmp;
       LinearCase c;
-      ModelDir model(tmp, c.module, kLinearSpec + Runner(),
-                     {Value("x", c.x), Value("y", c.y)});
+      ModelDir model(tmp, c.module, kLinearSpec + Runner(), {Value("x", c.x), Value("y", c.y)});
       std::string carton = Pack(tmp, model, compression);
       auto r = Run(Env(tmp) + CartonBin() + " self-test '" + carton + "'");
       INFO(r.out << r.err);
@@ -203,8 +208,7 @@ TEST_CASE("framework requirements select the runner by its version", "[torchscri
     DYNAMIC_SECTION("accepted: " << req) {
       TempDir tmp;
       LinearCase c;
-      ModelDir model(tmp, c.module, kLinearSpec + Runner(req),
-                     {Value("x", c.x), Value("y", c.y)});
+      ModelDir model(tmp, c.module, kLinearSpec + Runner(req), {Value("x", c.x), Value("y", c.y)});
       auto r = Run(Env(tmp) + CartonBin() + " self-test '" + Pack(tmp, model, "stored") + "'");
       INFO(r.out << r.err);
       CHECK(r.exit_code == 0);
@@ -311,8 +315,9 @@ shape = ["n"]
 inputs = { words = "@tensor_data/words" }
 expected_out = { shouted = "@tensor_data/shouted" }
 )";
-  ModelDir model(tmp, m, spec + Runner(),
-                 {Strings("words", {"hello", "wörld", ""}), Strings("shouted", {"hello!", "wörld!", "!"})});
+  ModelDir model(
+      tmp, m, spec + Runner(),
+      {Strings("words", {"hello", "wörld", ""}), Strings("shouted", {"hello!", "wörld!", "!"})});
   auto r = Run(Env(tmp) + CartonBin() + " self-test '" + Pack(tmp, model, "zstd") + "'");
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
@@ -326,11 +331,16 @@ TEST_CASE("every numeric carton dtype goes through torch and back", "[torchscrip
     c10::ScalarType torch;  // how the test builds the values
   };
   const std::vector<Kind> kinds = {
-      {"float32", DataType::kFloat32, torch::kFloat32}, {"float64", DataType::kFloat64, torch::kFloat64},
-      {"int8", DataType::kInt8, torch::kInt8},          {"int16", DataType::kInt16, torch::kInt16},
-      {"int32", DataType::kInt32, torch::kInt32},       {"int64", DataType::kInt64, torch::kInt64},
-      {"uint8", DataType::kUint8, torch::kUInt8},       {"uint16", DataType::kUint16, torch::kInt16},
-      {"uint32", DataType::kUint32, torch::kInt32},     {"uint64", DataType::kUint64, torch::kInt64},
+      {"float32", DataType::kFloat32, torch::kFloat32},
+      {"float64", DataType::kFloat64, torch::kFloat64},
+      {"int8", DataType::kInt8, torch::kInt8},
+      {"int16", DataType::kInt16, torch::kInt16},
+      {"int32", DataType::kInt32, torch::kInt32},
+      {"int64", DataType::kInt64, torch::kInt64},
+      {"uint8", DataType::kUint8, torch::kUInt8},
+      {"uint16", DataType::kUint16, torch::kInt16},
+      {"uint32", DataType::kUint32, torch::kInt32},
+      {"uint64", DataType::kUint64, torch::kInt64},
   };
   std::string args, body, spec = "spec_version = 1\n", ins, outs;
   std::vector<TensorValue> tensors;
@@ -355,7 +365,8 @@ TEST_CASE("every numeric carton dtype goes through torch and back", "[torchscrip
   spec += "[[self_test]]\ninputs = { " + ins + " }\nexpected_out = { " + outs + " }\n";
   torch::jit::Module m("AllTypes");
   std::string tuple_type = "Tuple[";
-  for (std::size_t i = 0; i < kinds.size(); ++i) tuple_type += (i ? ", " : "") + std::string("Tensor");
+  for (std::size_t i = 0; i < kinds.size(); ++i)
+    tuple_type += (i ? ", " : "") + std::string("Tensor");
   m.define("def forward(self, " + args + ") -> " + tuple_type + "]:\n    return (" + body + ")\n");
   ModelDir model(tmp, m, spec + Runner(), tensors);
   auto r = Run(Env(tmp) + CartonBin() + " self-test '" + Pack(tmp, model, "stored") + "'");
@@ -422,7 +433,8 @@ TEST_CASE("runner opts: model_path, thread counts, unknown opts warned about", "
 TEST_CASE("model_path may not leave model/", "[torchscript]") {
   TempDir tmp;
   LinearCase c;
-  ModelDir model(tmp, c.module, kLinearSpec + Runner("=1.13.1", "model_path = \"../carton.toml\"\n"),
+  ModelDir model(tmp, c.module,
+                 kLinearSpec + Runner("=1.13.1", "model_path = \"../carton.toml\"\n"),
                  {Value("x", c.x), Value("y", c.y)});
   auto r = Run(Env(tmp) + CartonBin() + " self-test '" + Pack(tmp, model, "stored") + "'");
   CHECK(r.exit_code != 0);
@@ -464,8 +476,9 @@ TEST_CASE("a stored model's weights are copied at most once on load", "[torchscr
     at::Tensor b = torch::zeros({out});
     at::Tensor x = torch::ones({1, in});
     torch::jit::Module m = Linear(w, b);
-    std::string spec = "spec_version = 1\n[[self_test]]\ninputs = { x = \"@tensor_data/x\" }\n"
-                       "expected_out = { output = \"@tensor_data/y\" }\n";
+    std::string spec =
+        "spec_version = 1\n[[self_test]]\ninputs = { x = \"@tensor_data/x\" }\n"
+        "expected_out = { output = \"@tensor_data/y\" }\n";
     ModelDir model(tmp, m, spec + Runner(), {Value("x", x), Value("y", torch::matmul(x, w) + b)});
     std::string carton = Pack(tmp, model, "stored");
     std::vector<std::string> env = {"CARTON_CACHE_DIR=" + tmp.file("cache")};
@@ -476,7 +489,8 @@ TEST_CASE("a stored model's weights are copied at most once on load", "[torchscr
   const long tiny = measure(4, 4);
   const long big = measure(4096, 2048);
   const long weights_kib = 4096L * 2048 * 4 / 1024;
-  INFO("peak RSS tiny " << tiny << " KiB, big " << big << " KiB, weights " << weights_kib << " KiB");
+  INFO("peak RSS tiny " << tiny << " KiB, big " << big << " KiB, weights " << weights_kib
+                        << " KiB");
   CHECK(big - tiny >= weights_kib / 2);  // the weights really are loaded
   CHECK(big - tiny < weights_kib * 3 / 2);
 }

@@ -1,6 +1,5 @@
-#include <nlohmann/json.hpp>
-
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <variant>
 
 #include "carton/carton/info.h"
@@ -22,9 +21,12 @@ std::string ShapeText(const Shape& shape) {
   const auto& dims = std::get<std::vector<Dimension>>(shape);
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (i) out += ", ";
-    if (auto* n = std::get_if<std::uint64_t>(&dims[i])) out += std::to_string(*n);
-    else if (auto* sym = std::get_if<SymbolDim>(&dims[i])) out += "\"" + sym->name + "\"";
-    else out += "\"*\"";
+    if (auto* n = std::get_if<std::uint64_t>(&dims[i]))
+      out += std::to_string(*n);
+    else if (auto* sym = std::get_if<SymbolDim>(&dims[i]))
+      out += "\"" + sym->name + "\"";
+    else
+      out += "\"*\"";
   }
   return out + "]";
 }
@@ -101,8 +103,10 @@ Json InfoJson(const CartonInfo& info) {
       Json e;
       e["name"] = t.name;
       e["dtype"] = t.nested() ? "nested" : std::string(DataTypeName(*t.dtype));
-      if (t.nested()) e["inner"] = t.inner;
-      else e["shape"] = t.shape;
+      if (t.nested())
+        e["inner"] = t.inner;
+      else
+        e["shape"] = t.shape;
       j["tensors"].push_back(std::move(e));
     }
   }
@@ -121,8 +125,8 @@ void PrintInfo(const std::string& path, const CartonInfo& info) {
   line("repository", c.repository);
   line("homepage", c.homepage);
   std::cout << "runner: " << c.runner.runner_name << " (framework "
-            << c.runner.required_framework_version << ", compat "
-            << c.runner.runner_compat_version << ")\n";
+            << c.runner.required_framework_version << ", compat " << c.runner.runner_compat_version
+            << ")\n";
   if (!c.required_platforms.empty()) {
     std::cout << "platforms:";
     for (const auto& p : c.required_platforms) std::cout << ' ' << p;
@@ -180,8 +184,9 @@ int Pack(const PackArgs& a) {
     }
   }
   if (!known) {
-    return Fail("pack", InvalidArgument("--compression must be stored, deflate, zstd or auto, not \"" +
-                                            a.compression + "\""));
+    return Fail("pack",
+                InvalidArgument("--compression must be stored, deflate, zstd or auto, not \"" +
+                                a.compression + "\""));
   }
   o.level = a.level;
   o.alignment = a.align;
@@ -220,13 +225,15 @@ int Verify(const VerifyArgs& a) {
     Json j;
     j["carton"] = a.carton;
     j["valid"] = r->ok();
-    j["manifest_hash"] = r->manifest_hash ? Json(manifest::ToHex(*r->manifest_hash)) : Json(nullptr);
+    j["manifest_hash"] =
+        r->manifest_hash ? Json(manifest::ToHex(*r->manifest_hash)) : Json(nullptr);
     j["files_hashed"] = r->files_hashed;
     j["bytes_hashed"] = r->bytes_hashed;
     j["linked_files"] = r->linked_files;
     j["linked_fetched"] = r->linked_fetched;
     j["problems"] = Json::array();
-    for (const auto& p : r->problems) j["problems"].push_back({{"where", p.where}, {"problem", p.message}});
+    for (const auto& p : r->problems)
+      j["problems"].push_back({{"where", p.where}, {"problem", p.message}});
     std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
   } else if (r->ok()) {
     std::cout << a.carton << ": ok (" << r->files_hashed << " files, " << r->bytes_hashed

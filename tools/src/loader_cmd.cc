@@ -1,9 +1,8 @@
 // carton load | cache ... | self-test | infer | runners: thin shells over
 // the loader and the runner client.
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "carton/loader/cache.h"
 #include "carton/loader/loader.h"
@@ -23,7 +22,8 @@ Result<std::vector<manifest::Digest>> ParseHashes(const std::vector<std::string>
   std::vector<manifest::Digest> out;
   for (const auto& h : hashes) {
     auto d = manifest::ParseHex(h);
-    if (!d) return InvalidArgument("\"" + h + "\" is not a manifest hash (64 lowercase hex digits)");
+    if (!d)
+      return InvalidArgument("\"" + h + "\" is not a manifest hash (64 lowercase hex digits)");
     out.push_back(*d);
   }
   return out;
@@ -99,13 +99,16 @@ int CacheList(const CacheArgs& args) {
   if (args.json) {
     Json a = Json::array();
     for (const auto& e : *entries) {
-      a.push_back({{"hash", e.hash}, {"dir", e.dir}, {"size", e.size},
-                   {"last_used", e.last_used}, {"model_name", e.model_name}});
+      a.push_back({{"hash", e.hash},
+                   {"dir", e.dir},
+                   {"size", e.size},
+                   {"last_used", e.last_used},
+                   {"model_name", e.model_name}});
     }
     Json j;
     j["entries"] = std::move(a);
-    j["blobs"] = {{"count", blobs->count}, {"bytes", blobs->bytes},
-                  {"shared_bytes", blobs->shared_bytes}};
+    j["blobs"] = {
+        {"count", blobs->count}, {"bytes", blobs->bytes}, {"shared_bytes", blobs->shared_bytes}};
     std::cout << j.dump(2) << "\n";
     return kExitOk;
   }
@@ -171,8 +174,7 @@ int CacheGc(const CacheArgs& args) {
   for (const auto& h : r->removed) std::cout << "removed " << h << "\n";
   for (const auto& h : r->removed_blobs) std::cout << "removed blob " << h << "\n";
   for (const auto& h : r->skipped_in_use) std::cout << "in use, kept " << h << "\n";
-  std::cout << "freed " << HumanSize(r->freed) << ", " << HumanSize(r->remaining)
-            << " remain\n";
+  std::cout << "freed " << HumanSize(r->freed) << ", " << HumanSize(r->remaining) << " remain\n";
   return kExitOk;
 }
 
@@ -226,9 +228,11 @@ int Runners(bool json) {
   Json a = Json::array();
   for (const auto& r : found) {
     if (json) {
-      a.push_back({{"path", r.path}, {"runner_name", r.runner_name},
+      a.push_back({{"path", r.path},
+                   {"runner_name", r.runner_name},
                    {"framework_version", r.framework_version},
-                   {"runner_compat_version", r.runner_compat_version}, {"error", r.rejected}});
+                   {"runner_compat_version", r.runner_compat_version},
+                   {"error", r.rejected}});
     } else if (r.rejected.empty()) {
       std::cout << r.runner_name << " " << r.framework_version << " (compat "
                 << r.runner_compat_version << ")  " << r.path << "\n";

@@ -107,7 +107,8 @@ int main(int argc, char** argv) {
 
   FetchArgs fetch;
   auto* f = app.add_subcommand(
-      "fetch", "Write a self-contained .carton: every linked file fetched, verified and put inside");
+      "fetch",
+      "Write a self-contained .carton: every linked file fetched, verified and put inside");
   f->add_option("MODEL", fetch.carton, "A .carton file or an http(s) URL")->required();
   f->add_option("-o,--output", fetch.output, "The .carton to write")->required();
   f->add_option("--compression", fetch.compression,
@@ -131,7 +132,8 @@ int main(int argc, char** argv) {
 
   // Loader, cache and runners (loader_cmd.cc).
   LoadArgs load;
-  auto* l = app.add_subcommand("load", "Load a .carton through the cache; print its model directory");
+  auto* l =
+      app.add_subcommand("load", "Load a .carton through the cache; print its model directory");
   l->add_option("MODEL", load.model, "A .carton file, URL or carton directory")->required();
   l->add_flag("--root", load.root, "Print the entry's root (carton.toml, model/, ...) instead");
   l->add_flag("--verify", load.verify, "Rehash the cached files even on a hit");
@@ -141,7 +143,8 @@ int main(int argc, char** argv) {
   CacheArgs cache;
   auto* c = app.add_subcommand("cache", "The manifest-hash cache of loaded cartons");
   c->require_subcommand(1);
-  auto* cl = c->add_subcommand("list", "List cached cartons, most recently used first, and the blob cache's size");
+  auto* cl = c->add_subcommand(
+      "list", "List cached cartons, most recently used first, and the blob cache's size");
   cl->add_flag("--json", cache.json, "Print JSON");
   cl->callback([&] { rc = CacheList(cache); });
   auto* cv = c->add_subcommand("verify", "Rehash cached cartons (all, or the given hashes)");
@@ -151,14 +154,16 @@ int main(int argc, char** argv) {
   auto* cr = c->add_subcommand("rm", "Remove cached cartons");
   cr->add_option("HASH", cache.hashes, "Manifest hashes")->required();
   cr->callback([&] { rc = CacheRemove(cache); });
-  auto* cg = c->add_subcommand("gc", "Remove least recently used cartons and LINKS blobs down to a size");
+  auto* cg =
+      c->add_subcommand("gc", "Remove least recently used cartons and LINKS blobs down to a size");
   cg->add_option("--max-size", cache.max_size, "e.g. 0, 500M, 20G")->required();
   cg->callback([&] { rc = CacheGc(cache); });
 
   RunArgs run;
   auto add_run_options = [&](CLI::App* cmd) {
     cmd->add_option("MODEL", run.model, "A .carton file, URL or carton directory")->required();
-    cmd->add_option("--timeout", run.timeout, "Seconds allowed per inference")->capture_default_str();
+    cmd->add_option("--timeout", run.timeout, "Seconds allowed per inference")
+        ->capture_default_str();
     cmd->add_option("--opt", run.opts, "KEY=VALUE: override a [runner.opts] value");
   };
   auto* stc = app.add_subcommand("self-test", "Run a carton's self-tests with its runner");

@@ -1,8 +1,7 @@
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "carton/safetensors/file.h"
 #include "commands.h"
@@ -73,8 +72,7 @@ int SafetensorsInspect(const SafetensorsInspectArgs& args) {
   std::vector<std::vector<std::string>> rows = {{"name", "dtype", "shape", "bytes", "offset"}};
   for (const auto& t : f->tensors()) {
     rows.push_back({std::string(t.name), std::string(safetensors::DtypeName(t.dtype)),
-                    Shape(t.shape), std::to_string(t.data.size()),
-                    std::to_string(t.data_offset)});
+                    Shape(t.shape), std::to_string(t.data.size()), std::to_string(t.data_offset)});
   }
   PrintTable(rows);
   return kExitOk;

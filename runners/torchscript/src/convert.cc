@@ -72,31 +72,50 @@ Result<loader::Tensor> Narrow(const std::string& name, const at::Tensor& t, Data
 
 std::optional<c10::ScalarType> TorchTypeFor(DataType t) {
   switch (t) {
-    case DataType::kFloat32: return c10::ScalarType::Float;
-    case DataType::kFloat64: return c10::ScalarType::Double;
-    case DataType::kInt8: return c10::ScalarType::Char;
-    case DataType::kInt16: return c10::ScalarType::Short;
-    case DataType::kInt32: return c10::ScalarType::Int;
-    case DataType::kInt64: return c10::ScalarType::Long;
-    case DataType::kUint8: return c10::ScalarType::Byte;
-    case DataType::kUint16: return c10::ScalarType::Int;
-    case DataType::kUint32: return c10::ScalarType::Long;
-    case DataType::kUint64: return c10::ScalarType::Long;
-    case DataType::kString: return std::nullopt;
+    case DataType::kFloat32:
+      return c10::ScalarType::Float;
+    case DataType::kFloat64:
+      return c10::ScalarType::Double;
+    case DataType::kInt8:
+      return c10::ScalarType::Char;
+    case DataType::kInt16:
+      return c10::ScalarType::Short;
+    case DataType::kInt32:
+      return c10::ScalarType::Int;
+    case DataType::kInt64:
+      return c10::ScalarType::Long;
+    case DataType::kUint8:
+      return c10::ScalarType::Byte;
+    case DataType::kUint16:
+      return c10::ScalarType::Int;
+    case DataType::kUint32:
+      return c10::ScalarType::Long;
+    case DataType::kUint64:
+      return c10::ScalarType::Long;
+    case DataType::kString:
+      return std::nullopt;
   }
   return std::nullopt;
 }
 
 std::optional<DataType> CartonTypeFor(c10::ScalarType t) {
   switch (t) {
-    case c10::ScalarType::Float: return DataType::kFloat32;
-    case c10::ScalarType::Double: return DataType::kFloat64;
-    case c10::ScalarType::Char: return DataType::kInt8;
-    case c10::ScalarType::Short: return DataType::kInt16;
-    case c10::ScalarType::Int: return DataType::kInt32;
-    case c10::ScalarType::Long: return DataType::kInt64;
-    case c10::ScalarType::Byte: return DataType::kUint8;
-    default: return std::nullopt;
+    case c10::ScalarType::Float:
+      return DataType::kFloat32;
+    case c10::ScalarType::Double:
+      return DataType::kFloat64;
+    case c10::ScalarType::Char:
+      return DataType::kInt8;
+    case c10::ScalarType::Short:
+      return DataType::kInt16;
+    case c10::ScalarType::Int:
+      return DataType::kInt32;
+    case c10::ScalarType::Long:
+      return DataType::kInt64;
+    case c10::ScalarType::Byte:
+      return DataType::kUint8;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -118,18 +137,22 @@ Result<c10::IValue> ToIValue(const loader::Tensor& tensor) {
   const c10::ScalarType type = *TorchTypeFor(tensor.dtype);
   switch (tensor.dtype) {
     case DataType::kUint16: {
-      CARTON_ASSIGN_OR_RETURN(at::Tensor t, (Widen<std::uint16_t, std::int32_t>(tensor, sizes, type)));
+      CARTON_ASSIGN_OR_RETURN(at::Tensor t,
+                              (Widen<std::uint16_t, std::int32_t>(tensor, sizes, type)));
       return c10::IValue(std::move(t));
     }
     case DataType::kUint32: {
-      CARTON_ASSIGN_OR_RETURN(at::Tensor t, (Widen<std::uint32_t, std::int64_t>(tensor, sizes, type)));
+      CARTON_ASSIGN_OR_RETURN(at::Tensor t,
+                              (Widen<std::uint32_t, std::int64_t>(tensor, sizes, type)));
       return c10::IValue(std::move(t));
     }
     case DataType::kUint64: {
-      CARTON_ASSIGN_OR_RETURN(at::Tensor t, (Widen<std::uint64_t, std::int64_t>(tensor, sizes, type)));
+      CARTON_ASSIGN_OR_RETURN(at::Tensor t,
+                              (Widen<std::uint64_t, std::int64_t>(tensor, sizes, type)));
       return c10::IValue(std::move(t));
     }
-    default: break;
+    default:
+      break;
   }
   const auto options = torch::TensorOptions().dtype(type);
   const std::size_t element = DataTypeSize(tensor.dtype);
@@ -144,7 +167,8 @@ Result<c10::IValue> ToIValue(const loader::Tensor& tensor) {
   // so in place; the bytes stay alive as long as the tensor through `owner`.
   auto* data = const_cast<std::byte*>(tensor.data.data());
   std::shared_ptr<const void> owner = tensor.owner;
-  at::Tensor t = torch::from_blob(data, sizes, [owner](void*) mutable { owner.reset(); }, options);
+  at::Tensor t = torch::from_blob(
+      data, sizes, [owner](void*) mutable { owner.reset(); }, options);
   return c10::IValue(std::move(t));
 }
 

@@ -14,10 +14,10 @@
 // one a `List[str]`; outputs of those types come back the same way.
 #pragma once
 
+#include <torch/script.h>
+
 #include <optional>
 #include <string>
-
-#include <torch/script.h>
 
 #include "carton/carton/data_type.h"
 #include "carton/common/status.h"

@@ -23,7 +23,7 @@ Status Mismatch(const std::string& name, const std::string& what) {
 }
 
 struct Bindings {
-  std::map<std::string, std::uint64_t> dims;  // symbol -> dimension
+  std::map<std::string, std::uint64_t> dims;                 // symbol -> dimension
   std::map<std::string, std::vector<std::uint64_t>> shapes;  // symbol -> whole shape
 };
 
@@ -32,9 +32,8 @@ Status CheckShape(const TensorSpec& spec, const loader::Tensor& t, Bindings& b) 
   if (const auto* sym = std::get_if<SymbolDim>(&spec.shape)) {
     auto [it, fresh] = b.shapes.emplace(sym->name, t.shape);
     if (!fresh && it->second != t.shape) {
-      return Mismatch(t.name, "shape " + ShapeText(t.shape) + " but shape symbol \"" +
-                                  sym->name + "\" is " + ShapeText(it->second) +
-                                  " in another input");
+      return Mismatch(t.name, "shape " + ShapeText(t.shape) + " but shape symbol \"" + sym->name +
+                                  "\" is " + ShapeText(it->second) + " in another input");
     }
     return Status::Ok();
   }
@@ -48,17 +47,16 @@ Status CheckShape(const TensorSpec& spec, const loader::Tensor& t, Bindings& b) 
     const std::uint64_t actual = t.shape[i];
     if (const auto* fixed = std::get_if<std::uint64_t>(&dims[i])) {
       if (*fixed != actual) {
-        return Mismatch(t.name, "shape " + ShapeText(t.shape) + ": dimension " +
-                                    std::to_string(i) + " is " + std::to_string(actual) +
-                                    ", not " + std::to_string(*fixed));
+        return Mismatch(t.name, "shape " + ShapeText(t.shape) + ": dimension " + std::to_string(i) +
+                                    " is " + std::to_string(actual) + ", not " +
+                                    std::to_string(*fixed));
       }
     } else if (const auto* sym = std::get_if<SymbolDim>(&dims[i])) {
       auto [it, fresh] = b.dims.emplace(sym->name, actual);
       if (!fresh && it->second != actual) {
-        return Mismatch(t.name, "shape " + ShapeText(t.shape) + ": dimension " +
-                                    std::to_string(i) + " is " + std::to_string(actual) +
-                                    " but symbol \"" + sym->name + "\" is " +
-                                    std::to_string(it->second) + " elsewhere");
+        return Mismatch(t.name, "shape " + ShapeText(t.shape) + ": dimension " + std::to_string(i) +
+                                    " is " + std::to_string(actual) + " but symbol \"" + sym->name +
+                                    "\" is " + std::to_string(it->second) + " elsewhere");
       }
     }
   }

@@ -1,5 +1,8 @@
 #include "carton/torchscript/torchscript_runner.h"
 
+#include <ATen/Parallel.h>
+#include <torch/script.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <iostream>
@@ -8,9 +11,6 @@
 #include <utility>
 #include <variant>
 #include <vector>
-
-#include <ATen/Parallel.h>
-#include <torch/script.h>
 
 #include "convert.h"
 #include "spec_check.h"
@@ -81,8 +81,8 @@ class TorchScriptRunner final : public runner::Runner {
       if (key == "num_threads") {
         CARTON_ASSIGN_OR_RETURN(std::int64_t n, PositiveIntOpt(key, value));
         at::set_num_threads(static_cast<int>(n));
-        std::cerr << "carton-runner-torchscript: num_threads: torch uses "
-                  << at::get_num_threads() << " intra-op threads\n";
+        std::cerr << "carton-runner-torchscript: num_threads: torch uses " << at::get_num_threads()
+                  << " intra-op threads\n";
       } else if (key == "num_interop_threads") {
         CARTON_ASSIGN_OR_RETURN(std::int64_t n, PositiveIntOpt(key, value));
         try {
@@ -141,8 +141,10 @@ class TorchScriptRunner final : public runner::Runner {
       for (const auto& a : args_) required += a.default_value() ? 0 : 1;
       if (config_.inputs.size() < required || config_.inputs.size() > args_.size()) {
         return InvalidArgument("TorchScript model " + file + ": forward takes " +
-                               std::to_string(args_.size()) + " arguments but carton.toml "
-                               "declares " + std::to_string(config_.inputs.size()) + " inputs");
+                               std::to_string(args_.size()) +
+                               " arguments but carton.toml "
+                               "declares " +
+                               std::to_string(config_.inputs.size()) + " inputs");
       }
     }
     return Status::Ok();
@@ -161,7 +163,8 @@ class TorchScriptRunner final : public runner::Runner {
       c10::Dict<std::string, at::Tensor> dict;
       for (const auto& t : inputs) {
         if (t.dtype == DataType::kString) {
-          return InvalidArgument("input \"" + t.name + "\": forward takes a dict of tensors, "
+          return InvalidArgument("input \"" + t.name +
+                                 "\": forward takes a dict of tensors, "
                                  "which cannot hold strings");
         }
         CARTON_ASSIGN_OR_RETURN(c10::IValue v, ToIValue(t));
@@ -187,7 +190,8 @@ class TorchScriptRunner final : public runner::Runner {
         }
         if (found == nullptr) {
           if (a.default_value()) break;
-          return InvalidArgument("forward argument \"" + a.name() + "\" has no input of that "
+          return InvalidArgument("forward argument \"" + a.name() +
+                                 "\" has no input of that "
                                  "name (carton.toml declares no inputs to order them)");
         }
         ordered.push_back(found);

@@ -21,9 +21,9 @@ inline constexpr std::uint64_t kMaxManifestSize = std::uint64_t{64} << 20;
 struct CartonLimits {
   ZipReaderOptions zip;  // entries, sizes, ratio (zip bombs), zstd window
   std::uint64_t max_manifest_size = kMaxManifestSize;
-  ConfigLimits config;            // carton.toml
-  TensorDataLimits tensor_data;   // tensor_data/index.toml and string tensors
-  links::LinksLimits links;       // LINKS
+  ConfigLimits config;           // carton.toml
+  TensorDataLimits tensor_data;  // tensor_data/index.toml and string tensors
+  links::LinksLimits links;      // LINKS
 };
 
 }  // namespace carton

@@ -92,8 +92,7 @@ struct TensorDataIndex {
 // broken TOML or a broken rule, kUnsupported for an unknown dtype; messages
 // start with "tensor_data/index.toml:LINE:COL: ". `limits.max_index_size`
 // replaces kMaxTensorIndexSize.
-Result<TensorDataIndex> ParseIndex(std::string_view toml_text,
-                                   const TensorDataLimits& limits = {});
+Result<TensorDataIndex> ParseIndex(std::string_view toml_text, const TensorDataLimits& limits = {});
 
 // Serializes `index` in the layout above; deterministic (same index, same
 // bytes). REQUIRES: `index` follows the rules above (as any index from
@@ -135,9 +134,8 @@ Result<TensorValue> DecodeTensor(const TensorDataEntry& entry, ByteView file_byt
 
 // The little-endian bytes of `values`, as stored in a .bin file.
 template <typename T>
-  requires((std::integral<T> && !std::same_as<T, bool>) || std::same_as<T, float> ||
-           std::same_as<T, double>)
-std::vector<std::byte> EncodeNumeric(std::span<const T> values) {
+requires((std::integral<T> && !std::same_as<T, bool>) || std::same_as<T, float> ||
+         std::same_as<T, double>) std::vector<std::byte> EncodeNumeric(std::span<const T> values) {
   using U = std::make_unsigned_t<
       std::conditional_t<std::is_floating_point_v<T>,
                          std::conditional_t<sizeof(T) == 8, std::int64_t, std::int32_t>, T>>;

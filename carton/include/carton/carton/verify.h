@@ -6,9 +6,9 @@
 //
 // Checks: the zip structure and entry names (no absolute paths, "..",
 // backslashes, duplicates; symlink entries only as symlink.h allows);
-// carton.toml; MANIFEST well-formed and listing every entry except MANIFEST and LINKS, and nothing else; each
-// file's SHA-256 (hashed on all cores); tensor_data/index.toml and each
-// referenced tensor present with the right size; every @tensor_data/ and
+// carton.toml; MANIFEST well-formed and listing every entry except MANIFEST and LINKS, and nothing
+// else; each file's SHA-256 (hashed on all cores); tensor_data/index.toml and each referenced
+// tensor present with the right size; every @tensor_data/ and
 // @misc/ reference resolvable; self_test and example tensor names matching
 // the declared inputs and outputs. LINKS: valid (links/FORMAT.md), covering
 // every MANIFEST file missing from the zip, and naming no other hash; with

@@ -94,8 +94,8 @@ struct ZipAddOptions {
 
 // What ZipWriter::AddFile/AddBytes wrote.
 struct ZipAddResult {
-  std::uint64_t size = 0;             // uncompressed bytes
-  std::uint64_t compressed_size = 0;  // bytes in the archive
+  std::uint64_t size = 0;                  // uncompressed bytes
+  std::uint64_t compressed_size = 0;       // bytes in the archive
   std::uint32_t crc32 = 0;                 // 0 from AddFileUnread, AddLater
   std::uint64_t data_offset = 0;           // where the entry's bytes start
   std::optional<manifest::Digest> sha256;  // when ZipAddOptions::sha256
@@ -107,8 +107,7 @@ class ZipWriter {
   // Starts an archive at `path`; bytes go to a temporary file in the same
   // directory until Finish() renames it into place.
   // Errors: kInvalidArgument (bad options), kIoError.
-  static Result<ZipWriter> Create(const std::string& path,
-                                  const ZipWriterOptions& options = {});
+  static Result<ZipWriter> Create(const std::string& path, const ZipWriterOptions& options = {});
 
   ZipWriter(ZipWriter&&) noexcept;
   ZipWriter& operator=(ZipWriter&&) noexcept;
@@ -128,10 +127,8 @@ class ZipWriter {
   // kNotFound (no such source file), kIoError (including a source file that
   // changes size while it is read). An error after bytes were written leaves
   // the writer failed: later calls and Finish() return that error.
-  Result<ZipAddResult> AddFile(std::string_view name,
-                               const std::string& source_path,
-                               Compression method, int level = 0,
-                               const ZipAddOptions& add = {});
+  Result<ZipAddResult> AddFile(std::string_view name, const std::string& source_path,
+                               Compression method, int level = 0, const ZipAddOptions& add = {});
 
   // Appends the file at `source_path` as a stored entry without reading it
   // now: Finish() reads it once, as it writes it (libzip computes the CRC-32
@@ -140,8 +137,7 @@ class ZipWriter {
   // is 0 and it has no sha256: a caller that needs the file's hash reads it
   // meanwhile (on another thread, say) and checks that it read that version.
   // Errors: as AddFile.
-  Result<ZipAddResult> AddFileUnread(std::string_view name,
-                                     const std::string& source_path);
+  Result<ZipAddResult> AddFileUnread(std::string_view name, const std::string& source_path);
 
   // Produces the bytes of an AddLater entry.
   using Producer = std::function<Result<std::string>()>;
@@ -152,13 +148,11 @@ class ZipWriter {
   // hashes computed meanwhile). `produce` runs at most once, on the thread
   // calling Finish(), which returns its error, or kInternal if it returns
   // another number of bytes. The result's crc32 is 0. Errors: as AddBytes.
-  Result<ZipAddResult> AddLater(std::string_view name, std::uint64_t size,
-                                Producer produce);
+  Result<ZipAddResult> AddLater(std::string_view name, std::uint64_t size, Producer produce);
 
   // As AddFile, from memory.
-  Result<ZipAddResult> AddBytes(std::string_view name, ByteView data,
-                                Compression method, int level = 0,
-                                const ZipAddOptions& add = {});
+  Result<ZipAddResult> AddBytes(std::string_view name, ByteView data, Compression method,
+                                int level = 0, const ZipAddOptions& add = {});
 
   // Adds a directory entry; a missing trailing '/' is added.
   Status AddDirectory(std::string_view name);
@@ -240,12 +234,10 @@ class ZipReader {
   // Maps and validates the archive at `path` (untrusted).
   // Errors: kNotFound, kIoError, kCorrupt (with the entry name when one is
   // at fault), kUnsupported (multi-disk archives).
-  static Result<ZipReader> Open(const std::string& path,
-                                const ZipReaderOptions& options = {});
+  static Result<ZipReader> Open(const std::string& path, const ZipReaderOptions& options = {});
   // As Open, over bytes the caller keeps alive and unchanged for as long as
   // the reader and every view it hands out.
-  static Result<ZipReader> OpenBuffer(ByteView archive,
-                                      const ZipReaderOptions& options = {});
+  static Result<ZipReader> OpenBuffer(ByteView archive, const ZipReaderOptions& options = {});
   // Reads the archive through `source` (untrusted), fetching only the tail
   // and the central directory now, and each entry's local header and data
   // when it is read: for remote archives read with HTTP ranges. The same

@@ -38,8 +38,7 @@ inline constexpr std::size_t kAtomicFileMaxWrite = std::size_t{256} << 10;
 class AtomicFile {
  public:
   // Creates the temporary file next to `path`. Errors: kIoError (with path).
-  static Result<AtomicFile> Create(const std::string& path,
-                                   const AtomicFileOptions& options = {});
+  static Result<AtomicFile> Create(const std::string& path, const AtomicFileOptions& options = {});
 
   AtomicFile(AtomicFile&&) noexcept;
   AtomicFile& operator=(AtomicFile&&) noexcept;

@@ -71,30 +71,24 @@ class [[nodiscard]] Status {
 inline Status InvalidArgument(std::string msg) {
   return Status(StatusCode::kInvalidArgument, std::move(msg));
 }
-inline Status NotFound(std::string msg) {
-  return Status(StatusCode::kNotFound, std::move(msg));
-}
+inline Status NotFound(std::string msg) { return Status(StatusCode::kNotFound, std::move(msg)); }
 inline Status Corrupt(std::string msg, int detail = 0) {
   return Status(StatusCode::kCorrupt, std::move(msg), detail);
 }
 inline Status Unsupported(std::string msg, int detail = 0) {
   return Status(StatusCode::kUnsupported, std::move(msg), detail);
 }
-inline Status IoError(std::string msg) {
-  return Status(StatusCode::kIoError, std::move(msg));
-}
+inline Status IoError(std::string msg) { return Status(StatusCode::kIoError, std::move(msg)); }
 inline Status NetworkError(std::string msg) {
   return Status(StatusCode::kNetworkError, std::move(msg));
 }
-inline Status Internal(std::string msg) {
-  return Status(StatusCode::kInternal, std::move(msg));
-}
+inline Status Internal(std::string msg) { return Status(StatusCode::kInternal, std::move(msg)); }
 
 // Either a T or a non-OK Status.
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT
     if (status_.ok()) status_ = Internal("Result constructed from OK status");
   }
@@ -122,9 +116,9 @@ class [[nodiscard]] Result {
 #define CARTON_CONCAT_(a, b) CARTON_CONCAT_INNER_(a, b)
 
 // Returns from the current function if `expr` (a Status) is not OK.
-#define CARTON_RETURN_IF_ERROR(expr)              \
-  do {                                            \
-    ::carton::Status carton_status_ = (expr);     \
+#define CARTON_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::carton::Status carton_status_ = (expr);        \
     if (!carton_status_.ok()) return carton_status_; \
   } while (0)
 

@@ -20,7 +20,6 @@ namespace carton {
 // kCorrupt "<source>:<line>:<col>: dotted key has more than N parts" when a
 // key (bare, quoted, or in a table header) has more than `max_parts` parts.
 // REQUIRES: max_parts >= 2 (a value may hold one dot, which is counted).
-Status ScreenTomlDottedKeys(std::string_view text, std::string_view source,
-                            std::size_t max_parts);
+Status ScreenTomlDottedKeys(std::string_view text, std::string_view source, std::size_t max_parts);
 
 }  // namespace carton

@@ -12,8 +12,6 @@ namespace carton {
 // valid.
 std::size_t FindInvalidUtf8(std::string_view s);
 
-inline bool IsValidUtf8(std::string_view s) {
-  return FindInvalidUtf8(s) == std::string_view::npos;
-}
+inline bool IsValidUtf8(std::string_view s) { return FindInvalidUtf8(s) == std::string_view::npos; }
 
 }  // namespace carton

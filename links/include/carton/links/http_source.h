@@ -43,8 +43,8 @@ struct HttpSourceOptions {
 
 // Counters for tests and diagnostics.
 struct HttpSourceStats {
-  std::uint64_t requests = 0;       // range requests made (retries included)
-  std::uint64_t bytes_received = 0; // body bytes received
+  std::uint64_t requests = 0;        // range requests made (retries included)
+  std::uint64_t bytes_received = 0;  // body bytes received
 };
 
 class HttpRangeSource final : public RandomAccessSource {

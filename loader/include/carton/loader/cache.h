@@ -25,9 +25,9 @@ namespace carton::loader {
 struct CacheEntryInfo {
   std::string hash;  // 64 hex digits
   std::string dir;
-  std::uint64_t size = 0;        // bytes of the carton's files
-  std::int64_t last_used = 0;    // seconds since the epoch
-  std::string model_name;        // from carton.toml, "" when absent
+  std::uint64_t size = 0;      // bytes of the carton's files
+  std::int64_t last_used = 0;  // seconds since the epoch
+  std::string model_name;      // from carton.toml, "" when absent
 };
 
 struct CacheVerifyResult {
@@ -46,7 +46,7 @@ struct BlobUsage {
 };
 
 struct GcReport {
-  std::vector<std::string> removed;  // manifest hashes of removed entries
+  std::vector<std::string> removed;        // manifest hashes of removed entries
   std::vector<std::string> removed_blobs;  // sha256 of removed blobs
   std::uint64_t freed = 0;
   std::uint64_t remaining = 0;  // entries plus blobs not shared with them

@@ -82,9 +82,9 @@ struct LoadStats {
   bool cache_hit = false;
   bool mapped_from_carton = false;  // stored views point into the .carton
   std::uint64_t bytes_hashed = 0;
-  std::uint64_t bytes_copied = 0;     // stored files copied into the entry
-  std::uint64_t bytes_decoded = 0;    // compressed files decoded into it
-  std::uint64_t bytes_fetched = 0;    // linked files taken from the blob cache
+  std::uint64_t bytes_copied = 0;   // stored files copied into the entry
+  std::uint64_t bytes_decoded = 0;  // compressed files decoded into it
+  std::uint64_t bytes_fetched = 0;  // linked files taken from the blob cache
 };
 
 class LoadedCarton {

@@ -27,9 +27,9 @@ struct Tensor {
   std::string name;
   DataType dtype = DataType::kFloat32;
   std::vector<std::uint64_t> shape;
-  ByteView data;                       // numeric dtypes: numel * size bytes
-  std::vector<std::string> strings;    // kString: numel strings, C order
-  std::shared_ptr<const void> owner;   // keeps `data` alive when set
+  ByteView data;                      // numeric dtypes: numel * size bytes
+  std::vector<std::string> strings;   // kString: numel strings, C order
+  std::shared_ptr<const void> owner;  // keeps `data` alive when set
 
   // A numeric tensor owning `bytes`.
   static Tensor Owned(std::string name, DataType dtype, std::vector<std::uint64_t> shape,

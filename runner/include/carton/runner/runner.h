@@ -6,7 +6,8 @@
 //     Status Load(const std::string& model_dir, const LoadContext& ctx) override;
 //     Result<std::vector<Tensor>> Infer(const std::vector<Tensor>& inputs) override;
 //   };
-//   int main(int argc, char** argv) { MyRunner r; return carton::runner::RunnerMain(argc, argv, r); }
+//   int main(int argc, char** argv) { MyRunner r; return carton::runner::RunnerMain(argc, argv, r);
+//   }
 //
 // gives an executable `carton-runner-mine` with the commands
 //   info                          JSON: runner_name, framework_version, runner_compat_version

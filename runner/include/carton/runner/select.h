@@ -19,7 +19,7 @@ namespace carton::runner {
 
 struct RunnerCandidate {
   std::string path;
-  std::string runner_name;        // as reported by `info`
+  std::string runner_name;  // as reported by `info`
   std::string framework_version;
   std::uint64_t runner_compat_version = 0;
   // Why it cannot be used for the request ("" when it can, or when only
@@ -41,7 +41,7 @@ std::vector<RunnerCandidate> FindRunners(
 // Errors: kNotFound listing every runner found and why each was rejected
 // (or the directories searched when there is none); kInvalidArgument for a
 // bad requirement.
-Result<RunnerCandidate> SelectRunner(const RunnerInfo& runner,
-                                     std::chrono::milliseconds info_timeout = std::chrono::seconds(10));
+Result<RunnerCandidate> SelectRunner(
+    const RunnerInfo& runner, std::chrono::milliseconds info_timeout = std::chrono::seconds(10));
 
 }  // namespace carton::runner

@@ -20,7 +20,8 @@ using InferFn =
 struct OutputCheck {
   std::string name;
   bool passed = false;
-  std::string message;  // "all 16 elements match", "missing", "dtype ...", "3 of 6 differ; worst ..."
+  std::string
+      message;  // "all 16 elements match", "missing", "dtype ...", "3 of 6 differ; worst ..."
 };
 
 struct SelfTestResult {

@@ -47,11 +47,11 @@ struct CompareResult {
   // counts as infinitely bad; ties go to the lowest index. For integers and
   // BOOL it is the first mismatch.
   std::vector<std::uint64_t> worst_index;  // one entry per dimension
-  std::string actual;    // value as text: "1.5", "nan", "18446744073709551615",
-  std::string expected;  // "(1, -2)" for C64 (real, imaginary)
-  double abs_diff = 0;   // |actual - expected| (complex magnitude for C64);
-                         // NaN when a NaN is involved, inf for an inf mismatch
-  double tolerance = 0;  // atol + rtol * |expected|; 0 for integers and BOOL
+  std::string actual;                      // value as text: "1.5", "nan", "18446744073709551615",
+  std::string expected;                    // "(1, -2)" for C64 (real, imaginary)
+  double abs_diff = 0;                     // |actual - expected| (complex magnitude for C64);
+                                           // NaN when a NaN is involved, inf for an inf mismatch
+  double tolerance = 0;                    // atol + rtol * |expected|; 0 for integers and BOOL
 
   // One line: "all 6 elements match", "dtype F32 vs expected F64",
   // "shape [2, 3] vs expected [3, 2]", or "3 of 6 elements differ; worst at
@@ -64,8 +64,7 @@ struct CompareResult {
 // Errors: kInvalidArgument when a view's byte size is not what its dtype and
 // shape need (or numel overflows), or when rtol/atol is negative or NaN.
 // Safe on untrusted tensors that pass those checks.
-Result<CompareResult> AllClose(const TensorView& actual,
-                               const TensorView& expected,
+Result<CompareResult> AllClose(const TensorView& actual, const TensorView& expected,
                                const CompareOptions& options = {});
 
 // Every element of `tensor` as a double, in C order. Floating dtypes are

@@ -12,27 +12,27 @@ namespace carton::safetensors {
 
 enum class ErrorKind : int {
   kNone = 0,
-  kFileTooSmall,         // fewer than 8 bytes
-  kHeaderTooLarge,       // header length over the limit (100,000,000)
-  kHeaderPastEnd,        // header length runs past the end of the file
-  kHeaderNotUtf8,        // header bytes are not UTF-8
-  kHeaderNoBrace,        // header does not start with '{'
-  kInvalidJson,          // JSON syntax error
-  kNotAnObject,          // header, a tensor entry or a field has the wrong JSON type
-  kTrailingBytes,        // something other than spaces after the object
-  kDuplicateKey,         // a key appears twice in one object
-  kTooDeep,              // JSON nested beyond the depth limit
-  kMissingField,         // dtype, shape or data_offsets absent
-  kUnknownDtype,         // dtype string not known (Status code kUnsupported)
-  kInvalidShape,         // a dimension negative, fractional or out of range
-  kInvalidOffsets,       // data_offsets not two non-negative integers, or begin > end
-  kNumelOverflow,        // numel * bits overflows 64 bits
-  kPartialByte,          // sub-byte tensor that is not a whole number of bytes
-  kSizeMismatch,         // end - begin != numel * dtype size
-  kDataGap,              // offsets (in offset order) leave a hole or do not start at 0
-  kDataOverlap,          // offsets (in offset order) overlap
-  kDataEndMismatch,      // data section end != file end
-  kInvalidMetadata,      // __metadata__ not an object of strings
+  kFileTooSmall,     // fewer than 8 bytes
+  kHeaderTooLarge,   // header length over the limit (100,000,000)
+  kHeaderPastEnd,    // header length runs past the end of the file
+  kHeaderNotUtf8,    // header bytes are not UTF-8
+  kHeaderNoBrace,    // header does not start with '{'
+  kInvalidJson,      // JSON syntax error
+  kNotAnObject,      // header, a tensor entry or a field has the wrong JSON type
+  kTrailingBytes,    // something other than spaces after the object
+  kDuplicateKey,     // a key appears twice in one object
+  kTooDeep,          // JSON nested beyond the depth limit
+  kMissingField,     // dtype, shape or data_offsets absent
+  kUnknownDtype,     // dtype string not known (Status code kUnsupported)
+  kInvalidShape,     // a dimension negative, fractional or out of range
+  kInvalidOffsets,   // data_offsets not two non-negative integers, or begin > end
+  kNumelOverflow,    // numel * bits overflows 64 bits
+  kPartialByte,      // sub-byte tensor that is not a whole number of bytes
+  kSizeMismatch,     // end - begin != numel * dtype size
+  kDataGap,          // offsets (in offset order) leave a hole or do not start at 0
+  kDataOverlap,      // offsets (in offset order) overlap
+  kDataEndMismatch,  // data section end != file end
+  kInvalidMetadata,  // __metadata__ not an object of strings
 };
 
 inline ErrorKind KindOf(const Status& s) { return static_cast<ErrorKind>(s.detail()); }

@@ -59,8 +59,8 @@ struct PlannedHeader {
   std::vector<std::size_t> order;  // indices into `tensors`, in data order
   std::uint64_t data_size = 0;
 };
-Result<PlannedHeader> PlanHeader(std::span<const TensorSource> tensors,
-                                 const Metadata& metadata, const WriteOptions& options = {});
+Result<PlannedHeader> PlanHeader(std::span<const TensorSource> tensors, const Metadata& metadata,
+                                 const WriteOptions& options = {});
 
 // Serializes to memory.
 Result<std::vector<std::byte>> Serialize(std::span<const TensorSource> tensors,

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Style rules the build cannot enforce, checked on every tracked C++ file:
+#   1. clang-format (the repository's .clang-format) leaves the file unchanged;
+#   2. in a library, a quoted include is either a public header
+#      ("carton/<module>/x.h") or a private header that sits beside the
+#      including file, so no target reaches into another target's src/
+#      folder; tests, benchmarks and fuzz targets may also include their own
+#      helpers (under tests/, bench/, fuzz/), never a module's private header.
+# Exit 0 when clean; 1 and each violation otherwise.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+status=0
+
+mapfile -t files < <(git ls-files '*.cc' '*.h' | grep -v '^tests/compat/rust_peer/')
+
+clang_format="${CLANG_FORMAT:-clang-format}"
+if ! command -v "$clang_format" >/dev/null; then
+  echo "check-style: $clang_format not found (apt-get install clang-format)" >&2
+  exit 2
+fi
+if ! "$clang_format" --dry-run -Werror "${files[@]}" 2>/tmp/check-style.$$; then
+  grep -E '^[^ ].*: (error|warning):' /tmp/check-style.$$ | cut -d: -f1 | sort -u |
+    sed 's/^/check-style: not clang-formatted: /'
+  status=1
+fi
+rm -f /tmp/check-style.$$
+
+for f in "${files[@]}"; do
+  dir="$(dirname "$f")"
+  while IFS= read -r inc; do
+    case "$inc" in
+      carton/*) ;;  # a public header, resolved through the target's interface
+      *)
+        found=0
+        [[ "$inc" != */* && -f "$dir/$inc" ]] && found=1
+        case "$f" in
+          tests/*|bench/*|fuzz/*)
+            for base in tests bench fuzz "$dir"; do
+              [[ -f "$base/$inc" && "$inc" != *src/* ]] && found=1
+            done ;;
+        esac
+        if [ "$found" = 0 ]; then
+          echo "check-style: $f includes \"$inc\", which is not a public header nor beside it"
+          status=1
+        fi ;;
+    esac
+  done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
+done
+
+exit "$status"
