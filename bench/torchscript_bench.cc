@@ -84,7 +84,7 @@ num_threads = 1
   std::printf("%-8s %14s %14s %14s\n", "batch", "direct us", "serve us", "overhead us");
   for (std::int64_t batch : {1, 64}) {
     at::Tensor x = torch::randn({batch, 256});
-    auto input = carton::loader::Tensor::View(
+    auto input = carton::Tensor::View(
         "x", carton::DataType::kFloat32, {static_cast<std::uint64_t>(batch), 256},
         carton::ByteView(static_cast<const std::byte*>(x.data_ptr()), x.nbytes()));
     std::vector<double> d, s;

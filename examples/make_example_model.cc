@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "carton/carton/tensor_data.h"
+#include "carton/format/tensor_data.h"
 #include "carton/safetensors/writer.h"
 
 using namespace carton;

@@ -12,18 +12,18 @@
 #include <string>
 #include <vector>
 
-#include "carton/carton/config.h"
 #include "carton/carton/info.h"
-#include "carton/carton/tensor_data.h"
 #include "carton/carton/verify.h"
-#include "carton/carton/zip.h"
 #include "carton/common/bytes.h"
 #include "carton/common/random_access.h"
 #include "carton/common/unique_fd.h"
+#include "carton/format/config.h"
+#include "carton/format/tensor_data.h"
 #include "carton/links/links.h"
 #include "carton/manifest/manifest.h"
 #include "carton/safetensors/file.h"
 #include "carton/safetensors/slice.h"
+#include "carton/zip/reader.h"
 
 namespace carton::fuzz {
 namespace {

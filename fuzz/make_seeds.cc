@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "carton/carton/pack.h"
-#include "carton/carton/tensor_data.h"
-#include "carton/carton/zip.h"
 #include "carton/common/atomic_file.h"
+#include "carton/format/tensor_data.h"
 #include "carton/links/links.h"
 #include "carton/manifest/manifest.h"
 #include "carton/safetensors/writer.h"
+#include "carton/zip/writer.h"
 
 namespace fs = std::filesystem;
 using namespace carton;

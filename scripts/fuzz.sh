@@ -5,7 +5,8 @@
 #   bash scripts/fuzz.sh list
 # Targets: safetensors config tensor_index manifest links zip zip_source carton slice.
 # The corpus grows in build-fuzz/corpus/TARGET (seeded from carton's own
-# writers by carton_fuzz_seeds); crashing inputs land in
+# writers by carton_fuzz_seeds, and from the inputs kept in tests/hostile/);
+# crashing inputs land in
 # build-fuzz/artifacts/TARGET/ and the run's log in build-fuzz/logs/TARGET.log.
 # One job, one worker: the whole run stays on one core.
 set -euo pipefail
@@ -35,6 +36,11 @@ cmake --build "$build" --parallel "$(nproc)" --target "fuzz_$target" carton_fuzz
 seeds="$build/seeds/for-$target" corpus="$build/corpus/$target" artifacts="$build/artifacts/$target"
 rm -rf "$seeds"
 "$build/fuzz/carton_fuzz_seeds" "$seeds"
+# The inputs kept under tests/hostile seed the run too: the known-bad corpus
+# of the target and the regressions that once broke it.
+for f in tests/hostile/known_bad/"$target"/* tests/hostile/regressions/"$target"-*; do
+  if [ -f "$f" ]; then cp "$f" "$seeds/$target/"; fi
+done
 mkdir -p "$corpus" "$artifacts" "$build/logs"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"

@@ -7,12 +7,12 @@
 #include <zstd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <functional>
 #include <memory>
 #include <vector>
 
 #include "carton/common/atomic_file.h"
+#include "carton/common/posix_error.h"
 #include "carton/common/unique_fd.h"
 
 namespace carton::internal {
@@ -28,12 +28,12 @@ using Out = std::function<Status(ByteView)>;
 // Feeds `src` in chunks to `update(chunk, last)`.
 Status ReadChunks(const std::string& src, const std::function<Status(ByteView, bool)>& update) {
   UniqueFd fd(::open(src.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return IoError(src + ": cannot open: " + std::strerror(errno));
+  if (!fd.valid()) return ErrnoIoError(errno, src + ": cannot open");
   std::vector<std::byte> buffer(kChunk);
   for (;;) {
     const ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return IoError(src + ": read failed: " + std::strerror(errno));
+    if (n < 0) return ErrnoIoError(errno, src + ": read failed");
     CARTON_RETURN_IF_ERROR(update(ByteView(buffer.data(), static_cast<std::size_t>(n)), n == 0));
     if (n == 0) return Status::Ok();
   }
@@ -134,3 +134,38 @@ Status WriteEncodedCopy(const std::string& src, const std::string& dest, BlobEnc
 }
 
 }  // namespace carton::internal
+
+namespace carton {
+
+std::string_view BlobEncodingName(BlobEncoding e) {
+  switch (e) {
+    case BlobEncoding::kZstd:
+      return "zstd";
+    case BlobEncoding::kBrotli:
+      return "br";
+    case BlobEncoding::kGzip:
+      return "gzip";
+  }
+  return "?";
+}
+
+std::string_view BlobEncodingSuffix(BlobEncoding e) {
+  switch (e) {
+    case BlobEncoding::kZstd:
+      return ".zst";
+    case BlobEncoding::kBrotli:
+      return ".br";
+    case BlobEncoding::kGzip:
+      return ".gz";
+  }
+  return "";
+}
+
+Result<BlobEncoding> ParseBlobEncoding(std::string_view name) {
+  for (BlobEncoding e : {BlobEncoding::kZstd, BlobEncoding::kBrotli, BlobEncoding::kGzip}) {
+    if (name == BlobEncodingName(e)) return e;
+  }
+  return InvalidArgument("encoding \"" + std::string(name) + "\" is not zstd, br or gzip");
+}
+
+}  // namespace carton

@@ -5,9 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "carton/carton/zip.h"
+#include "carton/carton/reader.h"
 #include "carton/common/status.h"
 #include "carton/manifest/manifest.h"
+#include "carton/zip/writer.h"
 
 namespace carton::internal {
 
@@ -15,47 +16,30 @@ namespace carton::internal {
 // go through a temporary file.
 inline constexpr std::uint64_t kCopyInMemory = 64ull << 20;
 
-// Copies entries of `from` into `to`. Temporary files live in `spool_dir`
-// until the copier is destroyed, which must be after to.Finish().
+// Copies entries of `from` (whose MANIFEST has been read) into `to`.
+// Temporary files live in `spool_dir` until the copier is destroyed, which
+// must be after to.Finish().
 class EntryCopier {
  public:
-  EntryCopier(const ZipReader& from, ZipWriter& to, std::string spool_dir)
+  EntryCopier(const CartonReader& from, ZipWriter& to, std::string spool_dir)
       : from_(from), to_(to), spool_dir_(std::move(spool_dir)) {}
   EntryCopier(const EntryCopier&) = delete;
   EntryCopier& operator=(const EntryCopier&) = delete;
   ~EntryCopier();
 
   // Copies file entry `name` with its own compression method; its decoded
-  // bytes must have the sha256 `expected`. A symlink entry is copied as a
-  // file holding its target's bytes (its MANIFEST line already has their
-  // sha256), so the new carton has no symlink entries. Errors: kCorrupt (mismatch or bad
-  // data, naming the entry), kUnsupported (method), kIoError.
-  Status Copy(const std::string& name, const manifest::Digest& expected);
-
-  // Decodes entry `name` (a symlink entry: its target) into a new file at
-  // `dest` (atomically), checking its sha256 against `expected`. Errors: as
-  // Copy.
-  Status Extract(const std::string& name, const manifest::Digest& expected,
-                 const std::string& dest) const;
+  // bytes must have the sha256 MANIFEST gives it. A symlink entry is copied
+  // as a file holding its target's bytes (its MANIFEST line already has
+  // their sha256), so the new carton has no symlink entries. Errors:
+  // kCorrupt (mismatch or bad data, naming the entry), kUnsupported
+  // (method), kIoError.
+  Status Copy(const std::string& name);
 
  private:
-  // The entry whose bytes `name` stands for: itself, or a symlink's target.
-  Result<std::string> DataEntry(const std::string& name) const;
-
-  const ZipReader& from_;
+  const CartonReader& from_;
   ZipWriter& to_;
   std::string spool_dir_;
   std::vector<std::string> spooled_;
 };
-
-// The checked MANIFEST of a carton being rewritten: its exact bytes (copied
-// verbatim, so the manifest hash stays), the parsed entries, and the check
-// that every file in the zip is listed and every symlink entry resolves.
-// Errors: kCorrupt naming the entry.
-struct ManifestCopy {
-  std::string text;
-  manifest::Manifest manifest;
-};
-Result<ManifestCopy> ReadManifestForCopy(const ZipReader& zip);
 
 }  // namespace carton::internal

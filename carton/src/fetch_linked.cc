@@ -3,6 +3,7 @@
 #include <map>
 
 #include "carton/carton/links.h"
+#include "carton/carton/reader.h"
 #include "carton/manifest/sha256.h"
 #include "entry_copy.h"
 #include "writer_options.h"
@@ -13,19 +14,14 @@ Result<FetchLinkedReport> FetchLinked(const std::string& in, const std::string& 
                                       const FetchLinkedOptions& options) {
   std::filesystem::path parent = std::filesystem::path(out_path).parent_path();
   const std::string out_dir = parent.empty() ? "." : parent.string();
-  CARTON_ASSIGN_OR_RETURN(LocalCarton local, LocalCarton::Make(in, out_dir, options.link));
-  CARTON_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::Open(local.path()));
-  auto m = internal::ReadManifestForCopy(zip);
-  if (!m.ok()) return m.status().WithContext(in);
-  auto links = ReadLinks(zip);
-  if (!links.ok()) return links.status().WithContext(in);
-  auto linked = LinkedFiles(zip, m->manifest, *links);
-  if (!linked.ok()) return linked.status().WithContext(in);
+  CARTON_ASSIGN_OR_RETURN(CartonReader reader, CartonReader::OpenLocal(in, out_dir, options.link));
+  CARTON_RETURN_IF_ERROR(reader.Check());
+  const ManifestFile& m = reader.manifest_file();
 
   // Every linked file is fetched and verified before anything is written.
   FetchLinkedReport report;
   std::map<std::string, std::string> blobs;  // path -> cached blob
-  for (const LinkedFile& f : *linked) {
+  for (const LinkedFile& f : reader.linked_files()) {
     auto blob = ResolveLinkedFile(f, options.link, /*rehash=*/true);
     if (!blob.ok()) return blob.status().WithContext(f.path).WithContext(in);
     blobs[f.path] = *blob;
@@ -33,11 +29,11 @@ Result<FetchLinkedReport> FetchLinked(const std::string& in, const std::string& 
 
   CARTON_ASSIGN_OR_RETURN(ZipWriter writer,
                           ZipWriter::Create(out_path, internal::CartonWriterOptions(0)));
-  internal::EntryCopier copier(zip, writer, out_dir);
-  for (const auto& me : m->manifest.entries()) {
+  internal::EntryCopier copier(reader, writer, out_dir);
+  for (const auto& me : m.manifest.entries()) {
     auto blob = blobs.find(me.path);
     if (blob == blobs.end()) {
-      Status s = copier.Copy(me.path, me.sha256);
+      Status s = copier.Copy(me.path);
       if (!s.ok()) return s.WithContext(in);
       continue;
     }
@@ -54,9 +50,9 @@ Result<FetchLinkedReport> FetchLinked(const std::string& in, const std::string& 
     report.fetched_bytes += added->size;
   }
   CARTON_RETURN_IF_ERROR(
-      writer.AddBytes("MANIFEST", AsBytes(m->text), Compression::kStored).status());
+      writer.AddBytes("MANIFEST", AsBytes(m.text), Compression::kStored).status());
   CARTON_RETURN_IF_ERROR(writer.Finish());
-  report.manifest_hash = manifest::Sha256Of(AsBytes(m->text));
+  report.manifest_hash = m.hash;
   return report;
 }
 

@@ -1,53 +1,25 @@
 #include "carton/carton/info.h"
 
-#include "archive.h"
-#include "carton/carton/zip.h"
-#include "carton/manifest/manifest.h"
+#include "carton/carton/reader.h"
 
 namespace carton {
-namespace {
-
-struct ManifestRead {
-  manifest::Manifest manifest;
-  manifest::Digest hash;
-};
-
-Result<ManifestRead> ReadManifest(const ZipReader& zip, const std::string& source,
-                                  std::uint64_t limit = kMaxManifestSize) {
-  auto text = internal::ReadTextEntry(zip, "MANIFEST", limit);
-  if (!text.ok()) {
-    Status s = text.status();
-    if (s.code() == StatusCode::kNotFound) s = Corrupt("MANIFEST: missing");
-    return s.WithContext(source);
-  }
-  auto m = manifest::Manifest::Parse(AsBytes(*text));
-  if (!m.ok()) return m.status().WithContext(source);
-  return ManifestRead{std::move(m).value(), manifest::Sha256Of(AsBytes(*text))};
-}
-
-}  // namespace
 
 Result<manifest::Digest> ManifestHash(const std::string& carton_path, const LinkOptions& options) {
-  CARTON_ASSIGN_OR_RETURN(ZipReader zip, OpenCarton(carton_path, options));
-  CARTON_ASSIGN_OR_RETURN(ManifestRead m, ReadManifest(zip, carton_path));
-  return m.hash;
+  CARTON_ASSIGN_OR_RETURN(CartonReader reader, CartonReader::Open(carton_path, options));
+  CARTON_RETURN_IF_ERROR(reader.ReadManifest().WithContext(carton_path));
+  return reader.manifest_file().hash;
 }
 
 Result<CartonInfo> ReadInfo(const std::string& carton_path, const LinkOptions& options,
                             const CartonLimits& limits) {
-  CARTON_ASSIGN_OR_RETURN(ZipReader zip, OpenCarton(carton_path, options, limits.zip));
-  CARTON_ASSIGN_OR_RETURN(ManifestRead m, ReadManifest(zip, carton_path, limits.max_manifest_size));
-  Status entries = internal::FirstEntryProblem(zip, m.manifest);
-  if (!entries.ok()) return entries.WithContext(carton_path);
-  auto links = ReadLinks(zip, limits.links);
-  if (!links.ok()) return links.status().WithContext(carton_path);
-  auto linked = LinkedFiles(zip, m.manifest, *links);
-  if (!linked.ok()) return linked.status().WithContext(carton_path);
+  CARTON_ASSIGN_OR_RETURN(CartonReader reader, CartonReader::Open(carton_path, options, limits));
+  CARTON_RETURN_IF_ERROR(reader.Check());
+  const ZipReader& zip = reader.zip();
   CartonInfo info;
-  info.manifest_hash = m.hash;
+  info.manifest_hash = reader.manifest_file().hash;
   info.has_links = zip.Find("LINKS") != nullptr;
 
-  auto config_text = internal::ReadTextEntry(zip, "carton.toml", limits.config.max_size);
+  auto config_text = reader.ReadText("carton.toml", limits.config.max_size);
   if (!config_text.ok()) {
     Status s = config_text.status();
     if (s.code() == StatusCode::kNotFound) s = Corrupt("carton.toml: missing");
@@ -58,15 +30,14 @@ Result<CartonInfo> ReadInfo(const std::string& carton_path, const LinkOptions& o
   info.config = std::move(config).value();
 
   if (zip.Find("tensor_data/index.toml") != nullptr) {
-    auto text =
-        internal::ReadTextEntry(zip, "tensor_data/index.toml", limits.tensor_data.max_index_size);
+    auto text = reader.ReadText("tensor_data/index.toml", limits.tensor_data.max_index_size);
     if (!text.ok()) return text.status().WithContext(carton_path);
     auto index = ParseIndex(*text, limits.tensor_data);
     if (!index.ok()) return index.status().WithContext(carton_path);
     info.tensor_index = std::move(index).value();
   }
 
-  for (const auto& me : m.manifest.entries()) {
+  for (const auto& me : reader.manifest().entries()) {
     CartonFileInfo f;
     f.path = me.path;
     const ZipEntry* e = zip.Find(me.path);

@@ -6,14 +6,13 @@
 #include <system_error>
 #include <thread>
 
-#include "carton/carton/tensor_data.h"
 #include "carton/common/atomic_file.h"
 #include "carton/common/file_identity.h"
+#include "carton/format/tensor_data.h"
 #include "carton/manifest/hash_files.h"
 #include "carton/manifest/manifest.h"
 #include "pack_walk.h"
 #include "writer_options.h"
-#include "zstd_probe.h"
 
 namespace carton {
 namespace {
@@ -32,7 +31,7 @@ Compression ChooseMethod(const PackOptions& options, const internal::SourceFile&
       break;
   }
   if (f.size >= options.auto_store_size || f.size == 0) return Compression::kStored;
-  return internal::ZstdPays(f.full_path, f.size) ? Compression::kZstd : Compression::kStored;
+  return ZstdPays(f.full_path, f.size) ? Compression::kZstd : Compression::kStored;
 }
 
 // One entry to write: a file on disk, or bytes generated here.

@@ -8,6 +8,7 @@
 
 #include "blob_encode.h"
 #include "carton/carton/links.h"
+#include "carton/carton/reader.h"
 #include "carton/carton/symlink.h"
 #include "carton/manifest/sha256.h"
 #include "entry_copy.h"
@@ -61,23 +62,18 @@ Result<ShrinkReport> Shrink(const std::string& in, const std::string& out_path,
   if (ec) return IoError(options.blobs_dir + ": cannot create: " + ec.message());
 
   const std::string out_dir = DirOf(out_path);
-  CARTON_ASSIGN_OR_RETURN(LocalCarton local, LocalCarton::Make(in, out_dir, options.link));
-  CARTON_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::Open(local.path()));
-  auto m = internal::ReadManifestForCopy(zip);
-  if (!m.ok()) return m.status().WithContext(in);
-  auto old_links = ReadLinks(zip);
-  if (!old_links.ok()) return old_links.status().WithContext(in);
+  CARTON_ASSIGN_OR_RETURN(CartonReader reader, CartonReader::OpenLocal(in, out_dir, options.link));
   // Files the input already links stay linked: LINKS must cover them.
-  if (auto linked = LinkedFiles(zip, m->manifest, *old_links); !linked.ok()) {
-    return linked.status().WithContext(in);
-  }
-  links::Links new_links = old_links->value_or(links::Links{});
+  CARTON_RETURN_IF_ERROR(reader.Check());
+  const ZipReader& zip = reader.zip();
+  const ManifestFile& m = reader.manifest_file();
+  links::Links new_links = reader.links().value_or(links::Links{});
 
   CARTON_ASSIGN_OR_RETURN(ZipWriter writer,
                           ZipWriter::Create(out_path, internal::CartonWriterOptions(0)));
-  internal::EntryCopier copier(zip, writer, out_dir);
+  internal::EntryCopier copier(reader, writer, out_dir);
   ShrinkReport report;
-  report.manifest_hash = manifest::Sha256Of(AsBytes(m->text));
+  report.manifest_hash = m.hash;
   std::set<manifest::Digest> written;
   for (const ZipEntry& e : zip.entries()) {
     if (e.is_dir) {
@@ -85,7 +81,7 @@ Result<ShrinkReport> Shrink(const std::string& in, const std::string& out_path,
       continue;
     }
     if (manifest::IsReservedPath(e.name)) continue;  // LINKS and MANIFEST come last
-    const manifest::ManifestEntry* me = m->manifest.Find(e.name);
+    const manifest::ManifestEntry* me = m.manifest.Find(e.name);
     // A symlink entry stands for its target's bytes (EntryCopier).
     std::uint64_t size = e.size;
     if (e.is_symlink) {
@@ -94,7 +90,7 @@ Result<ShrinkReport> Shrink(const std::string& in, const std::string& out_path,
       size = zip.Find(*target)->size;
     }
     if (size < options.min_size || MustStay(e.name)) {
-      Status s = copier.Copy(e.name, me->sha256);
+      Status s = copier.Copy(e.name);
       if (!s.ok()) return s.WithContext(in);
       continue;
     }
@@ -103,7 +99,7 @@ Result<ShrinkReport> Shrink(const std::string& in, const std::string& out_path,
     if (written.insert(me->sha256).second) {
       const bool reused = HasBlob(blob, me->sha256);
       if (!reused) {
-        Status s = copier.Extract(e.name, me->sha256, blob);
+        Status s = reader.ExtractTo(e.name, blob);
         if (!s.ok()) return s.WithContext(in);
         ++report.blobs_written;
       }
@@ -131,7 +127,7 @@ Result<ShrinkReport> Shrink(const std::string& in, const std::string& out_path,
     CARTON_RETURN_IF_ERROR(writer.AddBytes("LINKS", AsBytes(text), Compression::kStored).status());
   }
   CARTON_RETURN_IF_ERROR(
-      writer.AddBytes("MANIFEST", AsBytes(m->text), Compression::kStored).status());
+      writer.AddBytes("MANIFEST", AsBytes(m.text), Compression::kStored).status());
   CARTON_RETURN_IF_ERROR(writer.Finish());
   return report;
 }

@@ -3,15 +3,14 @@
 #include <random>
 #include <system_error>
 
-#include "archive.h"
 #include "carton/carton/info.h"
-#include "carton/carton/links.h"
+#include "carton/carton/reader.h"
 #include "carton/carton/symlink.h"
-#include "carton/carton/zip.h"
 #include "carton/common/atomic_file.h"
 #include "carton/common/mapped_file.h"
 #include "carton/manifest/manifest.h"
 #include "carton/manifest/sha256.h"
+#include "carton/zip/reader.h"
 
 namespace carton {
 namespace {
@@ -45,43 +44,23 @@ Status CopyLinked(const LinkedFile& f, const std::string& blob, const fs::path& 
   CARTON_ASSIGN_OR_RETURN(MappedFile in, MappedFile::Open(blob));
   CARTON_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::Create(out.string()));
   manifest::Sha256 h;
-  constexpr std::size_t kStep = 16 << 20;
-  const ByteView bytes = in.bytes();
-  for (std::size_t off = 0; off < bytes.size(); off += kStep) {
-    const ByteView step = bytes.subspan(off, std::min(kStep, bytes.size() - off));
+  CARTON_RETURN_IF_ERROR(ForEachMappedStep(in.bytes(), [&](ByteView step) {
     h.Update(step);
-    CARTON_RETURN_IF_ERROR(file.Write(step));
-    ReleaseMappedPages(step);
-  }
-  const manifest::Digest d = h.Finish();
-  if (d != f.sha256) {
-    return Corrupt(f.path + ": the cached copy " + blob + " has sha256 " + manifest::ToHex(d) +
-                   " but MANIFEST says " + manifest::ToHex(f.sha256));
-  }
+    return file.Write(step);
+  }));
+  CARTON_RETURN_IF_ERROR(
+      manifest::CheckDigest(f.path + ": the cached copy " + blob, h.Finish(), f.sha256));
   return file.Commit();
 }
 
-Status ExtractOne(const ZipReader& zip, const std::string& name, const fs::path& root,
-                  const manifest::Manifest* m) {
+// Extracts file entry `name` (or MANIFEST) to `root`/`name`, checking it
+// against MANIFEST as it is written.
+Status ExtractOne(const CartonReader& reader, const std::string& name, const fs::path& root) {
   fs::path out = root / fs::path(name);
   std::error_code ec;
   fs::create_directories(out.parent_path(), ec);
   if (ec) return IoError(out.parent_path().string() + ": " + ec.message());
-  CARTON_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::Create(out.string()));
-  manifest::Sha256 h;
-  CARTON_RETURN_IF_ERROR(zip.ReadTo(name, [&](ByteView chunk) {
-    h.Update(chunk);
-    return file.Write(chunk);
-  }));
-  const manifest::ManifestEntry* me = m ? m->Find(name) : nullptr;
-  if (me != nullptr) {
-    manifest::Digest d = h.Finish();
-    if (d != me->sha256) {
-      return Corrupt(name + ": sha256 " + manifest::ToHex(d) + " but MANIFEST says " +
-                     manifest::ToHex(me->sha256));
-    }
-  }
-  return file.Commit();
+  return reader.ExtractTo(name, out.string());
 }
 
 // A symlink entry becomes a relative symlink in the unpacked tree
@@ -113,19 +92,10 @@ Status Unpack(const std::string& carton_path, const std::string& dir, const Link
     }
   }
   fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  CARTON_ASSIGN_OR_RETURN(LocalCarton local,
-                          LocalCarton::Make(carton_path, parent.string(), options));
-  CARTON_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::Open(local.path(), limits.zip));
-  auto text = internal::ReadTextEntry(zip, "MANIFEST", limits.max_manifest_size);
-  if (!text.ok()) return text.status().WithContext(carton_path);
-  auto m = manifest::Manifest::Parse(AsBytes(*text));
-  if (!m.ok()) return m.status().WithContext(carton_path);
-  Status entries = internal::FirstEntryProblem(zip, *m);
-  if (!entries.ok()) return entries.WithContext(carton_path);
-  auto links = ReadLinks(zip, limits.links);
-  if (!links.ok()) return links.status().WithContext(carton_path);
-  auto linked = LinkedFiles(zip, *m, *links);
-  if (!linked.ok()) return linked.status().WithContext(carton_path);
+  CARTON_ASSIGN_OR_RETURN(CartonReader reader,
+                          CartonReader::OpenLocal(carton_path, parent.string(), options, limits));
+  CARTON_RETURN_IF_ERROR(reader.Check());
+  const ZipReader& zip = reader.zip();
 
   fs::path abs_parent = fs::absolute(parent, ec);
   if (unpack.check_free_space) {
@@ -150,11 +120,11 @@ Status Unpack(const std::string& carton_path, const std::string& dir, const Link
   for (const auto& e : zip.entries()) {
     // LINKS is resolved here; the unpacked tree holds the files themselves.
     if (e.is_dir || e.name == "LINKS") continue;
-    Status s = e.is_symlink ? MakeSymlink(zip, e, temp.path(), *m)
-                            : ExtractOne(zip, e.name, temp.path(), &*m);
+    Status s = e.is_symlink ? MakeSymlink(zip, e, temp.path(), reader.manifest())
+                            : ExtractOne(reader, e.name, temp.path());
     if (!s.ok()) return s.WithContext(carton_path);
   }
-  for (const LinkedFile& f : *linked) {
+  for (const LinkedFile& f : reader.linked_files()) {
     auto blob = ResolveLinkedFile(f, options, /*rehash=*/false);
     if (!blob.ok()) return blob.status().WithContext(f.path).WithContext(carton_path);
     Status s = CopyLinked(f, *blob, temp.path());

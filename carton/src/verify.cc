@@ -1,7 +1,5 @@
 #include "carton/carton/verify.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
@@ -9,16 +7,15 @@
 #include <mutex>
 #include <set>
 
-#include "archive.h"
-#include "carton/carton/config.h"
-#include "carton/carton/symlink.h"
-#include "carton/carton/tensor_data.h"
-#include "carton/carton/zip.h"
+#include "carton/carton/reader.h"
 #include "carton/common/mapped_file.h"
 #include "carton/common/parallel.h"
+#include "carton/format/config.h"
+#include "carton/format/tensor_data.h"
 #include "carton/manifest/manifest.h"
 #include "carton/manifest/sha256.h"
-#include "zip_format.h"
+#include "carton/zip/compression.h"
+#include "carton/zip/reader.h"
 
 namespace carton {
 namespace {
@@ -28,124 +25,52 @@ constexpr std::string_view kMiscPrefix = "@misc/";
 
 class Checker {
  public:
-  Checker(const ZipReader& zip, const CartonLimits& limits, VerifyReport* report)
-      : zip_(zip), limits_(limits), report_(report) {}
+  Checker(CartonReader& reader, VerifyReport* report)
+      : reader_(reader), zip_(reader.zip()), limits_(reader.limits()), report_(report) {}
 
   void Problem(std::string where, std::string message) {
     std::lock_guard<std::mutex> lock(mu_);
     report_->problems.push_back({std::move(where), std::move(message)});
   }
 
-  void CheckEntries() {
-    for (const auto& e : zip_.entries()) {
-      if (e.is_symlink) {
-        auto target = ResolveSymlinkEntry(zip_, e);
-        if (target.ok()) {
-          symlink_targets_[e.name] = *target;
-        } else {
-          std::string message(target.status().message());
-          if (message.rfind(e.name + ": ", 0) == 0) message.erase(0, e.name.size() + 2);
-          Problem(e.name, std::move(message));
-        }
-      }
-      if (e.encrypted) Problem(e.name, "encrypted entries are not allowed");
-      if (!e.is_dir && !CompressionFromZipMethod(e.method)) {
-        Problem(e.name, "compression method " + std::to_string(e.method) +
-                            " is not stored, deflate or zstd");
-      }
-    }
+  void Problems(const std::vector<CartonProblem>& problems) {
+    for (const auto& p : problems) Problem(p.where, p.message);
   }
 
-  // Reads LINKS (when there is one); a LINKS that does not parse is a
-  // problem, and then covers no file.
-  void CheckLinks() {
-    const ZipEntry* e = zip_.Find("LINKS");
-    if (e == nullptr) return;
-    has_links_ = true;
-    auto links = ReadLinks(zip_, limits_.links);
+  // MANIFEST, LINKS and the entry and LINKS rules of every carton reader
+  // (reader.h), each broken rule a problem. Returns the manifest when
+  // MANIFEST is present and well-formed.
+  const manifest::Manifest* CheckStructure() {
+    const Status manifest = reader_.ReadManifest();
+    // A LINKS that does not parse is a problem, and then covers no file.
+    const Status links = reader_.ReadLinks();
+    Problems(reader_.EntryProblems());
     if (!links.ok()) {
       // "LINKS: why" reads "LINKS: LINKS: why" after the entry name.
-      std::string_view message = links.status().message();
+      std::string_view message = links.message();
       if (message.rfind("LINKS: ", 0) == 0) message.remove_prefix(7);
       Problem("LINKS", std::string(message));
-      return;
     }
-    links_ = std::move(links).value();
-  }
-
-  // Returns the manifest when MANIFEST is present and well-formed.
-  std::optional<manifest::Manifest> CheckManifest() {
-    auto text = internal::ReadTextEntry(zip_, "MANIFEST", limits_.max_manifest_size);
-    if (!text.ok()) {
-      Problem("MANIFEST", text.status().code() == StatusCode::kNotFound
-                              ? "missing: every carton has a MANIFEST"
-                              : text.status().message());
-      return std::nullopt;
+    if (!manifest.ok()) {
+      Problem("MANIFEST", zip_.Find("MANIFEST") == nullptr ? "missing: every carton has a MANIFEST"
+                                                           : manifest.message());
+      return nullptr;
     }
-    report_->manifest_hash = manifest::Sha256Of(AsBytes(*text));
-    auto m = manifest::Manifest::Parse(AsBytes(*text));
-    if (!m.ok()) {
-      Problem("MANIFEST", m.status().message());
-      return std::nullopt;
-    }
-    for (const auto& e : zip_.entries()) {
-      if (e.is_dir || manifest::IsReservedPath(e.name)) continue;
-      if (m->Find(e.name) == nullptr) Problem(e.name, "in the archive but not listed in MANIFEST");
-    }
-    for (const auto& me : m->entries()) {
-      const ZipEntry* e = zip_.Find(me.path);
-      if (e != nullptr && !e->is_dir) continue;
-      // LINKS may name files that live elsewhere; without it the file is lost.
-      const std::vector<std::string>* urls = nullptr;
-      if (links_) {
-        auto it = links_->urls.find(me.sha256);
-        if (it != links_->urls.end()) urls = &it->second;
-      }
-      if (urls != nullptr) {
-        linked_.insert(me.path);
-        linked_files_.push_back({me.path, me.sha256, *urls});
-      } else if (!has_links_) {
-        Problem(me.path, "listed in MANIFEST but missing from the archive, and there is no LINKS");
-      } else {
-        Problem(me.path,
-                "listed in MANIFEST but missing from the archive, and LINKS has no url "
-                "for its sha256 " +
-                    manifest::ToHex(me.sha256));
-      }
-    }
-    report_->linked_files = linked_files_.size();
-    // Every LINKS hash must name a MANIFEST file (FORMAT.md K3), as in
-    // every other reader (LinkedFiles).
-    if (links_) {
-      std::set<manifest::Digest> listed;
-      for (const auto& me : m->entries()) listed.insert(me.sha256);
-      for (const auto& [digest, urls] : links_->urls) {
-        if (listed.count(digest) == 0) {
-          Problem("LINKS", StrayLinksHash(digest));
-        }
-      }
-    }
-    return std::move(m).value();
+    report_->manifest_hash = reader_.manifest_file().hash;
+    Problems(reader_.LinkProblems());
+    for (const LinkedFile& f : reader_.linked_files()) linked_.insert(f.path);
+    report_->linked_files = reader_.linked_files().size();
+    return &reader_.manifest();
   }
 
   void CheckHashes(const manifest::Manifest& m, unsigned threads) {
     std::vector<const manifest::ManifestEntry*> present;
     for (const auto& me : m.entries()) {
       const ZipEntry* e = zip_.Find(me.path);
-      if (e != nullptr && e->is_symlink) {
-        // Its data is the target's path; its MANIFEST line has the
-        // target's sha256, and the target is hashed below.
-        auto t = symlink_targets_.find(me.path);
-        const manifest::ManifestEntry* target =
-            t == symlink_targets_.end() ? nullptr : m.Find(t->second);
-        if (target != nullptr && target->sha256 != me.sha256) {
-          Problem(me.path, "symlink has sha256 " + manifest::ToHex(me.sha256) +
-                               " in MANIFEST but its target " + t->second + " has " +
-                               manifest::ToHex(target->sha256));
-        }
-        continue;
-      }
-      if (e != nullptr && !e->is_dir && CompressionFromZipMethod(e->method) && !e->encrypted) {
+      // A symlink entry's data is the target's path; its MANIFEST line has
+      // the target's sha256 (an entry rule), and the target is hashed.
+      if (e != nullptr && !e->is_dir && !e->is_symlink && CompressionFromZipMethod(e->method) &&
+          !e->encrypted) {
         present.push_back(&me);
       }
     }
@@ -158,28 +83,21 @@ class Checker {
       const auto& me = *present[i];
       manifest::Sha256 h;
       Status s;
-      std::string crc_problem;  // reported only when the sha256 matches
+      Status crc_problem;  // reported only when the sha256 matches
       auto mapped = zip_.MappedData(me.path);
       if (mapped.ok()) {
-        // In steps, dropping each step's pages afterwards, so that the
-        // resident set stays small however large the archive. The CRC-32 is
-        // checked too: unpack checks it, so verify must not pass an entry
-        // that unpack refuses.
-        constexpr std::size_t kStep = 16 << 20;
-        uLong crc = crc32_z(0, nullptr, 0);
-        for (std::size_t off = 0; off < mapped->size(); off += kStep) {
-          ByteView step = mapped->subspan(off, std::min(kStep, mapped->size() - off));
+        // In steps that drop their pages afterwards, so that the resident
+        // set stays small however large the archive. The CRC-32 is checked
+        // too: unpack checks it, so verify must not pass an entry that
+        // unpack refuses.
+        std::uint32_t crc = 0;
+        s = ForEachMappedStep(*mapped, [&](ByteView step) {
           h.Update(step);
-          crc = crc32_z(crc, reinterpret_cast<const Bytef*>(step.data()), step.size());
-          ReleaseMappedPages(step);
-        }
+          crc = UpdateCrc32(crc, step);
+          return Status::Ok();
+        });
         bytes += mapped->size();
-        const std::uint32_t want = zip_.Find(me.path)->crc32;
-        if (crc != want) {
-          crc_problem = "entry " + zip_format::QuoteName(me.path) +
-                        ": crc-32 mismatch: the directory says " + zip_format::Hex(want, 8) +
-                        ", the data gives " + zip_format::Hex(crc, 8);
-        }
+        crc_problem = ZipReader::CheckCrc32(*zip_.Find(me.path), crc);
       } else {
         s = zip_.ReadTo(me.path, [&](ByteView chunk) {
           h.Update(chunk);
@@ -193,10 +111,9 @@ class Checker {
       }
       manifest::Digest d = h.Finish();
       if (d != me.sha256) {
-        Problem(me.path, "sha256 " + manifest::ToHex(d) + " but MANIFEST says " +
-                             manifest::ToHex(me.sha256));
-      } else if (!crc_problem.empty()) {
-        Problem(me.path, crc_problem);
+        Problem(me.path, manifest::DigestMismatch(d, me.sha256));
+      } else if (!crc_problem.ok()) {
+        Problem(me.path, crc_problem.message());
       }
     });
     report_->files_hashed = present.size();
@@ -206,7 +123,7 @@ class Checker {
   // Fetches each linked file through the blob cache (a cached copy is
   // rehashed; a download is hashed as it arrives).
   void FetchLinked(const LinkOptions& options) {
-    for (const LinkedFile& f : linked_files_) {
+    for (const LinkedFile& f : reader_.linked_files()) {
       auto blob = ResolveLinkedFile(f, options, /*rehash=*/true);
       if (!blob.ok()) {
         Problem(f.path, "linked file: " + blob.status().message());
@@ -221,7 +138,7 @@ class Checker {
   }
 
   std::optional<CartonConfig> CheckConfig() {
-    auto text = internal::ReadTextEntry(zip_, "carton.toml", limits_.config.max_size);
+    auto text = reader_.ReadText("carton.toml", limits_.config.max_size);
     if (!text.ok()) {
       Problem("carton.toml", text.status().code() == StatusCode::kNotFound
                                  ? "missing: every carton has a carton.toml"
@@ -252,7 +169,7 @@ class Checker {
       return std::nullopt;
     }
     if (zip_.Find(kIndex) == nullptr) return std::nullopt;  // linked; checked when fetched
-    auto text = internal::ReadTextEntry(zip_, kIndex, limits_.tensor_data.max_index_size);
+    auto text = reader_.ReadText(kIndex, limits_.tensor_data.max_index_size);
     if (!text.ok()) {
       Problem(kIndex, text.status().message());
       return std::nullopt;
@@ -273,7 +190,7 @@ class Checker {
         continue;
       }
       if (*t.dtype == DataType::kString) {
-        auto bytes = internal::ReadTextEntry(zip_, path, limits_.tensor_data.max_string_file_size);
+        auto bytes = reader_.ReadText(path, limits_.tensor_data.max_string_file_size);
         auto decoded = bytes.ok() ? DecodeTensor(t, AsBytes(*bytes), limits_.tensor_data)
                                   : Result<TensorValue>(bytes.status());
         if (!decoded.ok()) Problem(path, decoded.status().message());
@@ -340,15 +257,12 @@ class Checker {
   }
 
  private:
+  CartonReader& reader_;
   const ZipReader& zip_;
   const CartonLimits& limits_;
   VerifyReport* report_;
   std::mutex mu_;
   std::set<std::string> linked_;
-  std::map<std::string, std::string> symlink_targets_;  // link -> target entry
-  bool has_links_ = false;
-  std::optional<links::Links> links_;
-  std::vector<LinkedFile> linked_files_;
 };
 
 }  // namespace
@@ -357,24 +271,21 @@ Result<VerifyReport> Verify(const std::string& carton_path, const VerifyOptions&
   VerifyReport report;
   std::error_code ec;
   const std::string temp_dir = std::filesystem::temp_directory_path(ec).string();
-  CARTON_ASSIGN_OR_RETURN(LocalCarton local,
-                          LocalCarton::Make(carton_path, ec ? "." : temp_dir, options.links));
-  auto zip = ZipReader::Open(local.path(), options.limits.zip);
-  if (!zip.ok()) {
-    const Status& s = zip.status();
-    if (s.code() == StatusCode::kNotFound || s.code() == StatusCode::kIoError) return s;
-    // Name the URL, not the temporary download.
-    std::string message = s.message();
-    if (local.path() != carton_path && message.rfind(local.path(), 0) == 0) {
-      message = carton_path + message.substr(local.path().size());
+  auto reader =
+      CartonReader::OpenLocal(carton_path, ec ? "." : temp_dir, options.links, options.limits);
+  if (!reader.ok()) {
+    const Status& s = reader.status();
+    // A file that is there but is no carton is a problem; a download that
+    // fails, or a file that cannot be read at all, stops verification.
+    if (s.code() == StatusCode::kNotFound || s.code() == StatusCode::kIoError ||
+        s.code() == StatusCode::kNetworkError) {
+      return s;
     }
-    report.problems.push_back({"", std::move(message)});
+    report.problems.push_back({"", s.message()});
     return report;
   }
-  Checker check(*zip, options.limits, &report);
-  check.CheckEntries();
-  check.CheckLinks();
-  auto m = check.CheckManifest();
+  Checker check(*reader, &report);
+  const manifest::Manifest* m = check.CheckStructure();
   auto config = check.CheckConfig();
   auto index = check.CheckTensorData();
   if (config) check.CheckReferences(*config, index);

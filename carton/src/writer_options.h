@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <thread>
 
-#include "carton/carton/zip.h"
+#include "carton/zip/writer.h"
 
 namespace carton::internal {
 

@@ -6,9 +6,10 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <random>
 #include <utility>
+
+#include "carton/common/posix_error.h"
 
 namespace carton {
 namespace {
@@ -28,8 +29,6 @@ std::string RandomSuffix() {
   for (auto& c : s) c = kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
   return s;
 }
-
-std::string Errno() { return std::strerror(errno); }
 
 }  // namespace
 
@@ -52,7 +51,7 @@ Result<AtomicFile> AtomicFile::Create(const std::string& path, const AtomicFileO
       return f;
     }
     if (errno != EEXIST) {
-      return IoError(path + ": cannot create temporary file: " + Errno());
+      return ErrnoIoError(errno, path + ": cannot create temporary file");
     }
   }
   return IoError(path + ": cannot create a unique temporary file");
@@ -97,7 +96,7 @@ Status AtomicFile::WriteAll(const std::byte* p, std::size_t n) {
     ssize_t w = ::write(fd_.get(), p, std::min(n, kAtomicFileMaxWrite));
     if (w < 0) {
       if (errno == EINTR) continue;
-      return IoError(path_ + ": write failed: " + Errno());
+      return ErrnoIoError(errno, path_ + ": write failed");
     }
     p += w;
     n -= static_cast<std::size_t>(w);
@@ -115,7 +114,7 @@ Status AtomicFile::WriteAt(std::uint64_t offset, ByteView data) {
         ::pwrite(fd_.get(), p, std::min(n, kAtomicFileMaxWrite), static_cast<off_t>(offset));
     if (w < 0) {
       if (errno == EINTR) continue;
-      s = IoError(path_ + ": write failed: " + Errno());
+      s = ErrnoIoError(errno, path_ + ": write failed");
       break;
     }
     p += w;
@@ -158,14 +157,14 @@ Status AtomicFile::Commit() {
   if (done_) return Internal(path_ + ": commit after commit or abort");
   Status s = Flush();
   if (s.ok() && options_.durable && ::fsync(fd_.get()) != 0) {
-    s = IoError(path_ + ": fsync failed: " + Errno());
+    s = ErrnoIoError(errno, path_ + ": fsync failed");
   }
   if (s.ok()) {
     int fd = fd_.Release();
-    if (::close(fd) != 0) s = IoError(path_ + ": close failed: " + Errno());
+    if (::close(fd) != 0) s = ErrnoIoError(errno, path_ + ": close failed");
   }
   if (s.ok() && ::rename(temp_path_.c_str(), path_.c_str()) != 0) {
-    s = IoError(path_ + ": cannot rename temporary file into place: " + Errno());
+    s = ErrnoIoError(errno, path_ + ": cannot rename temporary file into place");
   }
   if (!s.ok()) {
     Abort();
@@ -189,9 +188,7 @@ Status WriteFileAtomically(const std::string& path, ByteView data,
 Result<std::vector<std::byte>> ReadFile(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) {
-    std::string msg = path + ": cannot open: " + Errno();
-    if (errno == ENOENT) return NotFound(std::move(msg));
-    return IoError(std::move(msg));
+    return ErrnoStatus(errno, path + ": cannot open");
   }
   std::vector<std::byte> out;
   struct stat st;
@@ -203,7 +200,7 @@ Result<std::vector<std::byte>> ReadFile(const std::string& path) {
     ssize_t r = ::read(fd.get(), buf, sizeof(buf));
     if (r < 0) {
       if (errno == EINTR) continue;
-      return IoError(path + ": read failed: " + Errno());
+      return ErrnoIoError(errno, path + ": read failed");
     }
     if (r == 0) break;
     out.insert(out.end(), buf, buf + r);

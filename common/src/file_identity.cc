@@ -3,8 +3,9 @@
 #include <sys/stat.h>
 
 #include <cerrno>
-#include <cstring>
 #include <string>
+
+#include "carton/common/posix_error.h"
 
 namespace carton {
 
@@ -22,16 +23,13 @@ FileIdentity IdentityOf(const struct stat& st) {
 
 Result<FileIdentity> IdentityOfFd(int fd) {
   struct stat st;
-  if (::fstat(fd, &st) != 0) return IoError(std::string("cannot stat: ") + std::strerror(errno));
+  if (::fstat(fd, &st) != 0) return ErrnoIoError(errno, "cannot stat");
   return IdentityOf(st);
 }
 
 Result<FileIdentity> IdentityOfPath(const std::string& path) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    std::string msg = path + ": cannot stat: " + std::strerror(errno);
-    return errno == ENOENT ? NotFound(std::move(msg)) : IoError(std::move(msg));
-  }
+  if (::stat(path.c_str(), &st) != 0) return ErrnoStatus(errno, path + ": cannot stat");
   return IdentityOf(st);
 }
 

@@ -7,24 +7,20 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
+#include <functional>
 #include <utility>
 
+#include "carton/common/posix_error.h"
 #include "carton/common/unique_fd.h"
 
 namespace carton {
 
 Result<MappedFile> MappedFile::Open(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) {
-    int err = errno;
-    std::string msg = path + ": cannot open: " + std::strerror(err);
-    if (err == ENOENT) return NotFound(std::move(msg));
-    return IoError(std::move(msg));
-  }
+  if (!fd.valid()) return ErrnoStatus(errno, path + ": cannot open");
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) {
-    return IoError(path + ": cannot stat: " + std::strerror(errno));
+    return ErrnoIoError(errno, path + ": cannot stat");
   }
   if (!S_ISREG(st.st_mode)) {
     return InvalidArgument(path + ": not a regular file");
@@ -38,7 +34,7 @@ Result<MappedFile> MappedFile::Open(const std::string& path) {
   }
   void* p = ::mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
   if (p == MAP_FAILED) {
-    return IoError(path + ": cannot map: " + std::strerror(errno));
+    return ErrnoIoError(errno, path + ": cannot map");
   }
   f.data_ = static_cast<const std::byte*>(p);
   f.fd_ = std::move(fd);
@@ -80,6 +76,16 @@ void MappedFile::AdviseSequential() const {
   }
 }
 
+Status ForEachMappedStep(ByteView range, const std::function<Status(ByteView)>& fn) {
+  for (std::size_t off = 0; off < range.size(); off += kMappedStep) {
+    const ByteView step = range.subspan(off, std::min(kMappedStep, range.size() - off));
+    Status s = fn(step);
+    ReleaseMappedPages(step);
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
 void ReleaseMappedPages(ByteView range) {
   const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
   auto begin = reinterpret_cast<std::uintptr_t>(range.data());
@@ -100,7 +106,7 @@ Status MappedFile::ReadAt(std::uint64_t offset, MutableByteView out) const {
     ssize_t n =
         ::pread(fd_.get(), out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return IoError(path_ + ": read failed: " + std::strerror(errno));
+    if (n < 0) return ErrnoIoError(errno, path_ + ": read failed");
     if (n == 0) return IoError(path_ + ": file shrank while reading");
     done += static_cast<std::size_t>(n);
   }
@@ -124,7 +130,7 @@ Status MappedFile::Populate(std::uint64_t offset, std::uint64_t length) const {
     ::madvise(p, n, MADV_WILLNEED);
     return Status::Ok();
   }
-  return IoError(path_ + ": cannot read pages in: " + std::strerror(errno));
+  return ErrnoIoError(errno, path_ + ": cannot read pages in");
 }
 
 }  // namespace carton

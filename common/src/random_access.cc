@@ -1,30 +1,32 @@
 #include "carton/common/random_access.h"
 
-#include "carton/common/mapped_file.h"
-
 namespace carton {
 namespace {
 
 // Reads through MappedFile::ReadAt (pread), so pages are copied, not mapped
 // into the process.
-class FileSource final : public RandomAccessSource {
+class MappedFileSource final : public RandomAccessSource {
  public:
-  explicit FileSource(MappedFile file) : file_(std::move(file)) {}
-  std::uint64_t size() const override { return file_.size(); }
-  const std::string& name() const override { return file_.path(); }
+  explicit MappedFileSource(std::shared_ptr<const MappedFile> file) : file_(std::move(file)) {}
+  std::uint64_t size() const override { return file_->size(); }
+  const std::string& name() const override { return file_->path(); }
   Status ReadAt(std::uint64_t offset, MutableByteView out) const override {
-    return file_.ReadAt(offset, out);
+    return file_->ReadAt(offset, out);
   }
 
  private:
-  MappedFile file_;
+  std::shared_ptr<const MappedFile> file_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<RandomAccessSource>> OpenFileSource(const std::string& path) {
   CARTON_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(path));
-  return std::unique_ptr<RandomAccessSource>(std::make_unique<FileSource>(std::move(file)));
+  return FileSourceOf(std::make_shared<const MappedFile>(std::move(file)));
+}
+
+std::unique_ptr<RandomAccessSource> FileSourceOf(std::shared_ptr<const MappedFile> file) {
+  return std::make_unique<MappedFileSource>(std::move(file));
 }
 
 }  // namespace carton

@@ -1,5 +1,8 @@
 #include "carton/common/status.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace carton {
 
 std::string_view StatusCodeName(StatusCode code) {
@@ -38,5 +41,15 @@ std::string Status::ToString() const {
   s.append(": ").append(message_);
   return s;
 }
+
+namespace status_internal {
+
+void DieOnErrorValue(const Status& status) {
+  std::fprintf(stderr, "Result::value() on an error: %s\n", status.ToString().c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // namespace status_internal
 
 }  // namespace carton

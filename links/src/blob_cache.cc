@@ -7,10 +7,10 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <vector>
 
+#include "carton/common/posix_error.h"
 #include "carton/common/unique_fd.h"
 
 namespace carton::links {
@@ -19,8 +19,6 @@ namespace {
 constexpr char kBlobDir[] = "blobs/sha256";
 constexpr char kLockDir[] = "locks";
 constexpr std::size_t kHashBufferSize = 1 << 20;
-
-std::string Errno() { return std::strerror(errno); }
 
 const char* NonEmptyEnv(const char* name) {
   const char* value = std::getenv(name);
@@ -131,10 +129,10 @@ Result<std::string> BlobCache::Get(const manifest::Digest& digest,
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) {
     if (errno == ENOENT) return NotFound(path + ": not in the cache");
-    return IoError(path + ": cannot open cached blob: " + Errno());
+    return ErrnoIoError(errno, path + ": cannot open cached blob");
   }
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return IoError(path + ": cannot stat cached blob: " + Errno());
+  if (::fstat(fd.get(), &st) != 0) return ErrnoIoError(errno, path + ": cannot stat cached blob");
   if (!S_ISREG(st.st_mode)) return IoError(path + ": cached blob is not a regular file");
   if (expected_size_or_0 != 0 && static_cast<std::uint64_t>(st.st_size) != expected_size_or_0) {
     DiscardIfSame(path, fd.get());
@@ -171,7 +169,7 @@ Status BlobCache::Verify(const manifest::Digest& digest, std::uint64_t expected_
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) {
     if (errno == ENOENT) return NotFound(path + ": not in the cache");
-    return IoError(path + ": cannot open cached blob: " + Errno());
+    return ErrnoIoError(errno, path + ": cannot open cached blob");
   }
   manifest::Sha256 hasher;
   std::vector<std::byte> buffer(kHashBufferSize);
@@ -180,7 +178,7 @@ Status BlobCache::Verify(const manifest::Digest& digest, std::uint64_t expected_
     const ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      return IoError(path + ": cannot read cached blob: " + Errno());
+      return ErrnoIoError(errno, path + ": cannot read cached blob");
     }
     if (n == 0) break;
     hasher.Update(ByteView(buffer.data(), static_cast<std::size_t>(n)));
@@ -232,14 +230,14 @@ Status BlobCache::Remove(const manifest::Digest& digest) const {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return NotFound(path + ": not in the cache");
-    return IoError(path + ": cannot stat cached blob: " + Errno());
+    return ErrnoIoError(errno, path + ": cannot stat cached blob");
   }
   CARTON_RETURN_IF_ERROR(MakeDirs(root_ + "/" + kLockDir));
   const FileLock lock(LockPath(root_, hex), /*wait=*/false);
   if (lock.busy()) return InvalidArgument(hex + ": the blob is being fetched");
   if (::unlink(path.c_str()) != 0) {
     if (errno == ENOENT) return NotFound(path + ": not in the cache");
-    return IoError(path + ": cannot remove cached blob: " + Errno());
+    return ErrnoIoError(errno, path + ": cannot remove cached blob");
   }
   if (lock.held()) lock.RemoveFile();
   return Status::Ok();

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "carton/common/toml_screen.h"
+#include "carton/common/toml_string.h"
 #include "url.h"
 
 namespace carton::links {
@@ -77,25 +78,6 @@ Result<Links> FromTable(const toml::table& root, const LinksLimits& limits) {
   return links;
 }
 
-void AppendBasicString(std::string* out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  out->push_back('"');
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out->push_back('\\');
-      out->push_back(c);
-    } else if (u < 0x20 || u == 0x7F) {
-      out->append("\\u00");
-      out->push_back(kHex[u >> 4]);
-      out->push_back(kHex[u & 0xF]);
-    } else {
-      out->push_back(c);
-    }
-  }
-  out->push_back('"');
-}
-
 }  // namespace
 
 Result<Links> ParseLinks(std::string_view toml_text, const LinksLimits& limits) {
@@ -120,7 +102,7 @@ std::string WriteLinks(const Links& links) {
     out += " = [";
     for (std::size_t i = 0; i < urls.size(); ++i) {
       if (i > 0) out += ", ";
-      AppendBasicString(&out, urls[i]);
+      AppendTomlString(&out, urls[i]);
     }
     out += "]\n";
   }

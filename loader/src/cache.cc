@@ -12,9 +12,9 @@
 #include <set>
 
 #include "cache_internal.h"
-#include "carton/carton/config.h"
 #include "carton/common/atomic_file.h"
 #include "carton/common/mapped_file.h"
+#include "carton/format/config.h"
 #include "carton/links/blob_cache.h"
 #include "carton/manifest/hash_files.h"
 #include "carton/manifest/manifest.h"
@@ -41,17 +41,18 @@ Status Discard(const std::string& root, const std::string& dir, const std::strin
 }
 
 // Quick (or full) check of an existing entry; OK or why it cannot be used.
-Result<EntryRecord> CheckEntry(const std::string& dir, const std::string& hex, bool full) {
+Result<EntryRecord> CheckEntry(const std::string& dir, const manifest::Digest& hash, bool full) {
   auto rec = ReadEntryRecord(dir);
   if (!rec.ok()) {
     return Corrupt("cache entry " + dir + ": " + rec.status().message());
   }
-  if (rec->manifest_hash != hex) {
-    return Corrupt("cache entry " + dir + ": record names manifest hash " + rec->manifest_hash);
+  if (rec->manifest_hash != hash) {
+    return Corrupt("cache entry " + dir + ": record names manifest hash " +
+                   manifest::ToHex(rec->manifest_hash));
   }
   CARTON_RETURN_IF_ERROR(QuickCheck(dir, *rec));
   if (full) {
-    CARTON_ASSIGN_OR_RETURN(auto problems, VerifyEntryDir(dir, hex, 0));
+    CARTON_ASSIGN_OR_RETURN(auto problems, VerifyEntryDir(dir, hash, 0));
     if (!problems.empty()) return Corrupt("cache entry " + dir + ": " + problems.front());
   }
   return rec;
@@ -74,38 +75,32 @@ std::string UseLockPath(const std::string& root, const std::string& hex) {
 
 std::string DownloadsDir(const std::string& root) { return root + "/downloads"; }
 
-Result<AcquiredEntry> AcquireEntry(const std::string& root, const std::string& hex,
-                                   const MaterializeSource* src, bool verify_hit, LoadStats* stats,
-                                   FileLock* held) {
+Result<AcquiredEntry> AcquireEntry(const std::string& root, CartonSource* source,
+                                   const LoadOptions& options, LoadStats* stats) {
+  const manifest::Digest& hash = source->manifest().hash;
+  const std::string hex = manifest::ToHex(hash);
   const std::string dir = CartonsDir(root) + "/" + hex;
   CARTON_ASSIGN_OR_RETURN(FileLock use, FileLock::Open(UseLockPath(root, hex)));
   CARTON_ASSIGN_OR_RETURN(bool locked, use.Lock(FileLock::Mode::kShared));
   (void)locked;
-  // The fast path: the entry exists and is whole. Holding the use lock
-  // keeps gc from removing it under us.
-  if (Exists(dir)) {
-    auto rec = CheckEntry(dir, hex, verify_hit);
-    if (rec.ok()) {
-      TouchEntry(dir);
-      return AcquiredEntry{dir, std::move(rec).value(), std::move(use), true};
-    }
-  }
+  // A whole entry is a hit. Holding the use lock keeps gc from removing it
+  // under us.
+  auto hit = [&]() -> std::optional<AcquiredEntry> {
+    if (!Exists(dir)) return std::nullopt;
+    auto rec = CheckEntry(dir, hash, options.verify_cache_hit);
+    if (!rec.ok()) return std::nullopt;
+    TouchEntry(dir);
+    return AcquiredEntry{dir, std::move(rec).value(), std::move(use), true};
+  };
+  if (auto entry = hit()) return std::move(*entry);
 
-  if (src == nullptr) return NotFound(dir + ": not in the cache");
-  FileLock own;
-  if (held == nullptr || held->path() != MaterializeLockPath(root, hex)) {
-    CARTON_ASSIGN_OR_RETURN(own, FileLock::Open(MaterializeLockPath(root, hex)));
-    CARTON_ASSIGN_OR_RETURN(locked, own.Lock(FileLock::Mode::kExclusive));
-  }
+  // A miss: under the materialize lock, so that other processes loading
+  // the same carton wait for this entry instead of making it too.
+  CARTON_ASSIGN_OR_RETURN(FileLock own, FileLock::Open(MaterializeLockPath(root, hex)));
+  CARTON_ASSIGN_OR_RETURN(locked, own.Lock(FileLock::Mode::kExclusive));
   // Someone may have made (or repaired) it while we waited.
-  if (Exists(dir)) {
-    auto rec = CheckEntry(dir, hex, verify_hit);
-    if (rec.ok()) {
-      TouchEntry(dir);
-      return AcquiredEntry{dir, std::move(rec).value(), std::move(use), true};
-    }
-    CARTON_RETURN_IF_ERROR(Discard(root, dir, hex));
-  }
+  if (auto entry = hit()) return std::move(*entry);
+  if (Exists(dir)) CARTON_RETURN_IF_ERROR(Discard(root, dir, hex));
   // Temporary directories of this hash belong to loads that died (we hold
   // the lock they would hold).
   std::error_code ec;
@@ -116,11 +111,18 @@ Result<AcquiredEntry> AcquireEntry(const std::string& root, const std::string& h
       fs::remove_all(it->path(), remove_ec);
     }
   }
+  CARTON_ASSIGN_OR_RETURN(const CartonReader* whole, source->Whole(DownloadsDir(root)));
   std::string tmp = CartonsDir(root) + "/.tmp-" + hex + "-" + RandomSuffix();
   if (!fs::create_directories(tmp, ec)) {
     return IoError(tmp + ": cannot create: " + (ec ? ec.message() : "exists"));
   }
-  auto rec = Materialize(*src, tmp, stats);
+  MaterializeSource src;
+  src.reader = whole;
+  src.file = &source->file();
+  src.cache_root = root;
+  src.threads = options.threads;
+  src.allow_file_links = options.allow_file_links;
+  auto rec = Materialize(src, tmp, stats);
   if (rec.ok()) {
     Status s = WriteEntryRecord(tmp, *rec);
     if (!s.ok()) rec = s;
@@ -138,16 +140,18 @@ Result<AcquiredEntry> AcquireEntry(const std::string& root, const std::string& h
   return AcquiredEntry{dir, std::move(rec).value(), std::move(use), false};
 }
 
-Result<std::vector<std::string>> VerifyEntryDir(const std::string& dir, const std::string& hex,
-                                                unsigned threads) {
+Result<std::vector<std::string>> VerifyEntryDir(const std::string& dir,
+                                                const manifest::Digest& hash, unsigned threads) {
   std::vector<std::string> problems;
   auto bytes = ReadFile(dir + "/MANIFEST");
   if (!bytes.ok()) {
     problems.push_back("MANIFEST: " + bytes.status().message());
     return problems;
   }
-  std::string got = manifest::ToHex(manifest::Sha256Of(*bytes));
-  if (got != hex) problems.push_back("MANIFEST: sha256 " + got + " is not the entry's name");
+  const manifest::Digest got = manifest::Sha256Of(*bytes);
+  if (got != hash) {
+    problems.push_back("MANIFEST: sha256 " + manifest::ToHex(got) + " is not the entry's name");
+  }
   auto m = manifest::Manifest::Parse(*bytes);
   if (!m.ok()) {
     problems.push_back(m.status().message());
@@ -187,9 +191,8 @@ Result<std::vector<std::string>> VerifyEntryDir(const std::string& dir, const st
       }
       manifest::Digest d = manifest::Sha256Of(source->bytes().subspan(it->second, sizes[me.path]));
       if (d != me.sha256) {
-        problems.push_back(me.path + ": sha256 " + manifest::ToHex(d) +
-                           " in the source .carton but MANIFEST says " +
-                           manifest::ToHex(me.sha256));
+        problems.push_back(me.path +
+                           " (in the source .carton): " + manifest::DigestMismatch(d, me.sha256));
       }
       continue;
     }
@@ -208,8 +211,7 @@ Result<std::vector<std::string>> VerifyEntryDir(const std::string& dir, const st
   for (const auto& me : m->entries()) {
     if (k < paths.size() && paths[k] == dir + "/" + me.path) {
       if ((*digests)[k] != me.sha256) {
-        problems.push_back(me.path + ": sha256 " + manifest::ToHex((*digests)[k]) +
-                           " but MANIFEST says " + manifest::ToHex(me.sha256));
+        problems.push_back(me.path + ": " + manifest::DigestMismatch((*digests)[k], me.sha256));
       }
       ++k;
     }
@@ -294,7 +296,7 @@ Result<CacheVerifyResult> CartonCache::Verify(const manifest::Digest& hash) cons
   if (!fs::is_directory(dir, ec)) return NotFound(dir + ": no such cache entry");
   CacheVerifyResult r;
   r.hash = manifest::ToHex(hash);
-  CARTON_ASSIGN_OR_RETURN(r.problems, internal::VerifyEntryDir(dir, r.hash, 0));
+  CARTON_ASSIGN_OR_RETURN(r.problems, internal::VerifyEntryDir(dir, hash, 0));
   auto rec = internal::ReadEntryRecord(dir);
   if (!rec.ok())
     r.problems.push_back(std::string(internal::kEntryRecordName) + ": " + rec.status().message());

@@ -6,9 +6,11 @@
 
 #include "carton/common/status.h"
 #include "carton/loader/loader.h"
+#include "carton/manifest/sha256.h"
 #include "entry.h"
 #include "file_lock.h"
 #include "materialize.h"
+#include "source.h"
 
 namespace carton::loader::internal {
 
@@ -25,19 +27,19 @@ struct AcquiredEntry {
   bool hit = false;
 };
 
-// Finds the entry for `hex` or materializes it from `src` (MANIFEST order
-// as `src.manifest`), as loader/FORMAT.md "Cache" describes. A damaged
-// entry (missing or resized file; any wrong hash when `verify_hit`) is
-// discarded and rebuilt. With `src` null only a hit is possible: a miss
-// is kNotFound. `held`, when it is the materialize lock of `hex` and the
-// caller holds it exclusively, is used instead of taking that lock again.
-Result<AcquiredEntry> AcquireEntry(const std::string& root, const std::string& hex,
-                                   const MaterializeSource* src, bool verify_hit, LoadStats* stats,
-                                   FileLock* held = nullptr);
+// The one way a load gets its cache entry (loader/FORMAT.md "Cache"): the
+// entry named by `source`'s manifest hash if it is whole (a hit), else,
+// under the entry's materialize lock and after looking again (another
+// process may have made it meanwhile), a new entry materialized from
+// source->Whole() (for a URL, downloaded under that lock). A damaged entry
+// (missing or resized file; any wrong hash with verify_cache_hit) is discarded
+// and rebuilt. The use lock is held shared from the first look on.
+Result<AcquiredEntry> AcquireEntry(const std::string& root, CartonSource* source,
+                                   const LoadOptions& options, LoadStats* stats);
 
-// Every problem of the entry in `dir` (named `hex`): MANIFEST's hash,
+// Every problem of the entry in `dir` (named by `hash`): MANIFEST's hash,
 // every file's sha256, extra files. Errors: kIoError only.
-Result<std::vector<std::string>> VerifyEntryDir(const std::string& dir, const std::string& hex,
-                                                unsigned threads);
+Result<std::vector<std::string>> VerifyEntryDir(const std::string& dir,
+                                                const manifest::Digest& hash, unsigned threads);
 
 }  // namespace carton::loader::internal

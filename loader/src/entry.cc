@@ -4,8 +4,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "carton/common/atomic_file.h"
@@ -15,23 +13,10 @@ namespace carton::loader::internal {
 
 using Json = nlohmann::json;
 
-Result<FileIdentity> IdentityOf(int fd, const std::string& path_for_errors) {
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    return IoError(path_for_errors + ": cannot stat: " + std::strerror(errno));
-  }
-  FileIdentity id;
-  id.dev = st.st_dev;
-  id.ino = st.st_ino;
-  id.size = static_cast<std::uint64_t>(st.st_size);
-  id.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-  return id;
-}
-
 Status WriteEntryRecord(const std::string& entry_dir, const EntryRecord& r) {
   Json j;
   j["format"] = kEntryFormat;
-  j["manifest_hash"] = r.manifest_hash;
+  j["manifest_hash"] = manifest::ToHex(r.manifest_hash);
   j["total_size"] = r.total_size;
   Json files = Json::array();
   for (const auto& f : r.files) {
@@ -61,7 +46,9 @@ Result<EntryRecord> ReadEntryRecord(const std::string& entry_dir) {
       return Corrupt(path + ": unknown record format");
     }
     EntryRecord r;
-    r.manifest_hash = j.at("manifest_hash").get<std::string>();
+    const auto hash = manifest::ParseHex(j.at("manifest_hash").get<std::string>());
+    if (!hash) return Corrupt(path + ": manifest_hash is not 64 lowercase hex digits");
+    r.manifest_hash = *hash;
     r.total_size = j.at("total_size").get<std::uint64_t>();
     for (const auto& e : j.at("files")) {
       EntryFile f;
@@ -75,9 +62,11 @@ Result<EntryRecord> ReadEntryRecord(const std::string& entry_dir) {
     }
     if (j.contains("source")) {
       const Json& s = j.at("source");
-      r.source =
-          FileIdentity{s.at("dev").get<std::uint64_t>(), s.at("ino").get<std::uint64_t>(),
-                       s.at("size").get<std::uint64_t>(), s.at("mtime_ns").get<std::int64_t>()};
+      r.source = FileIdentity{};
+      r.source->dev = s.at("dev").get<std::uint64_t>();
+      r.source->ino = s.at("ino").get<std::uint64_t>();
+      r.source->size = s.at("size").get<std::uint64_t>();
+      r.source->mtime_ns = s.at("mtime_ns").get<std::int64_t>();
     }
     return r;
   } catch (const Json::exception& e) {

@@ -8,7 +8,9 @@
 #include <string_view>
 #include <vector>
 
+#include "carton/common/file_identity.h"
 #include "carton/common/status.h"
+#include "carton/manifest/sha256.h"
 
 namespace carton::loader::internal {
 
@@ -20,16 +22,6 @@ inline constexpr std::string_view kSourceName = ".carton-source.carton";
 inline constexpr std::uint64_t kMapThreshold = 64 * 1024;
 inline constexpr int kEntryFormat = 1;
 
-// Identifies one version of one file: a copy, or the file rewritten in
-// place, differs; a renamed file does not.
-struct FileIdentity {
-  std::uint64_t dev = 0;
-  std::uint64_t ino = 0;
-  std::uint64_t size = 0;
-  std::int64_t mtime_ns = 0;
-  friend bool operator==(const FileIdentity&, const FileIdentity&) = default;
-};
-
 struct EntryFile {
   std::string path;  // as in MANIFEST
   std::uint64_t size = 0;
@@ -40,15 +32,15 @@ struct EntryFile {
 };
 
 struct EntryRecord {
-  std::string manifest_hash;
+  manifest::Digest manifest_hash{};
   std::vector<EntryFile> files;  // MANIFEST order
   std::uint64_t total_size = 0;
   // The identity of kSourceName when the entry was made (set when some
-  // file is mapped); a source changed in place is damage.
+  // file is mapped); a source changed in place (another size or mtime) is
+  // damage. The record keeps its device, inode, size and mtime (not ctime).
   std::optional<FileIdentity> source;
 };
 
-Result<FileIdentity> IdentityOf(int fd, const std::string& path_for_errors);
 Result<EntryRecord> ReadEntryRecord(const std::string& entry_dir);
 Status WriteEntryRecord(const std::string& entry_dir, const EntryRecord& record);
 

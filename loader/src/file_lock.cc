@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "carton/common/posix_error.h"
+
 namespace carton::loader::internal {
 
 Result<FileLock> FileLock::Open(const std::string& path) {
@@ -24,7 +26,7 @@ Status FileLock::Reopen() {
   if (ec) return IoError(path_ + ": cannot create the lock directory: " + ec.message());
   // Closing the old descriptor releases any lock on it.
   fd_.Reset(::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666));
-  if (!fd_.valid()) return IoError(path_ + ": cannot open lock file: " + std::strerror(errno));
+  if (!fd_.valid()) return ErrnoIoError(errno, path_ + ": cannot open lock file");
   return Status::Ok();
 }
 
@@ -34,18 +36,18 @@ Result<bool> FileLock::Lock(Mode mode, bool wait) {
     if (::flock(fd_.get(), op) != 0) {
       if (errno == EINTR) continue;
       if (errno == EWOULDBLOCK) return false;
-      return IoError(path_ + ": cannot lock: " + std::strerror(errno));
+      return ErrnoIoError(errno, path_ + ": cannot lock");
     }
     // A lock file is only removed under an exclusive lock, so once we hold
     // a lock on the file that is at the path, it stays there.
     struct stat held, at_path;
     if (::fstat(fd_.get(), &held) != 0) {
-      return IoError(path_ + ": cannot stat lock file: " + std::strerror(errno));
+      return ErrnoIoError(errno, path_ + ": cannot stat lock file");
     }
     if (::stat(path_.c_str(), &at_path) == 0) {
       if (held.st_dev == at_path.st_dev && held.st_ino == at_path.st_ino) return true;
     } else if (errno != ENOENT) {
-      return IoError(path_ + ": cannot stat lock file: " + std::strerror(errno));
+      return ErrnoIoError(errno, path_ + ": cannot stat lock file");
     }
     // Removed (and perhaps re-created) while we waited: lock the file that
     // is there now.
@@ -59,7 +61,7 @@ void FileLock::Unlock() {
 
 Status FileLock::RemoveFile() {
   if (::unlink(path_.c_str()) != 0 && errno != ENOENT) {
-    return IoError(path_ + ": cannot remove lock file: " + std::strerror(errno));
+    return ErrnoIoError(errno, path_ + ": cannot remove lock file");
   }
   return Status::Ok();
 }

@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <map>
 
-#include "carton/carton/tensor_data.h"
 #include "carton/common/mapped_file.h"
+#include "carton/format/tensor_data.h"
 
 namespace carton::loader {
 
@@ -47,7 +47,7 @@ namespace fs = std::filesystem;
 constexpr std::string_view kTensorDataRef = "@tensor_data/";
 constexpr std::string_view kMiscRef = "@misc/";
 
-Result<FileView> ViewOf(const LoadedCarton::Impl& impl, const ViewProvider& views,
+Result<FileView> ViewOf(const CartonState& impl, const ViewProvider& views,
                         const std::string& path) {
   if (auto v = views(path)) return *v;
   std::string local = impl.root_dir + "/" + path;
@@ -71,7 +71,7 @@ std::vector<std::string> ListFiles(const std::string& root, const std::string& s
   return out;
 }
 
-Status LoadTensors(LoadedCarton::Impl* impl, const ViewProvider& views) {
+Status LoadTensors(CartonState* impl, const ViewProvider& views) {
   std::string dir = impl->root_dir + "/tensor_data";
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return Status::Ok();
@@ -123,7 +123,7 @@ std::vector<std::string> Under(const std::vector<std::string>& paths, const std:
   return out;
 }
 
-Status LoadModelSafetensors(LoadedCarton::Impl* impl, const ViewProvider& views,
+Status LoadModelSafetensors(CartonState* impl, const ViewProvider& views,
                             const std::vector<std::string>& model_files) {
   for (const auto& path : model_files) {
     if (path.size() < 12 || path.substr(path.size() - 12) != ".safetensors") continue;
@@ -145,7 +145,7 @@ Status LoadModelSafetensors(LoadedCarton::Impl* impl, const ViewProvider& views,
 
 // Resolves the references of one self-test or example, in the order the
 // config declares its inputs or outputs (then by name).
-Status Resolve(const LoadedCarton::Impl& impl, const TensorRefs& refs,
+Status Resolve(const CartonState& impl, const TensorRefs& refs,
                const std::vector<TensorSpec>& specs, const std::string& where,
                std::vector<Tensor>* tensors, std::vector<std::pair<std::string, MiscFile>>* files) {
   std::vector<std::pair<std::string, std::string>> ordered(refs.begin(), refs.end());
@@ -189,7 +189,7 @@ Status Resolve(const LoadedCarton::Impl& impl, const TensorRefs& refs,
 
 }  // namespace
 
-Status BuildContents(LoadedCarton::Impl* impl, const ViewProvider& views,
+Status BuildContents(CartonState* impl, const ViewProvider& views,
                      const std::vector<std::string>* paths) {
   CARTON_RETURN_IF_ERROR(LoadTensors(impl, views));
   CARTON_RETURN_IF_ERROR(LoadModelSafetensors(

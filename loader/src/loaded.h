@@ -30,6 +30,17 @@ struct LoadedCarton::Impl {
 
 namespace internal {
 
+// Makes LoadedCartons: the one friend of LoadedCarton, so its state stays
+// private to the loader.
+struct LoadedCartonFactory {
+  using State = LoadedCarton::Impl;
+  static LoadedCarton Make(std::shared_ptr<const State> state) {
+    return LoadedCarton(std::move(state));
+  }
+};
+// What a LoadedCarton holds.
+using CartonState = LoadedCartonFactory::State;
+
 // The bytes of a file of the carton (path as in MANIFEST), and what keeps
 // them alive.
 struct FileView {
@@ -45,7 +56,7 @@ using ViewProvider = std::function<std::optional<FileView>(const std::string& pa
 // carton whose files are `paths` (carton paths; null: the files found
 // under impl->root_dir). Errors name the file: kCorrupt, kUnsupported
 // (nested tensors in a self-test), kIoError.
-Status BuildContents(LoadedCarton::Impl* impl, const ViewProvider& views,
+Status BuildContents(CartonState* impl, const ViewProvider& views,
                      const std::vector<std::string>* paths);
 
 }  // namespace internal

@@ -7,18 +7,17 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
 
-#include "carton/carton/links.h"
 #include "carton/carton/symlink.h"
 #include "carton/common/atomic_file.h"
-#include "carton/common/mapped_file.h"
 #include "carton/common/parallel.h"
+#include "carton/common/posix_error.h"
 #include "carton/common/unique_fd.h"
 #include "carton/links/blob_cache.h"
+#include "carton/manifest/manifest.h"
 #include "carton/manifest/sha256.h"
 
 namespace carton::loader::internal {
@@ -28,7 +27,7 @@ namespace fs = std::filesystem;
 
 Result<UniqueFd> CreateFile(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
-  if (!fd.valid()) return IoError(path + ": cannot create: " + std::strerror(errno));
+  if (!fd.valid()) return ErrnoIoError(errno, path + ": cannot create");
   return fd;
 }
 
@@ -37,7 +36,7 @@ Status WriteAll(int fd, ByteView data, const std::string& path) {
     ssize_t n = ::write(fd, data.data(), data.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      return IoError(path + ": write failed: " + std::strerror(errno));
+      return ErrnoIoError(errno, path + ": write failed");
     }
     data = data.subspan(static_cast<std::size_t>(n));
   }
@@ -64,7 +63,7 @@ Status CopyRange(int in, std::uint64_t offset, std::uint64_t size, const std::st
       if (n < 0 && errno == EINTR) continue;
       if (n == 0) return IoError(out + ": source ended early");
       if (errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP) {
-        return IoError(out + ": copy failed: " + std::strerror(errno));
+        return ErrnoIoError(errno, out + ": copy failed");
       }
       kernel = false;
       buf.resize(4 << 20);
@@ -77,23 +76,9 @@ Status CopyRange(int in, std::uint64_t offset, std::uint64_t size, const std::st
     off += n;
     left -= static_cast<std::uint64_t>(n);
   }
-  if (::close(fd.Release()) != 0) return IoError(out + ": close failed: " + std::strerror(errno));
+  if (::close(fd.Release()) != 0) return ErrnoIoError(errno, out + ": close failed");
   return Status::Ok();
 }
-
-Status HashMatches(const manifest::Digest& got, const manifest::ManifestEntry& me) {
-  if (got == me.sha256) return Status::Ok();
-  return Corrupt(me.path + ": sha256 " + manifest::ToHex(got) + " but MANIFEST says " +
-                 manifest::ToHex(me.sha256));
-}
-
-enum class TaskKind { kHashStored, kCopyStored, kDecode, kLink };
-
-struct Task {
-  TaskKind kind;
-  std::size_t file;  // index into MANIFEST entries
-  std::uint64_t size;
-};
 
 }  // namespace
 
@@ -138,7 +123,7 @@ Status LinkBlob(const links::BlobCache& blobs, const manifest::ManifestEntry& me
     struct stat st;
     if (!in.valid() || ::fstat(in.get(), &st) != 0) {
       if (errno == ENOENT && attempt < kAttempts) continue;
-      return IoError(*blob + ": cannot open: " + std::strerror(errno));
+      return ErrnoIoError(errno, *blob + ": cannot open");
     }
     return CopyRange(in.get(), 0, static_cast<std::uint64_t>(st.st_size), out);
   }
@@ -146,39 +131,17 @@ Status LinkBlob(const links::BlobCache& blobs, const manifest::ManifestEntry& me
 
 }  // namespace
 
-Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string& dir,
-                                LoadStats* stats) {
-  const ZipReader& zip = *src.zip;
-  const auto& entries = src.manifest->entries();
-  auto fail = [&](const Status& s) { return s.WithContext(src.carton_path); };
+Result<MaterializePlan> PlanMaterialize(const MaterializeSource& src, bool source_linked) {
+  const CartonReader& reader = *src.reader;
+  const ZipReader& zip = reader.zip();
+  const manifest::Manifest& m = reader.manifest();
+  const auto& entries = m.entries();
+  auto fail = [&](const Status& s) { return s.WithContext(reader.location()); };
+  // Every MANIFEST file missing from the zip is linked (CartonReader::Check).
+  std::set<std::string_view> linked;
+  for (const LinkedFile& f : reader.linked_files()) linked.insert(f.path);
 
-  for (const auto& e : zip.entries()) {
-    if (e.is_symlink) {
-      auto target = ResolveSymlinkEntry(zip, e, src.manifest);
-      if (!target.ok()) return fail(target.status());
-    }
-    if (!e.is_dir && !manifest::IsReservedPath(e.name) && src.manifest->Find(e.name) == nullptr) {
-      return fail(Corrupt(e.name + ": in the archive but not listed in MANIFEST"));
-    }
-  }
-
-  // The LINKS rules of every carton reader (carton/FORMAT.md, K1-K3).
-  auto links = ReadLinks(zip);
-  if (!links.ok()) return fail(links.status());
-  auto linked_files = LinkedFiles(zip, *src.manifest, *links);
-  if (!linked_files.ok()) return fail(linked_files.status());
-  std::map<std::string_view, const std::vector<std::string>*> link_urls;
-  for (const LinkedFile& f : *linked_files) link_urls[f.path] = &f.urls;
-
-  EntryRecord record;
-  std::vector<Task> tasks;
-  const std::string source_path = dir + "/" + std::string(kSourceName);
-  const bool linked = LinkSource(src.carton_fd, source_path);
-  bool any_mapped = false;
-  std::vector<const std::vector<std::string>*> urls(entries.size(), nullptr);
-  // Symlink entries: the file's index and its target's. They get no task:
-  // the target is hashed, and MANIFEST gives both the same sha256.
-  std::vector<std::pair<std::size_t, std::size_t>> symlinks;
+  MaterializePlan plan;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const auto& me = entries[i];
     if (IsReservedEntryPath(me.path)) {
@@ -188,33 +151,51 @@ Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string&
     f.path = me.path;
     const ZipEntry* ze = zip.Find(me.path);
     if (ze != nullptr && ze->is_symlink) {
-      auto target = ResolveSymlinkEntry(zip, *ze, src.manifest);
+      auto target = ResolveSymlinkEntry(zip, *ze, &m);
       if (!target.ok()) return fail(target.status());
-      const manifest::ManifestEntry* te = src.manifest->Find(*target);
-      if (te == nullptr)
+      const manifest::ManifestEntry* te = m.Find(*target);
+      if (te == nullptr) {
         return fail(Corrupt(*target + ": in the archive but not listed in MANIFEST"));
-      symlinks.push_back({i, static_cast<std::size_t>(te - entries.data())});
+      }
+      plan.symlinks.push_back({i, static_cast<std::size_t>(te - entries.data())});
     } else if (ze == nullptr || ze->is_dir) {
-      urls[i] = link_urls.at(me.path);  // LinkedFiles covered every such file
-      tasks.push_back({TaskKind::kLink, i, 0});
+      if (linked.count(me.path) == 0) {
+        return fail(Internal(me.path + ": neither in the archive nor linked"));
+      }
+      plan.tasks.push_back({TaskKind::kLink, i, 0});
     } else {
       f.size = ze->size;
       auto offset = zip.DataOffset(me.path);
       if (offset.ok()) {
         f.data_offset = *offset;
-        tasks.push_back({TaskKind::kHashStored, i, f.size});
-        if (linked && Mappable(me.path, f.size)) {
+        plan.tasks.push_back({TaskKind::kHashStored, i, f.size});
+        if (source_linked && Mappable(me.path, f.size)) {
           f.mapped = true;
-          any_mapped = true;
+          plan.any_mapped = true;
         } else {
-          tasks.push_back({TaskKind::kCopyStored, i, f.size});
+          plan.tasks.push_back({TaskKind::kCopyStored, i, f.size});
         }
       } else {
-        tasks.push_back({TaskKind::kDecode, i, f.size});
+        plan.tasks.push_back({TaskKind::kDecode, i, f.size});
       }
     }
-    record.files.push_back(std::move(f));
+    plan.record.files.push_back(std::move(f));
   }
+  // Largest first so both cores stay busy to the end; a stored file's hash
+  // and copy run side by side.
+  std::stable_sort(
+      plan.tasks.begin(), plan.tasks.end(),
+      [](const MaterializeTask& a, const MaterializeTask& b) { return a.size > b.size; });
+  return plan;
+}
+
+Status RunMaterialize(const MaterializeSource& src, const MaterializePlan& plan,
+                      const std::string& dir, LoadStats* stats) {
+  const CartonReader& reader = *src.reader;
+  const ZipReader& zip = reader.zip();
+  const auto& entries = reader.manifest().entries();
+  std::map<std::string_view, const std::vector<std::string>*> urls;
+  for (const LinkedFile& f : reader.linked_files()) urls[f.path] = &f.urls;
 
   std::error_code ec;
   for (const auto& me : entries) {
@@ -222,15 +203,11 @@ Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string&
     if (ec) return IoError(dir + "/" + me.path + ": cannot create its directory: " + ec.message());
   }
 
-  // Largest first so both cores stay busy to the end; a stored file's hash
-  // and copy run side by side.
-  std::stable_sort(tasks.begin(), tasks.end(),
-                   [](const Task& a, const Task& b) { return a.size > b.size; });
-  std::vector<Status> results(tasks.size());
+  std::vector<Status> results(plan.tasks.size());
   std::atomic<std::uint64_t> hashed{0}, copied{0}, decoded{0}, fetched{0};
   links::BlobCache blobs(src.cache_root);
-  ParallelFor(tasks.size(), src.threads, [&](std::size_t t) {
-    const Task& task = tasks[t];
+  ParallelFor(plan.tasks.size(), src.threads, [&](std::size_t t) {
+    const MaterializeTask& task = plan.tasks[t];
     const auto& me = entries[task.file];
     std::string out = dir + "/" + me.path;
     Status s;
@@ -242,37 +219,25 @@ Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string&
           break;
         }
         manifest::Sha256 h;
-        constexpr std::size_t kStep = 16 << 20;
-        for (std::size_t off = 0; off < mapped->size(); off += kStep) {
-          ByteView step = mapped->subspan(off, std::min(kStep, mapped->size() - off));
+        s = ForEachMappedStep(*mapped, [&](ByteView step) {
           h.Update(step);
-          ReleaseMappedPages(step);
-        }
+          return Status::Ok();
+        });
         hashed += mapped->size();
-        s = HashMatches(h.Finish(), me);
+        if (s.ok()) s = manifest::CheckDigest(me.path, h.Finish(), me.sha256);
         break;
       }
       case TaskKind::kCopyStored: {
-        const EntryFile& f = record.files[task.file];
-        s = CopyRange(src.carton_fd, f.data_offset, f.size, out);
+        const EntryFile& f = plan.record.files[task.file];
+        s = CopyRange(src.file->fd(), f.data_offset, f.size, out);
         if (s.ok()) copied += f.size;
         break;
       }
       case TaskKind::kDecode: {
-        auto fd = CreateFile(out);
-        if (!fd.ok()) {
-          s = fd.status();
-          break;
-        }
-        manifest::Sha256 h;
-        s = zip.ReadTo(me.path, [&](ByteView chunk) {
-          h.Update(chunk);
-          return WriteAll(fd->get(), chunk, out);
-        });
+        s = reader.ExtractTo(me.path, out);
         if (s.ok()) {
           hashed += task.size;
           decoded += task.size;
-          s = HashMatches(h.Finish(), me);
         }
         break;
       }
@@ -280,23 +245,36 @@ Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string&
         links::FetchOptions opts;
         opts.allow_file_links = src.allow_file_links;
         opts.show_progress = false;
-        s = LinkBlob(blobs, me, *urls[task.file], opts, out);
+        s = LinkBlob(blobs, me, *urls.at(me.path), opts, out);
         struct stat st;
-        if (s.ok() && ::stat(out.c_str(), &st) == 0)
+        if (s.ok() && ::stat(out.c_str(), &st) == 0) {
           fetched += static_cast<std::uint64_t>(st.st_size);
+        }
         break;
       }
     }
     results[t] = std::move(s);
   });
   for (const Status& s : results) {
-    if (!s.ok()) return fail(s);
+    if (!s.ok()) return s.WithContext(reader.location());
   }
+  if (stats != nullptr) {
+    stats->bytes_hashed += hashed;
+    stats->bytes_copied += copied;
+    stats->bytes_decoded += decoded;
+    stats->bytes_fetched += fetched;
+  }
+  return Status::Ok();
+}
+
+Status LinkSymlinks(const MaterializeSource& src, MaterializePlan* plan, const std::string& dir) {
+  const ZipReader& zip = src.reader->zip();
+  EntryRecord& record = plan->record;
   // Frameworks open files by name, so the entry holds the symlink too: a
   // relative one, or, when the target is served from the source, the same
   // view (carton/FORMAT.md, "Symlink entries").
   std::set<std::size_t> aliases;
-  for (const auto& [link, target] : symlinks) {
+  for (const auto& [link, target] : plan->symlinks) {
     aliases.insert(link);
     EntryFile& f = record.files[link];
     const EntryFile& t = record.files[target];
@@ -307,15 +285,8 @@ Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string&
     const std::string out = dir + "/" + f.path;
     const std::string rel = SymlinkPathOnDisk(f.path, t.path);
     if (::symlink(rel.c_str(), out.c_str()) != 0) {
-      return IoError(out + ": cannot create the symlink: " + std::strerror(errno));
+      return ErrnoIoError(errno, out + ": cannot create the symlink");
     }
-  }
-
-  if (any_mapped) {
-    CARTON_ASSIGN_OR_RETURN(record.source, IdentityOf(src.carton_fd, src.carton_path));
-    record.total_size += record.source->size;
-  } else if (linked) {
-    ::unlink(source_path.c_str());
   }
   for (std::size_t i = 0; i < record.files.size(); ++i) {
     EntryFile& f = record.files[i];
@@ -328,15 +299,29 @@ Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string&
     }
     record.total_size += f.size;
   }
-  record.manifest_hash = manifest::ToHex(manifest::Sha256Of(AsBytes(src.manifest_text)));
-  CARTON_RETURN_IF_ERROR(WriteFileAtomically(dir + "/MANIFEST", AsBytes(src.manifest_text)));
-  if (stats != nullptr) {
-    stats->bytes_hashed += hashed;
-    stats->bytes_copied += copied;
-    stats->bytes_decoded += decoded;
-    stats->bytes_fetched += fetched;
+  return Status::Ok();
+}
+
+Result<EntryRecord> Materialize(const MaterializeSource& src, const std::string& dir,
+                                LoadStats* stats) {
+  const std::string source_path = dir + "/" + std::string(kSourceName);
+  const bool linked = LinkSource(src.file->fd(), source_path);
+  CARTON_ASSIGN_OR_RETURN(MaterializePlan plan, PlanMaterialize(src, linked));
+  CARTON_RETURN_IF_ERROR(RunMaterialize(src, plan, dir, stats));
+  CARTON_RETURN_IF_ERROR(LinkSymlinks(src, &plan, dir));
+  EntryRecord& record = plan.record;
+  if (plan.any_mapped) {
+    auto identity = IdentityOfFd(src.file->fd());
+    if (!identity.ok()) return identity.status().WithContext(src.reader->location());
+    record.source = *identity;
+    record.total_size += record.source->size;
+  } else if (linked) {
+    ::unlink(source_path.c_str());
   }
-  return record;
+  const ManifestFile& m = src.reader->manifest_file();
+  record.manifest_hash = m.hash;
+  CARTON_RETURN_IF_ERROR(WriteFileAtomically(dir + "/MANIFEST", AsBytes(m.text)));
+  return std::move(record);
 }
 
 }  // namespace carton::loader::internal

@@ -8,13 +8,13 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <system_error>
 #include <thread>
 #include <vector>
 
 #include "carton/common/parallel.h"
+#include "carton/common/posix_error.h"
 #include "carton/common/unique_fd.h"
 
 namespace carton::manifest {
@@ -27,16 +27,10 @@ namespace {
 // instead of SIGBUS.
 constexpr std::size_t kReadBufferBytes = std::size_t{1} << 20;
 
-Status OpenError(const std::string& path, const char* what, int err) {
-  std::string msg = path + ": cannot " + what + ": " + std::strerror(err);
-  if (err == ENOENT) return NotFound(std::move(msg));
-  return IoError(std::move(msg));
-}
-
 // Size of a regular file, for scheduling.
 Result<std::uint64_t> RegularFileSize(const std::string& path) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return OpenError(path, "stat", errno);
+  if (::stat(path.c_str(), &st) != 0) return ErrnoStatus(errno, path + ": cannot stat");
   if (!S_ISREG(st.st_mode)) return InvalidArgument(path + ": not a regular file");
   return static_cast<std::uint64_t>(st.st_size);
 }
@@ -54,10 +48,10 @@ Status CheckVersion(int fd, const std::string& path, const FileIdentity* expecte
 Result<Digest> HashOne(const std::string& path, std::span<std::byte> buffer,
                        const FileIdentity* expected) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return OpenError(path, "open", errno);
+  if (!fd.valid()) return ErrnoStatus(errno, path + ": cannot open");
   // The path was checked by stat() already, but it may have been replaced.
   struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return OpenError(path, "stat", errno);
+  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, path + ": cannot stat");
   if (!S_ISREG(st.st_mode)) return InvalidArgument(path + ": not a regular file");
   CARTON_RETURN_IF_ERROR(CheckVersion(fd.get(), path, expected, "before it was hashed"));
   ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -67,8 +61,7 @@ Result<Digest> HashOne(const std::string& path, std::span<std::byte> buffer,
     ssize_t n = ::pread(fd.get(), buffer.data(), buffer.size(), offset);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return IoError(path + ": cannot read at offset " + std::to_string(offset) + ": " +
-                     std::strerror(errno));
+      return ErrnoIoError(errno, path + ": cannot read at offset " + std::to_string(offset));
     }
     if (n == 0) break;
     hasher.Update(buffer.first(static_cast<std::size_t>(n)));

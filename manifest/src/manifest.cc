@@ -125,4 +125,13 @@ const ManifestEntry* Manifest::Find(std::string_view path) const {
   return &*it;
 }
 
+std::string DigestMismatch(const Digest& got, const Digest& expected) {
+  return "sha256 " + ToHex(got) + " but MANIFEST says " + ToHex(expected);
+}
+
+Status CheckDigest(std::string_view what, const Digest& got, const Digest& expected) {
+  if (got == expected) return Status::Ok();
+  return Corrupt(std::string(what) + ": " + DigestMismatch(got, expected));
+}
+
 }  // namespace carton::manifest

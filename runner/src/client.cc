@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "carton/common/posix_error.h"
 #include "stderr_reader.h"
 #include "subprocess.h"
 #include "wire.h"
@@ -102,7 +103,7 @@ Result<RunnerProcess> RunnerProcess::Start(const std::string& runner_path, const
   impl->options = options;
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
-    return IoError(std::string("socketpair: ") + std::strerror(errno));
+    return ErrnoIoError(errno, "socketpair");
   }
   impl->sock.Reset(pair[0]);
   UniqueFd theirs(pair[1]);
@@ -134,8 +135,7 @@ Result<RunnerProcess> RunnerProcess::Start(const std::string& runner_path, const
   return RunnerProcess(std::move(impl));
 }
 
-Result<std::vector<loader::Tensor>> RunnerProcess::Infer(
-    const std::vector<loader::Tensor>& inputs) {
+Result<std::vector<Tensor>> RunnerProcess::Infer(const std::vector<Tensor>& inputs) {
   Impl& im = *impl_;
   if (im.broken) return Internal("runner " + im.path + " is no longer usable");
   bool replaced = false;

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "carton/carton/semver.h"
+#include "carton/format/semver.h"
 #include "carton/runner/runner.h"
 #include "subprocess.h"
 

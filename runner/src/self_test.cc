@@ -12,7 +12,7 @@ bool SelfTestReport::passed() const {
   return true;
 }
 
-OutputCheck CheckOutput(const loader::Tensor* actual, const loader::Tensor& expected,
+OutputCheck CheckOutput(const Tensor* actual, const Tensor& expected,
                         const safetensors::CompareOptions& options) {
   OutputCheck c;
   c.name = expected.name;
@@ -74,7 +74,7 @@ SelfTestReport RunSelfTests(const loader::LoadedCarton& carton, const InferFn& i
     }
     r.passed = true;
     for (const auto& expected : set.outputs) {
-      const loader::Tensor* actual = nullptr;
+      const Tensor* actual = nullptr;
       for (const auto& o : *outputs) {
         if (o.name == expected.name) actual = &o;
       }

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "carton/common/posix_error.h"
+
 namespace carton::runner::internal {
 namespace {
 
@@ -16,7 +18,7 @@ constexpr std::size_t kMaxLine = 64 * 1024;
 
 Status MakePipe(UniqueFd* read_end, UniqueFd* write_end) {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return IoError(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(fds, O_CLOEXEC) != 0) return ErrnoIoError(errno, "pipe");
   read_end->Reset(fds[0]);
   write_end->Reset(fds[1]);
   return Status::Ok();

@@ -15,6 +15,8 @@
 #include <thread>
 #include <utility>
 
+#include "carton/common/posix_error.h"
+
 extern char** environ;
 
 namespace carton::runner::internal {
@@ -26,7 +28,7 @@ using Clock = std::chrono::steady_clock;
 // the same descriptor, so move sources out of the way first.
 Result<UniqueFd> Above(int fd, int min) {
   UniqueFd out(::fcntl(fd, F_DUPFD_CLOEXEC, min));
-  if (!out.valid()) return IoError(std::string("fcntl: ") + std::strerror(errno));
+  if (!out.valid()) return ErrnoIoError(errno, "fcntl");
   return out;
 }
 
@@ -35,7 +37,7 @@ Result<UniqueFd> Above(int fd, int min) {
 Result<Subprocess> Subprocess::Spawn(const std::vector<std::string>& argv, int stdout_fd,
                                      int stderr_fd, int pass_fd) {
   UniqueFd null_fd(::open("/dev/null", O_RDWR | O_CLOEXEC));
-  if (!null_fd.valid()) return IoError(std::string("/dev/null: ") + std::strerror(errno));
+  if (!null_fd.valid()) return ErrnoIoError(errno, "/dev/null");
   UniqueFd out, err, pass;
   CARTON_ASSIGN_OR_RETURN(UniqueFd in, Above(null_fd.get(), 10));
   if (stdout_fd >= 0) {
@@ -59,7 +61,7 @@ Result<Subprocess> Subprocess::Spawn(const std::vector<std::string>& argv, int s
   pid_t pid = -1;
   int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return IoError(argv[0] + ": cannot start: " + std::strerror(rc));
+  if (rc != 0) return ErrnoIoError(rc, argv[0] + ": cannot start");
   Subprocess p;
   p.pid_ = pid;
   return p;
@@ -120,7 +122,7 @@ std::string DescribeWaitStatus(int status) {
 
 Result<UniqueFd> MakeCaptureFile() {
   UniqueFd fd(::memfd_create("carton-runner-stderr", MFD_CLOEXEC));
-  if (!fd.valid()) return IoError(std::string("memfd_create: ") + std::strerror(errno));
+  if (!fd.valid()) return ErrnoIoError(errno, "memfd_create");
   return fd;
 }
 
@@ -139,8 +141,7 @@ std::string TailOf(int fd, std::size_t n) {
 Result<CommandOutput> RunCommand(const std::vector<std::string>& argv,
                                  std::chrono::milliseconds timeout, std::size_t max_output) {
   int out_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0)
-    return IoError(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return ErrnoIoError(errno, "pipe");
   UniqueFd out_r(out_pipe[0]), out_w(out_pipe[1]);
   CARTON_ASSIGN_OR_RETURN(UniqueFd err, MakeCaptureFile());
   CARTON_ASSIGN_OR_RETURN(Subprocess child, Subprocess::Spawn(argv, out_w.get(), err.get(), -1));

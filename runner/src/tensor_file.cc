@@ -6,7 +6,7 @@
 
 namespace carton::runner {
 
-Result<loader::Tensor> ReadTensorArg(const std::string& spec) {
+Result<Tensor> ReadTensorArg(const std::string& spec) {
   auto eq = spec.find('=');
   if (eq == std::string::npos || eq == 0) {
     return InvalidArgument("--input \"" + spec + "\": expected NAME=FILE.safetensors[:TENSOR]");
@@ -30,7 +30,7 @@ Result<loader::Tensor> ReadTensorArg(const std::string& spec) {
   return t;
 }
 
-Result<std::vector<loader::Tensor>> ReadTensorsFile(const std::string& path) {
+Result<std::vector<Tensor>> ReadTensorsFile(const std::string& path) {
   auto opened = safetensors::File::Open(path);
   if (!opened.ok()) return opened.status();
   auto f = std::make_shared<const safetensors::File>(std::move(opened).value());
@@ -39,7 +39,7 @@ Result<std::vector<loader::Tensor>> ReadTensorsFile(const std::string& path) {
   return t;
 }
 
-Status WriteTensorsFile(const std::string& path, const std::vector<loader::Tensor>& tensors) {
+Status WriteTensorsFile(const std::string& path, const std::vector<Tensor>& tensors) {
   return internal::WriteTensorsFile(path, tensors);
 }
 

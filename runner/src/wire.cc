@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "carton/common/posix_error.h"
 #include "carton/safetensors/writer.h"
 
 namespace carton::runner::internal {
@@ -169,16 +170,16 @@ Status Arena::Reserve(std::size_t n, bool* replaced) {
   std::size_t cap = 1 << 20;
   while (cap < n) cap *= 2;
   UniqueFd fd(::memfd_create("carton-tensors", MFD_CLOEXEC | MFD_ALLOW_SEALING));
-  if (!fd.valid()) return IoError(std::string("memfd_create: ") + std::strerror(errno));
+  if (!fd.valid()) return ErrnoIoError(errno, "memfd_create");
   if (::ftruncate(fd.get(), static_cast<off_t>(cap)) != 0) {
-    return IoError(std::string("memfd: cannot size: ") + std::strerror(errno));
+    return ErrnoIoError(errno, "memfd: cannot size");
   }
   // Readers map it without fear of SIGBUS: it can grow but never shrink.
   if (::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) != 0) {
-    return IoError(std::string("memfd: cannot seal: ") + std::strerror(errno));
+    return ErrnoIoError(errno, "memfd: cannot seal");
   }
   void* p = ::mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
-  if (p == MAP_FAILED) return IoError(std::string("memfd: cannot map: ") + std::strerror(errno));
+  if (p == MAP_FAILED) return ErrnoIoError(errno, "memfd: cannot map");
   if (data_ != nullptr) ::munmap(data_, capacity_);
   data_ = static_cast<std::byte*>(p);
   capacity_ = cap;
@@ -218,12 +219,12 @@ Status ArenaReader::Adopt(UniqueFd fd) {
     return Corrupt("tensor arena is not a memfd sealed against shrinking");
   }
   struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return IoError(std::string("memfd: ") + std::strerror(errno));
+  if (::fstat(fd.get(), &st) != 0) return ErrnoIoError(errno, "memfd");
   auto m = std::make_shared<Mapping>();
   m->size = static_cast<std::size_t>(st.st_size);
   if (m->size == 0) return Corrupt("tensor arena is empty");
   void* p = ::mmap(nullptr, m->size, PROT_READ, MAP_SHARED, fd.get(), 0);
-  if (p == MAP_FAILED) return IoError(std::string("memfd: cannot map: ") + std::strerror(errno));
+  if (p == MAP_FAILED) return ErrnoIoError(errno, "memfd: cannot map");
   m->data = static_cast<const std::byte*>(p);
   mapping_ = std::move(m);
   return Status::Ok();
@@ -259,7 +260,7 @@ Status SendMessage(int sock, std::string_view text, int fd) {
   for (;;) {
     if (::sendmsg(sock, &msg, MSG_NOSIGNAL) >= 0) return Status::Ok();
     if (errno == EINTR) continue;
-    return IoError(std::string("cannot send to the runner socket: ") + std::strerror(errno));
+    return ErrnoIoError(errno, "cannot send to the runner socket");
   }
 }
 
@@ -269,7 +270,7 @@ Result<Message> ReceiveMessage(int sock, int timeout_ms) {
     int r = ::poll(&pfd, 1, timeout_ms);
     if (r > 0) break;
     if (r == 0) return Internal("no answer within " + std::to_string(timeout_ms / 1000.0) + " s");
-    if (errno != EINTR) return IoError(std::string("poll: ") + std::strerror(errno));
+    if (errno != EINTR) return ErrnoIoError(errno, "poll");
   }
   Message m;
   m.text.resize(kMaxMessage);
@@ -286,7 +287,7 @@ Result<Message> ReceiveMessage(int sock, int timeout_ms) {
   } while (n < 0 && errno == EINTR);
   if (n < 0) {
     if (errno == ECONNRESET) return NotFound("closed");
-    return IoError(std::string("cannot read the runner socket: ") + std::strerror(errno));
+    return ErrnoIoError(errno, "cannot read the runner socket");
   }
   for (struct cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;

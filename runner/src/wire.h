@@ -9,12 +9,10 @@
 #include "carton/common/bytes.h"
 #include "carton/common/status.h"
 #include "carton/common/unique_fd.h"
-#include "carton/loader/tensor.h"
+#include "carton/format/tensor.h"
 #include "carton/safetensors/file.h"
 
 namespace carton::runner::internal {
-
-using loader::Tensor;
 
 // Decodes every tensor of a validated safetensors file, in the order its
 // metadata records (else by name). Numeric tensors view `file`'s bytes and

@@ -4,8 +4,8 @@
 #include <map>
 #include <string>
 
-#include "carton/carton/zip.h"
 #include "carton/manifest/manifest.h"
+#include "carton/zip/writer.h"
 #include "testing.h"
 
 namespace carton::testing {

@@ -8,9 +8,10 @@
 #include <filesystem>
 
 #include "carton/carton/info.h"
-#include "carton/carton/tensor_data.h"
 #include "carton/carton/verify.h"
-#include "carton/carton/zip.h"
+#include "carton/format/tensor_data.h"
+#include "carton/zip/reader.h"
+#include "carton/zip/writer.h"
 #include "carton_testing.h"
 
 using namespace carton;

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "carton/common/atomic_file.h"
 #include "carton/common/mapped_file.h"
@@ -109,4 +111,32 @@ TEST_CASE("common: MappedFile ReadAt reads ranges and checks bounds", "[common]"
   CHECK(m->ReadAt(~0ull, out).code() == StatusCode::kInvalidArgument);
   std::vector<std::byte> none;
   CHECK(m->ReadAt(10, none).ok());
+}
+
+TEST_CASE("common: ForEachMappedStep visits a mapping in order, in bounded steps", "[common]") {
+  testing::TempDir tmp;
+  const std::size_t size = kMappedStep * 2 + 12345;
+  std::string bytes(size, '\0');
+  for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<char>(i * 7);
+  testing::WriteBytes(tmp.file("f"), AsBytes(bytes));
+  auto f = MappedFile::Open(tmp.file("f"));
+  REQUIRE(f.ok());
+  std::string seen;
+  std::vector<std::size_t> steps;
+  REQUIRE(ForEachMappedStep(f->bytes(), [&](ByteView step) {
+            steps.push_back(step.size());
+            seen.append(AsChars(step));
+            return Status::Ok();
+          }).ok());
+  CHECK(seen == bytes);
+  CHECK(steps == std::vector<std::size_t>{kMappedStep, kMappedStep, 12345});
+  // The first error stops it and is returned.
+  int calls = 0;
+  Status s = ForEachMappedStep(f->bytes(), [&](ByteView) {
+    ++calls;
+    return IoError("disk full");
+  });
+  CHECK(s.message() == "disk full");
+  CHECK(calls == 1);
+  CHECK(ForEachMappedStep(ByteView(), [](ByteView) { return Internal("never called"); }).ok());
 }

@@ -1,8 +1,15 @@
 #include "carton/common/status.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cerrno>
+#include <csignal>
+#include <string>
 
 #include "carton/common/bytes.h"
+#include "carton/common/posix_error.h"
 
 using namespace carton;
 
@@ -32,6 +39,44 @@ TEST_CASE("common: Result propagates errors through ASSIGN_OR_RETURN", "[common]
   auto r = Quarter(6);
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().code() == StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("common: Result::value() on an error aborts with the status message", "[common]") {
+  // In a child process: its stderr goes to a pipe, and it must die by
+  // SIGABRT before reaching _exit.
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::dup2(fds[1], 2);
+    Result<int> r = NotFound("model.carton: no such file");
+    const int v = r.value();
+    ::_exit(v == 0 ? 3 : 4);
+  }
+  ::close(fds[1]);
+  std::string err;
+  char buf[256];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof(buf))) > 0;) err.append(buf, n);
+  ::close(fds[0]);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGABRT);
+  CHECK_THAT(err,
+             Catch::Contains("Result::value() on an error: not found: model.carton: no such file"));
+}
+
+TEST_CASE("common: errno becomes a status with the system's text", "[common]") {
+  Status missing = ErrnoStatus(ENOENT, "model.carton: cannot open");
+  CHECK(missing.code() == StatusCode::kNotFound);
+  CHECK(missing.message() == "model.carton: cannot open: No such file or directory");
+  Status denied = ErrnoStatus(EACCES, "model.carton: cannot open");
+  CHECK(denied.code() == StatusCode::kIoError);
+  CHECK(denied.message() == "model.carton: cannot open: Permission denied");
+  Status full = ErrnoIoError(ENOENT, "out.carton: write failed");
+  CHECK(full.code() == StatusCode::kIoError);
+  CHECK(full.message() == "out.carton: write failed: No such file or directory");
 }
 
 TEST_CASE("common: little-endian helpers and checked arithmetic", "[common]") {

@@ -12,9 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "carton/carton/zip.h"
 #include "carton/manifest/manifest.h"
 #include "carton/manifest/sha256.h"
+#include "carton/zip/reader.h"
+#include "carton/zip/writer.h"
 #include "testing.h"
 
 namespace {

@@ -13,8 +13,8 @@
 
 #include "carton/carton/info.h"
 #include "carton/carton/verify.h"
-#include "carton/carton/zip.h"
 #include "carton/manifest/sha256.h"
+#include "carton/zip/reader.h"
 #include "hostile_testing.h"
 
 using namespace carton;

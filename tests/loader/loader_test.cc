@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "carton/carton/tensor_data.h"
-#include "carton/carton/zip.h"
+#include "carton/format/tensor_data.h"
 #include "carton/loader/cache.h"
+#include "carton/zip/reader.h"
 #include "loader/loader_testing.h"
 
 using namespace carton;
@@ -452,9 +452,9 @@ TEST_CASE("loader: unpacked directories and model folders load in place", "[load
 }
 
 TEST_CASE("loader: URLs go through the remote seam", "[loader]") {
-  CHECK(loader::IsUrl("https://example.com/m.carton"));
-  CHECK(loader::IsUrl("HTTP://example.com/m.carton"));
-  CHECK_FALSE(loader::IsUrl("/tmp/https://x"));
+  CHECK(IsCartonUrl("https://example.com/m.carton"));
+  CHECK(IsCartonUrl("HTTP://example.com/m.carton"));
+  CHECK_FALSE(IsCartonUrl("/tmp/https://x"));
   TempDir tmp;
   ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
   // Nothing listens on port 1: a network error naming the URL, no entry.

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "carton/carton/tensor_data.h"
+#include "carton/format/tensor_data.h"
 #include "carton/safetensors/writer.h"
 
 namespace carton::testing {

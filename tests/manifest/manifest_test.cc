@@ -277,3 +277,13 @@ TEST_CASE("manifest: ValidateEntryPath accepts ordinary paths", "[manifest]") {
   CHECK(s.code() == StatusCode::kInvalidArgument);
   CHECK(s.message() == "path \"a//b\": empty component (\"//\")");
 }
+
+TEST_CASE("manifest: a file whose sha256 is not MANIFEST's gets the one message",
+          "[manifest][corrupt]") {
+  const Digest a = Sha256Of(AsBytes("a")), b = Sha256Of(AsBytes("b"));
+  CHECK(CheckDigest("model/w.bin", a, a).ok());
+  const Status s = CheckDigest("model/w.bin", a, b);
+  CHECK(s.code() == StatusCode::kCorrupt);
+  CHECK(s.message() == "model/w.bin: sha256 " + ToHex(a) + " but MANIFEST says " + ToHex(b));
+  CHECK(DigestMismatch(a, b) == "sha256 " + ToHex(a) + " but MANIFEST says " + ToHex(b));
+}

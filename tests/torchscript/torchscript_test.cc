@@ -17,7 +17,7 @@
 #undef CHECK
 #include <catch2/catch.hpp>
 
-#include "carton/carton/tensor_data.h"
+#include "carton/format/tensor_data.h"
 #include "carton/safetensors/writer.h"
 #include "carton/torchscript/torchscript_runner.h"
 #include "testing.h"

@@ -4,8 +4,8 @@
 
 #include "carton/carton/info.h"
 #include "carton/carton/pack.h"
-#include "carton/carton/tensor_data.h"
 #include "carton/carton/verify.h"
+#include "carton/format/tensor_data.h"
 #include "commands.h"
 #include "exit_code.h"
 

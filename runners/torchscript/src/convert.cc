@@ -14,7 +14,7 @@ Status Bad(const std::string& name, const std::string& what) {
   return Status(StatusCode::kInvalidArgument, "tensor \"" + name + "\": " + what);
 }
 
-Result<std::vector<std::int64_t>> TorchSizes(const loader::Tensor& tensor) {
+Result<std::vector<std::int64_t>> TorchSizes(const Tensor& tensor) {
   std::vector<std::int64_t> sizes;
   sizes.reserve(tensor.shape.size());
   for (std::uint64_t d : tensor.shape) {
@@ -29,7 +29,7 @@ Result<std::vector<std::int64_t>> TorchSizes(const loader::Tensor& tensor) {
 // Copies little-endian unsigned values of type U into a new torch tensor of
 // the signed type S (wide enough for all of them, or range-checked).
 template <typename U, typename S>
-Result<at::Tensor> Widen(const loader::Tensor& tensor, const std::vector<std::int64_t>& sizes,
+Result<at::Tensor> Widen(const Tensor& tensor, const std::vector<std::int64_t>& sizes,
                          c10::ScalarType type) {
   at::Tensor out = torch::empty(sizes, torch::TensorOptions().dtype(type));
   auto* dst = out.data_ptr<S>();
@@ -50,8 +50,8 @@ Result<at::Tensor> Widen(const loader::Tensor& tensor, const std::vector<std::in
 // Copies a torch tensor of signed type S into an owned carton tensor of the
 // unsigned type U, checking every value's range.
 template <typename S, typename U>
-Result<loader::Tensor> Narrow(const std::string& name, const at::Tensor& t, DataType dtype,
-                              std::vector<std::uint64_t> shape) {
+Result<Tensor> Narrow(const std::string& name, const at::Tensor& t, DataType dtype,
+                      std::vector<std::uint64_t> shape) {
   const auto* src = t.data_ptr<S>();
   const auto n = static_cast<std::size_t>(t.numel());
   std::vector<std::byte> bytes(n * sizeof(U));
@@ -65,7 +65,7 @@ Result<loader::Tensor> Narrow(const std::string& name, const at::Tensor& t, Data
     U u = static_cast<U>(v);
     std::memcpy(bytes.data() + i * sizeof(U), &u, sizeof(U));
   }
-  return loader::Tensor::Owned(name, dtype, std::move(shape), std::move(bytes));
+  return Tensor::Owned(name, dtype, std::move(shape), std::move(bytes));
 }
 
 }  // namespace
@@ -119,7 +119,7 @@ std::optional<DataType> CartonTypeFor(c10::ScalarType t) {
   }
 }
 
-Result<c10::IValue> ToIValue(const loader::Tensor& tensor) {
+Result<c10::IValue> ToIValue(const Tensor& tensor) {
   CARTON_RETURN_IF_ERROR(tensor.Validate());
   if (tensor.dtype == DataType::kString) {
     if (tensor.shape.empty()) return c10::IValue(tensor.strings.front());
@@ -172,10 +172,10 @@ Result<c10::IValue> ToIValue(const loader::Tensor& tensor) {
   return c10::IValue(std::move(t));
 }
 
-Result<loader::Tensor> FromIValue(const std::string& name, const c10::IValue& value,
-                                  std::optional<DataType> declared) {
+Result<Tensor> FromIValue(const std::string& name, const c10::IValue& value,
+                          std::optional<DataType> declared) {
   if (value.isString()) {
-    return loader::Tensor::Strings(name, {}, {value.toStringRef()});
+    return Tensor::Strings(name, {}, {value.toStringRef()});
   }
   if (value.isList()) {
     std::vector<std::string> strings;
@@ -187,7 +187,7 @@ Result<loader::Tensor> FromIValue(const std::string& name, const c10::IValue& va
       strings.push_back(item.toStringRef());
     }
     const std::uint64_t n = strings.size();
-    return loader::Tensor::Strings(name, {n}, std::move(strings));
+    return Tensor::Strings(name, {n}, std::move(strings));
   }
   if (!value.isTensor()) {
     return Bad(name, "the model returned a " + value.tagKind() +
@@ -218,7 +218,7 @@ Result<loader::Tensor> FromIValue(const std::string& name, const c10::IValue& va
   const auto* bytes = static_cast<const std::byte*>(t.data_ptr());
   ByteView view(bytes, t.nbytes());
   auto keep = std::make_shared<at::Tensor>(std::move(t));
-  return loader::Tensor::View(name, *type, std::move(shape), view, std::move(keep));
+  return Tensor::View(name, *type, std::move(shape), view, std::move(keep));
 }
 
 }  // namespace carton::torchscript

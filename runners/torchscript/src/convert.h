@@ -1,4 +1,4 @@
-// Conversions between carton tensors (loader::Tensor) and torch values.
+// Conversions between carton tensors (Tensor) and torch values.
 //
 // Numeric types map one to one where torch has the type: float32 <-> Float,
 // float64 <-> Double, int8 <-> Char, int16 <-> Short, int32 <-> Int,
@@ -19,9 +19,9 @@
 #include <optional>
 #include <string>
 
-#include "carton/carton/data_type.h"
 #include "carton/common/status.h"
-#include "carton/loader/tensor.h"
+#include "carton/format/data_type.h"
+#include "carton/format/tensor.h"
 
 namespace carton::torchscript {
 
@@ -37,7 +37,7 @@ std::optional<DataType> CartonTypeFor(c10::ScalarType t);
 // `List[str]`. Errors: kInvalidArgument naming the tensor (a string tensor
 // of rank above 1, a uint64 value above the int64 range, a shape a torch
 // tensor cannot have).
-Result<c10::IValue> ToIValue(const loader::Tensor& tensor);
+Result<c10::IValue> ToIValue(const Tensor& tensor);
 
 // An output value named `name`. `declared` (when the carton declares the
 // output) is the type it must have: torch types that are the widened form
@@ -45,7 +45,7 @@ Result<c10::IValue> ToIValue(const loader::Tensor& tensor);
 // naming the output for values that are not tensors, strings or lists of
 // strings, torch types carton has no equivalent for, and values out of
 // the declared type's range.
-Result<loader::Tensor> FromIValue(const std::string& name, const c10::IValue& value,
-                                  std::optional<DataType> declared);
+Result<Tensor> FromIValue(const std::string& name, const c10::IValue& value,
+                          std::optional<DataType> declared);
 
 }  // namespace carton::torchscript

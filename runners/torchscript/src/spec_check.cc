@@ -27,7 +27,7 @@ struct Bindings {
   std::map<std::string, std::vector<std::uint64_t>> shapes;  // symbol -> whole shape
 };
 
-Status CheckShape(const TensorSpec& spec, const loader::Tensor& t, Bindings& b) {
+Status CheckShape(const TensorSpec& spec, const Tensor& t, Bindings& b) {
   if (std::holds_alternative<AnyDim>(spec.shape)) return Status::Ok();
   if (const auto* sym = std::get_if<SymbolDim>(&spec.shape)) {
     auto [it, fresh] = b.shapes.emplace(sym->name, t.shape);
@@ -65,9 +65,8 @@ Status CheckShape(const TensorSpec& spec, const loader::Tensor& t, Bindings& b) 
 
 }  // namespace
 
-Status CheckInputs(const std::vector<TensorSpec>& declared,
-                   const std::vector<loader::Tensor>& inputs) {
-  std::map<std::string, const loader::Tensor*> by_name;
+Status CheckInputs(const std::vector<TensorSpec>& declared, const std::vector<Tensor>& inputs) {
+  std::map<std::string, const Tensor*> by_name;
   for (const auto& t : inputs) {
     if (!by_name.emplace(t.name, &t).second) {
       return Status(StatusCode::kInvalidArgument, "input \"" + t.name + "\" is given twice");
@@ -82,7 +81,7 @@ Status CheckInputs(const std::vector<TensorSpec>& declared,
     if (it == by_name.end()) {
       return Mismatch(spec.name, "missing");
     }
-    const loader::Tensor& t = *it->second;
+    const Tensor& t = *it->second;
     if (t.dtype != spec.dtype) {
       return Mismatch(t.name, "dtype " + std::string(DataTypeName(t.dtype)) + ", not " +
                                   std::string(DataTypeName(spec.dtype)));

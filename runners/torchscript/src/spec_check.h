@@ -5,16 +5,15 @@
 
 #include <vector>
 
-#include "carton/carton/config.h"
 #include "carton/common/status.h"
-#include "carton/loader/tensor.h"
+#include "carton/format/config.h"
+#include "carton/format/tensor.h"
 
 namespace carton::torchscript {
 
 // OK when every declared input is present once with its declared dtype and
 // a shape matching its declared shape, and no undeclared input is given.
 // Errors: kInvalidArgument naming the input and the mismatch.
-Status CheckInputs(const std::vector<TensorSpec>& declared,
-                   const std::vector<loader::Tensor>& inputs);
+Status CheckInputs(const std::vector<TensorSpec>& declared, const std::vector<Tensor>& inputs);
 
 }  // namespace carton::torchscript

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "carton/carton/config.h"
 #include "carton/carton/limits.h"
-#include "carton/carton/links.h"
-#include "carton/carton/tensor_data.h"
+#include "carton/carton/reader.h"
 #include "carton/common/status.h"
+#include "carton/format/config.h"
+#include "carton/format/tensor_data.h"
 #include "carton/manifest/sha256.h"
 
 namespace carton {

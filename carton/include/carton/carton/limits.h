@@ -7,10 +7,10 @@
 
 #include <cstdint>
 
-#include "carton/carton/config.h"
-#include "carton/carton/tensor_data.h"
-#include "carton/carton/zip.h"
+#include "carton/format/config.h"
+#include "carton/format/tensor_data.h"
 #include "carton/links/links.h"
+#include "carton/zip/reader.h"
 
 namespace carton {
 

@@ -1,7 +1,7 @@
-// LINKS in cartons: reading cartons given by URL, resolving linked files
-// through the blob cache, and moving files between a carton's zip and the
-// URLs of its LINKS (Shrink, FetchLinked). Rules in carton/FORMAT.md,
-// section "LINKS".
+// LINKS in cartons: moving files between a carton's zip and the URLs of
+// its LINKS (Shrink, FetchLinked). Reading LINKS, checking which files it
+// covers and resolving linked files through the blob cache is the carton
+// reader's (reader.h). Rules in carton/FORMAT.md, section "LINKS".
 //
 // A carton's MANIFEST lists every file; a file missing from the zip is
 // "linked": LINKS maps its sha256 to URLs. Linked files are fetched into
@@ -15,90 +15,17 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "carton/carton/zip.h"
+#include "carton/carton/reader.h"
 #include "carton/common/status.h"
-#include "carton/links/fetch.h"
 #include "carton/links/links.h"
-#include "carton/manifest/manifest.h"
+#include "carton/manifest/sha256.h"
+#include "carton/zip/compression.h"
 
 namespace carton {
-
-// How linked files, and cartons given by URL, are fetched.
-struct LinkOptions {
-  // Retries, timeouts, progress, and allow_file_links: file:// URLs in LINKS
-  // are refused unless set (a carton from elsewhere must not read local
-  // files).
-  links::FetchOptions fetch;
-  // The blob cache root; empty means links::DefaultCacheDir().
-  std::string cache_dir;
-};
-
-// True when `location` is an http:// or https:// URL (any case) rather
-// than a path.
-bool IsCartonUrl(std::string_view location);
-
-// Opens a carton for reading: a path with ZipReader::Open (mapped), a URL
-// with HTTP range requests (ZipReader::OpenSource over
-// links::HttpRangeSource), which reads only the tail, the central directory
-// and the entries asked for. Errors: those of ZipReader::Open and
-// HttpRangeSource::Open (kUnsupported when the server ignores Range).
-// `zip` sets the archive limits (zip bombs; see zip.h).
-Result<ZipReader> OpenCarton(const std::string& location, const LinkOptions& options = {},
-                             const ZipReaderOptions& zip = {});
-
-// A carton as a local file: the path itself, or a URL downloaded to a
-// temporary file in `temp_dir` (removed when this object is destroyed).
-class LocalCarton {
- public:
-  // Errors: those of links::DownloadToFile.
-  static Result<LocalCarton> Make(const std::string& location, const std::string& temp_dir,
-                                  const LinkOptions& options = {});
-  LocalCarton(LocalCarton&& o) noexcept;
-  LocalCarton& operator=(LocalCarton&& o) noexcept;
-  LocalCarton(const LocalCarton&) = delete;
-  LocalCarton& operator=(const LocalCarton&) = delete;
-  ~LocalCarton();
-  const std::string& path() const { return path_; }
-
- private:
-  LocalCarton() = default;
-  std::string path_;
-  bool temporary_ = false;
-};
-
-// The parsed LINKS of an archive, or nullopt when it has none.
-// Errors: kCorrupt/kUnsupported from links::ParseLinks (message starts
-// "LINKS"), and read errors naming the entry. `limits` bounds the text.
-Result<std::optional<links::Links>> ReadLinks(const ZipReader& zip,
-                                              const links::LinksLimits& limits = {});
-
-// MANIFEST entries that are not files in the zip, with the URLs LINKS gives
-// for each. Errors: kCorrupt naming the first such file that LINKS does not
-// cover ("... is not in the archive and LINKS has no url for its sha256"),
-// or the first LINKS hash that names no MANIFEST file (StrayLinksHash).
-struct LinkedFile {
-  std::string path;
-  manifest::Digest sha256{};
-  std::vector<std::string> urls;
-};
-Result<std::vector<LinkedFile>> LinkedFiles(const ZipReader& zip, const manifest::Manifest& m,
-                                            const std::optional<links::Links>& links);
-
-// The rule a LINKS hash that names no MANIFEST file breaks, for messages
-// about the entry LINKS: "sha256 <hex> names no file in MANIFEST (...)".
-std::string StrayLinksHash(const manifest::Digest& digest);
-
-// The cached copy of a linked file: a cache hit (rehashed when `rehash`),
-// or a fetch from its URLs into the cache. Errors: those of
-// links::BlobCache::Fetch (callers add the file's path).
-Result<std::string> ResolveLinkedFile(const LinkedFile& file, const LinkOptions& options,
-                                      bool rehash);
 
 // Pre-compressed copies Shrink can write beside each blob, for servers that
 // send them with a Content-Encoding.

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "carton/carton/config.h"
-#include "carton/carton/zip.h"
 #include "carton/common/status.h"
+#include "carton/format/config.h"
 #include "carton/manifest/sha256.h"
+#include "carton/zip/compression.h"
 
 namespace carton {
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <string_view>
 
-#include "carton/carton/zip.h"
 #include "carton/common/status.h"
 #include "carton/manifest/manifest.h"
+#include "carton/zip/reader.h"
 
 namespace carton {
 

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "carton/carton/limits.h"
-#include "carton/carton/links.h"
+#include "carton/carton/reader.h"
 #include "carton/common/status.h"
 #include "carton/manifest/sha256.h"
 

@@ -60,7 +60,6 @@ class AtomicFile {
   void Abort();
 
   const std::string& path() const { return path_; }
-  const std::string& temp_path() const { return temp_path_; }
 
  private:
   AtomicFile() = default;

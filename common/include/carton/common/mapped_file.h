@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "carton/common/bytes.h"
@@ -24,6 +25,17 @@ namespace carton {
 // reads fault the pages back in from the page cache. Keeps the resident set
 // small while streaming through a large mapping once.
 void ReleaseMappedPages(ByteView range);
+
+// The piece ForEachMappedStep hands over: large enough that the calls cost
+// nothing, small enough that a piece's pages are still cached when dropped.
+inline constexpr std::size_t kMappedStep = std::size_t{16} << 20;
+
+// Calls `fn` on consecutive pieces of `range` (part of a read-only file
+// mapping), each at most kMappedStep bytes, and drops each piece's pages
+// once `fn` returns (ReleaseMappedPages): streaming once through a mapping
+// of any size keeps the resident set small. Stops at, and returns, the
+// first error of `fn`.
+Status ForEachMappedStep(ByteView range, const std::function<Status(ByteView)>& fn);
 
 class MappedFile {
  public:
@@ -41,6 +53,9 @@ class MappedFile {
   ByteView bytes() const { return {data_, size_}; }
   std::uint64_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  // The open file (read-only, close-on-exec), for calls that take a
+  // descriptor; owned by this object. -1 for a default-constructed one.
+  int fd() const { return fd_.get(); }
 
   // Hints the kernel that the whole file will be read sequentially soon.
   void AdviseSequential() const;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "carton/common/bytes.h"
+#include "carton/common/mapped_file.h"
 #include "carton/common/status.h"
 
 namespace carton {
@@ -32,5 +33,7 @@ class RandomAccessSource {
 // A source over a local file, read with pread(2).
 // Errors: kNotFound, kInvalidArgument (not a regular file), kIoError.
 Result<std::unique_ptr<RandomAccessSource>> OpenFileSource(const std::string& path);
+// The same over a file already open, which the source shares.
+std::unique_ptr<RandomAccessSource> FileSourceOf(std::shared_ptr<const MappedFile> file);
 
 }  // namespace carton

@@ -84,6 +84,11 @@ inline Status NetworkError(std::string msg) {
 }
 inline Status Internal(std::string msg) { return Status(StatusCode::kInternal, std::move(msg)); }
 
+namespace status_internal {
+// Prints "Result::value() on an error: <status>" to stderr and aborts.
+[[noreturn]] void DieOnErrorValue(const Status& status);
+}  // namespace status_internal
+
 // Either a T or a non-OK Status.
 template <typename T>
 class [[nodiscard]] Result {
@@ -96,16 +101,26 @@ class [[nodiscard]] Result {
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
 
-  // REQUIRES: ok().
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
-  T* operator->() { return &*value_; }
-  const T* operator->() const { return &*value_; }
-  T& operator*() & { return *value_; }
-  const T& operator*() const& { return *value_; }
+  // The value. On an error, a bug in the caller: the process aborts,
+  // printing the status to stderr.
+  T& value() & { return *Checked(); }
+  const T& value() const& { return *Checked(); }
+  T&& value() && { return std::move(*Checked()); }
+  T* operator->() { return &*Checked(); }
+  const T* operator->() const { return &*Checked(); }
+  T& operator*() & { return *Checked(); }
+  const T& operator*() const& { return *Checked(); }
 
  private:
+  std::optional<T>& Checked() {
+    if (!value_.has_value()) status_internal::DieOnErrorValue(status_);
+    return value_;
+  }
+  const std::optional<T>& Checked() const {
+    if (!value_.has_value()) status_internal::DieOnErrorValue(status_);
+    return value_;
+  }
+
   Status status_;
   std::optional<T> value_;
 };

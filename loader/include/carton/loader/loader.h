@@ -30,15 +30,23 @@
 #include <string>
 #include <vector>
 
-#include "carton/carton/config.h"
 #include "carton/carton/info.h"
 #include "carton/common/bytes.h"
 #include "carton/common/status.h"
-#include "carton/loader/tensor.h"
+#include "carton/format/config.h"
+#include "carton/format/tensor.h"
 #include "carton/manifest/sha256.h"
 #include "carton/safetensors/file.h"
 
 namespace carton::loader {
+
+// The tensors a LoadedCarton hands out (carton/format/tensor.h).
+using carton::NestedTensor;
+using carton::Tensor;
+
+namespace internal {
+struct LoadedCartonFactory;
+}  // namespace internal
 
 struct LoadOptions {
   // The cache root; empty means links::DefaultCacheDir().
@@ -116,15 +124,13 @@ class LoadedCarton {
   ByteView carton_mapping() const;
   const LoadStats& stats() const;
 
+ private:
   struct Impl;
+  friend struct internal::LoadedCartonFactory;  // Load and LoadUnpacked make them
   explicit LoadedCarton(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 
- private:
   std::shared_ptr<const Impl> impl_;
 };
-
-// True for "http://..." and "https://..." (case-insensitive scheme).
-bool IsUrl(std::string_view path_or_url);
 
 // Loads a .carton file, a URL, or a directory holding an unpacked carton
 // (carton.toml, model/, ...; loaded in place, checked against its MANIFEST

@@ -34,6 +34,16 @@ Status ValidateEntryPath(std::string_view path);
 // True for the two names a MANIFEST never lists: "MANIFEST" and "LINKS".
 bool IsReservedPath(std::string_view path);
 
+// "sha256 <got> but MANIFEST says <expected>": the rule a file breaks when
+// its bytes are not the ones MANIFEST lists, in the one wording every
+// reader uses.
+std::string DigestMismatch(const Digest& got, const Digest& expected);
+
+// OK when `got` equals `expected`; otherwise kCorrupt
+// "<what>: sha256 <got> but MANIFEST says <expected>" (`what` names the
+// file).
+Status CheckDigest(std::string_view what, const Digest& got, const Digest& expected);
+
 struct ManifestEntry {
   std::string path;
   Digest sha256{};

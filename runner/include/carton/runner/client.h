@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "carton/common/status.h"
-#include "carton/loader/tensor.h"
+#include "carton/format/tensor.h"
 
 namespace carton::runner {
 
@@ -61,7 +61,7 @@ class RunnerProcess {
   // outlive that call. Errors: the runner's error (with its code), or
   // kInternal when it crashed or timed out (it is then killed and further
   // calls fail).
-  Result<std::vector<loader::Tensor>> Infer(const std::vector<loader::Tensor>& inputs);
+  Result<std::vector<Tensor>> Infer(const std::vector<Tensor>& inputs);
 
   // Asks the runner to exit and waits for it. Errors: kInternal if it
   // exits badly.

@@ -28,14 +28,14 @@
 #include <string>
 #include <vector>
 
-#include "carton/carton/config.h"
 #include "carton/common/status.h"
+#include "carton/format/config.h"
+#include "carton/format/tensor.h"
 #include "carton/loader/loader.h"
-#include "carton/loader/tensor.h"
 
 namespace carton::runner {
 
-using loader::Tensor;
+using carton::Tensor;
 
 // Version of the protocol between callers and runners (PROTOCOL.md).
 inline constexpr int kProtocolVersion = 1;

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "carton/carton/config.h"
 #include "carton/common/status.h"
+#include "carton/format/config.h"
 
 namespace carton::runner {
 

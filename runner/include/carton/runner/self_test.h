@@ -14,8 +14,7 @@
 
 namespace carton::runner {
 
-using InferFn =
-    std::function<Result<std::vector<loader::Tensor>>(const std::vector<loader::Tensor>&)>;
+using InferFn = std::function<Result<std::vector<Tensor>>(const std::vector<Tensor>&)>;
 
 struct OutputCheck {
   std::string name;
@@ -38,7 +37,7 @@ struct SelfTestReport {
 };
 
 // Compares one output with its expected tensor.
-OutputCheck CheckOutput(const loader::Tensor* actual, const loader::Tensor& expected,
+OutputCheck CheckOutput(const Tensor* actual, const Tensor& expected,
                         const safetensors::CompareOptions& options);
 
 // Runs every self-test of `carton`. A failing inference or comparison is a

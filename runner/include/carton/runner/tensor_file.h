@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "carton/common/status.h"
-#include "carton/loader/tensor.h"
+#include "carton/format/tensor.h"
 
 namespace carton::runner {
 
@@ -15,14 +15,14 @@ namespace carton::runner {
 // TENSOR, else its tensor NAME, else its only tensor; named NAME. The
 // returned view keeps the file mapped. Errors: kInvalidArgument (syntax),
 // kNotFound, kCorrupt, kUnsupported.
-Result<loader::Tensor> ReadTensorArg(const std::string& spec);
+Result<Tensor> ReadTensorArg(const std::string& spec);
 
 // Reads every tensor of a safetensors file (in the order recorded by
 // WriteTensorsFile, else by name).
-Result<std::vector<loader::Tensor>> ReadTensorsFile(const std::string& path);
+Result<std::vector<Tensor>> ReadTensorsFile(const std::string& path);
 
 // Writes `tensors` atomically. Errors: kInvalidArgument (inconsistent
 // tensor, duplicate name), kIoError.
-Status WriteTensorsFile(const std::string& path, const std::vector<loader::Tensor>& tensors);
+Status WriteTensorsFile(const std::string& path, const std::vector<Tensor>& tensors);
 
 }  // namespace carton::runner

@@ -38,10 +38,6 @@ struct TensorSource {
   std::vector<std::uint64_t> shape;
   ByteView bytes;     // used when `stream` is empty; borrowed until written
   ByteStream stream;  // optional
-
-  static TensorSource FromView(const TensorView& v) {
-    return {std::string(v.name), v.dtype, {v.shape.begin(), v.shape.end()}, v.data, {}};
-  }
 };
 
 struct WriteOptions {

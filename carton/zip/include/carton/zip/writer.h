@@ -1,0 +1,143 @@
+// ZipWriter: writes the zip container of a .carton with libzip (plus libzstd
+// for zstd entries, which libzip 1.7 does not support); the layout it
+// produces is described in carton/zip/FORMAT.md.
+//
+// The subset of the zip format (PKWARE APPNOTE 6.3) written: compression
+// methods stored (0), deflate (8) and zstd (93); zip64 for entries, offsets
+// and entry counts past the 32-bit limits; no encryption, no data
+// descriptors.
+//
+// Output is deterministic: entries keep insertion order, every entry gets
+// the DOS time 1980-01-01 00:00 and fixed Unix attributes (0644 for files,
+// 0755 for directories), so the same calls give byte-identical archives.
+// The data of every stored entry starts at a multiple of
+// ZipWriterOptions::alignment (padding goes into a local-header extra field
+// with id 0xD935, which other zip tools ignore), so a reader can map
+// tensors in place.
+//
+// Ownership: ZipWriter owns its temporary output file and a spool for entry
+// data (compressed entries and stored entries added from memory wait there
+// until Finish(): in memory up to 8 MiB, then in a temporary file next to
+// the output that is unlinked as soon as it is created).
+//
+// Thread-safety: ZipWriter is not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "carton/common/bytes.h"
+#include "carton/common/file_identity.h"
+#include "carton/common/status.h"
+#include "carton/manifest/sha256.h"
+#include "carton/zip/compression.h"
+
+namespace carton {
+
+// Largest alignment ZipWriterOptions accepts.
+inline constexpr std::uint32_t kZipMaxAlignment = 32768;
+struct ZipWriterOptions {
+  // The data of every stored entry starts at a multiple of this. A power of
+  // two in [1, kZipMaxAlignment]; 4096 gives page-aligned entries.
+  std::uint32_t alignment = 64;
+  // zstd worker threads; 0 compresses on the calling thread. The output is
+  // the same for every value >= 1 (zstd cuts the input into 2 MiB jobs) but
+  // differs from the output for 0. Memory grows with workers (about 20 MiB
+  // more per worker at the default level).
+  int zstd_workers = 0;
+  // fsync the archive and its directory before Finish() reports success.
+  bool durable = false;
+};
+
+// Per-entry extras for ZipWriter::AddFile/AddBytes.
+struct ZipAddOptions {
+  // Computes the SHA-256 of the uncompressed bytes while they are read.
+  bool sha256 = false;
+  // If set, called with every chunk of the uncompressed bytes, in order, in
+  // the same pass that compresses them.
+  std::function<void(ByteView)> observer;
+};
+
+// What ZipWriter::AddFile/AddBytes wrote.
+struct ZipAddResult {
+  std::uint64_t size = 0;                  // uncompressed bytes
+  std::uint64_t compressed_size = 0;       // bytes in the archive
+  std::uint32_t crc32 = 0;                 // 0 from AddFileUnread, AddLater
+  std::uint64_t data_offset = 0;           // where the entry's bytes start
+  std::optional<manifest::Digest> sha256;  // when ZipAddOptions::sha256
+  FileIdentity source_identity;            // AddFile*: the file's version
+};
+
+class ZipWriter {
+ public:
+  // Starts an archive at `path`; bytes go to a temporary file in the same
+  // directory until Finish() renames it into place.
+  // Errors: kInvalidArgument (bad options), kIoError.
+  static Result<ZipWriter> Create(const std::string& path, const ZipWriterOptions& options = {});
+
+  ZipWriter(ZipWriter&&) noexcept;
+  ZipWriter& operator=(ZipWriter&&) noexcept;
+  ZipWriter(const ZipWriter&) = delete;
+  ZipWriter& operator=(const ZipWriter&) = delete;
+  // Removes the temporary file unless Finish() succeeded.
+  ~ZipWriter();
+
+  // Appends the file at `source_path` as entry `name`, streaming it (memory
+  // stays bounded whatever the file size). A stored entry's bytes are read
+  // again by Finish(), so the file must stay in place, unchanged, until
+  // then; Finish() fails with kIoError if its size or CRC-32 changed.
+  // `level`: 0 picks the method's
+  // default (deflate 6, zstd 2); deflate takes 1..9, zstd
+  // ZSTD_minCLevel()..kZipMaxZstdLevel; stored ignores it.
+  // Errors: kInvalidArgument (bad name or level, duplicate name),
+  // kNotFound (no such source file), kIoError (including a source file that
+  // changes size while it is read). An error after bytes were written leaves
+  // the writer failed: later calls and Finish() return that error.
+  Result<ZipAddResult> AddFile(std::string_view name, const std::string& source_path,
+                               Compression method, int level = 0, const ZipAddOptions& add = {});
+
+  // Appends the file at `source_path` as a stored entry without reading it
+  // now: Finish() reads it once, as it writes it (libzip computes the CRC-32
+  // of stored bytes then), and fails with kIoError unless the file is still
+  // the version seen here, the result's source_identity. The result's crc32
+  // is 0 and it has no sha256: a caller that needs the file's hash reads it
+  // meanwhile (on another thread, say) and checks that it read that version.
+  // Errors: as AddFile.
+  Result<ZipAddResult> AddFileUnread(std::string_view name, const std::string& source_path);
+
+  // Produces the bytes of an AddLater entry.
+  using Producer = std::function<Result<std::string>()>;
+
+  // Appends a stored entry of exactly `size` bytes that `produce` returns
+  // when Finish() reaches it, after every earlier entry is written, so its
+  // bytes may come from work done while those are written (a MANIFEST of
+  // hashes computed meanwhile). `produce` runs at most once, on the thread
+  // calling Finish(), which returns its error, or kInternal if it returns
+  // another number of bytes. The result's crc32 is 0. Errors: as AddBytes.
+  Result<ZipAddResult> AddLater(std::string_view name, std::uint64_t size, Producer produce);
+
+  // As AddFile, from memory.
+  Result<ZipAddResult> AddBytes(std::string_view name, ByteView data, Compression method,
+                                int level = 0, const ZipAddOptions& add = {});
+
+  // Adds a directory entry; a missing trailing '/' is added.
+  Status AddDirectory(std::string_view name);
+
+  // Writes the archive (the entries' local headers and data, then the
+  // central directory) and renames it into place. After an error nothing is
+  // left at the destination or the temporary path.
+  Status Finish();
+
+  std::size_t entry_count() const;
+
+ private:
+  struct Impl;
+  explicit ZipWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace carton

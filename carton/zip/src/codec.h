@@ -1,0 +1,93 @@
+// Streaming codecs for zip entries: deflate and zstd encoders for ZipWriter,
+// which compresses entries before libzip writes them raw, and a zstd decoder
+// for ZipReader (libzip 1.7 cannot decode zstd; it decodes deflate itself).
+//
+// Deflate is raw (no zlib header), as zip stores it. Memory per encoder or
+// decoder is bounded: a 1 MiB output buffer plus the codec's own state (zstd
+// at kZipMaxZstdLevel: ~90 MiB to compress; decoding refuses windows over
+// the reader's ZipReaderOptions::max_zstd_window_log).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "carton/common/bytes.h"
+#include "carton/common/status.h"
+#include "carton/zip/compression.h"
+#include "carton/zip/reader.h"
+
+namespace carton::zip_internal {
+
+// Receives output bytes; an error stops the codec and is returned as is.
+using ByteSink = std::function<Status(ByteView)>;
+
+// The level to use for `method` given a caller's level (0 means default).
+// Errors: kInvalidArgument for a level the method does not have.
+Result<int> ResolveLevel(Compression method, int level);
+
+class Encoder {
+ public:
+  virtual ~Encoder() = default;
+  // Compresses `in`, handing finished output to `out`.
+  virtual Status Update(ByteView in, const ByteSink& out) = 0;
+  // Flushes the rest of the stream. REQUIRES: called once, after all input.
+  virtual Status Finish(const ByteSink& out) = 0;
+};
+
+// An encoder for `method` (kDeflate or kZstd) at a level from ResolveLevel.
+// `size` is the exact number of input bytes that will follow (zstd records
+// it in the frame header). Errors: kInvalidArgument, kInternal.
+Result<std::unique_ptr<Encoder>> MakeEncoder(Compression method, int level, std::uint64_t size,
+                                             int zstd_workers);
+
+// Decodes one or more complete zstd frames fed in pieces. Untrusted input.
+class ZstdDecoder {
+ public:
+  // `size_hint` (the expected output size) only picks the buffer size;
+  // frames needing a window over 2^max_window_log bytes are refused.
+  // Errors: kInternal (no memory for a context, or a window zstd refuses).
+  static Result<ZstdDecoder> Make(std::uint64_t size_hint,
+                                  int max_window_log = kZipMaxZstdWindowLog);
+
+  ZstdDecoder(ZstdDecoder&&) noexcept;
+  ZstdDecoder& operator=(ZstdDecoder&&) noexcept;
+  ~ZstdDecoder();
+
+  // Decodes `in`, handing output to `out`. Errors: kCorrupt, kUnsupported
+  // (window larger than the limit), errors from `out`.
+  Status Update(ByteView in, const ByteSink& out);
+  // Errors: kCorrupt if the input was empty or ended inside a frame.
+  Status Finish() const;
+
+ private:
+  struct State;
+  explicit ZstdDecoder(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+// Decodes raw deflate (as zip stores it) fed in pieces, for archives read
+// through a RandomAccessSource, where libzip is not used. Untrusted input;
+// the caller bounds the output through `out`.
+class InflateDecoder {
+ public:
+  // Errors: kInternal (no memory for a stream).
+  static Result<InflateDecoder> Make(std::uint64_t size_hint);
+
+  InflateDecoder(InflateDecoder&&) noexcept;
+  InflateDecoder& operator=(InflateDecoder&&) noexcept;
+  ~InflateDecoder();
+
+  // Errors: kCorrupt (bad data, or bytes after the end of the stream),
+  // errors from `out`.
+  Status Update(ByteView in, const ByteSink& out);
+  // Errors: kCorrupt if the stream did not end.
+  Status Finish() const;
+
+ private:
+  struct State;
+  explicit InflateDecoder(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace carton::zip_internal

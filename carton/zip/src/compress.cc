@@ -1,0 +1,187 @@
+// Streaming encoders for ZipWriter.
+
+#include <zlib.h>
+// For ZSTD_getCParams (a level's parameters), in every libzstd since 1.0.
+#define ZSTD_STATIC_LINKING_ONLY
+#include <zstd.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "codec.h"
+
+namespace carton::zip_internal {
+namespace {
+
+constexpr std::size_t kOutputChunk = 1 << 20;
+// zlib counts in 32-bit uInt; feed it at most this much per call.
+constexpr std::size_t kZlibMaxChunk = std::size_t{1} << 30;
+constexpr int kDefaultDeflateLevel = 6;
+// Level 2 with matches from 4 bytes compresses float32 weights as well as
+// level 3 does with them, at about two thirds of the time, and a little
+// better than deflate -6 (docs/BENCHMARKS.md).
+constexpr int kDefaultZstdLevel = 2;
+constexpr unsigned kZstdMinMatch = 4;
+// With workers, zstd cuts the input into jobs of this size (a bound on the
+// memory every worker holds) and the output does not depend on how many
+// workers there are.
+constexpr int kZstdJobSize = 2 << 20;
+
+struct DeflateEnd {
+  void operator()(z_stream* s) const {
+    deflateEnd(s);
+    delete s;
+  }
+};
+struct ZstdCCtxFree {
+  void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+};
+
+class DeflateEncoder final : public Encoder {
+ public:
+  static Result<std::unique_ptr<Encoder>> Make(int level) {
+    std::unique_ptr<z_stream, DeflateEnd> stream;
+    auto raw = std::make_unique<z_stream>();
+    // Negative window bits: raw deflate, as zip stores it.
+    if (deflateInit2(raw.get(), level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+      return Internal("cannot initialise deflate");
+    }
+    stream.reset(raw.release());
+    return std::unique_ptr<Encoder>(new DeflateEncoder(std::move(stream)));
+  }
+
+  Status Update(ByteView in, const ByteSink& out) override {
+    while (!in.empty()) {
+      std::size_t n = std::min(in.size(), kZlibMaxChunk);
+      stream_->next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data()));
+      stream_->avail_in = static_cast<uInt>(n);
+      CARTON_RETURN_IF_ERROR(Run(Z_NO_FLUSH, out));
+      in = in.subspan(n);
+    }
+    return Status::Ok();
+  }
+
+  Status Finish(const ByteSink& out) override { return Run(Z_FINISH, out); }
+
+ private:
+  explicit DeflateEncoder(std::unique_ptr<z_stream, DeflateEnd> s)
+      : stream_(std::move(s)), buffer_(kOutputChunk) {}
+
+  Status Run(int flush, const ByteSink& out) {
+    for (;;) {
+      stream_->next_out = reinterpret_cast<Bytef*>(buffer_.data());
+      stream_->avail_out = static_cast<uInt>(buffer_.size());
+      int r = deflate(stream_.get(), flush);
+      if (r == Z_STREAM_ERROR) return Internal("deflate failed");
+      std::size_t have = buffer_.size() - stream_->avail_out;
+      if (have != 0) CARTON_RETURN_IF_ERROR(out(ByteView(buffer_.data(), have)));
+      if (flush == Z_FINISH ? r == Z_STREAM_END : stream_->avail_out != 0) return Status::Ok();
+    }
+  }
+
+  std::unique_ptr<z_stream, DeflateEnd> stream_;
+  std::vector<std::byte> buffer_;
+};
+
+class ZstdEncoder final : public Encoder {
+ public:
+  static Result<std::unique_ptr<Encoder>> Make(int level, std::uint64_t size, int workers) {
+    std::unique_ptr<ZSTD_CCtx, ZstdCCtxFree> cctx(ZSTD_createCCtx());
+    if (!cctx) return Internal("cannot allocate a zstd context");
+    auto set = [&](ZSTD_cParameter p, int v) {
+      return !ZSTD_isError(ZSTD_CCtx_setParameter(cctx.get(), p, v));
+    };
+    if (!set(ZSTD_c_compressionLevel, level)) {
+      return InvalidArgument("zstd rejects level " + std::to_string(level));
+    }
+    // Matches from 4 bytes: float32 and int32 tensors repeat in whole 4-byte
+    // values, which the faster levels (minimum match 5 to 7) cannot use and
+    // deflate (minimum 3) does; it also makes those levels faster on such
+    // data (docs/BENCHMARKS.md).
+    if (level > 0 && ZSTD_getCParams(level, size, 0).minMatch > kZstdMinMatch &&
+        !set(ZSTD_c_minMatch, kZstdMinMatch)) {
+      return Internal("zstd rejects a minimum match of " + std::to_string(kZstdMinMatch));
+    }
+    if (workers > 0 && (!set(ZSTD_c_nbWorkers, workers) || !set(ZSTD_c_jobSize, kZstdJobSize))) {
+      return InvalidArgument("zstd rejects " + std::to_string(workers) +
+                             " workers (built without threads?)");
+    }
+    if (ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(cctx.get(), size))) {
+      return Internal("zstd rejects the input size " + std::to_string(size));
+    }
+    return std::unique_ptr<Encoder>(new ZstdEncoder(std::move(cctx)));
+  }
+
+  Status Update(ByteView in, const ByteSink& out) override {
+    ZSTD_inBuffer input{in.data(), in.size(), 0};
+    while (input.pos < input.size) {
+      CARTON_RETURN_IF_ERROR(Step(&input, ZSTD_e_continue, out, nullptr));
+    }
+    return Status::Ok();
+  }
+
+  Status Finish(const ByteSink& out) override {
+    ZSTD_inBuffer input{nullptr, 0, 0};
+    std::size_t remaining = 1;
+    while (remaining != 0) CARTON_RETURN_IF_ERROR(Step(&input, ZSTD_e_end, out, &remaining));
+    return Status::Ok();
+  }
+
+ private:
+  explicit ZstdEncoder(std::unique_ptr<ZSTD_CCtx, ZstdCCtxFree> c)
+      : cctx_(std::move(c)), buffer_(kOutputChunk) {}
+
+  Status Step(ZSTD_inBuffer* input, ZSTD_EndDirective mode, const ByteSink& out,
+              std::size_t* remaining) {
+    ZSTD_outBuffer output{buffer_.data(), buffer_.size(), 0};
+    std::size_t r = ZSTD_compressStream2(cctx_.get(), &output, input, mode);
+    if (ZSTD_isError(r))
+      return Internal(std::string("zstd compression failed: ") + ZSTD_getErrorName(r));
+    if (remaining) *remaining = r;
+    if (output.pos != 0) return out(ByteView(buffer_.data(), output.pos));
+    return Status::Ok();
+  }
+
+  std::unique_ptr<ZSTD_CCtx, ZstdCCtxFree> cctx_;
+  std::vector<std::byte> buffer_;
+};
+
+}  // namespace
+
+Result<int> ResolveLevel(Compression method, int level) {
+  switch (method) {
+    case Compression::kStored:
+      return 0;
+    case Compression::kDeflate:
+      if (level == 0) return kDefaultDeflateLevel;
+      if (level < 1 || level > 9) {
+        return InvalidArgument("deflate level " + std::to_string(level) + " is outside 1..9");
+      }
+      return level;
+    case Compression::kZstd:
+      if (level == 0) return kDefaultZstdLevel;
+      if (level < ZSTD_minCLevel() || level > kZipMaxZstdLevel) {
+        return InvalidArgument("zstd level " + std::to_string(level) + " is outside " +
+                               std::to_string(ZSTD_minCLevel()) + ".." +
+                               std::to_string(kZipMaxZstdLevel));
+      }
+      return level;
+  }
+  return InvalidArgument("unknown compression method");
+}
+
+Result<std::unique_ptr<Encoder>> MakeEncoder(Compression method, int level, std::uint64_t size,
+                                             int zstd_workers) {
+  switch (method) {
+    case Compression::kDeflate:
+      return DeflateEncoder::Make(level);
+    case Compression::kZstd:
+      return ZstdEncoder::Make(level, size, zstd_workers);
+    case Compression::kStored:
+      break;
+  }
+  return InvalidArgument("stored entries have no encoder");
+}
+
+}  // namespace carton::zip_internal

@@ -1,0 +1,89 @@
+// EntrySource: the libzip source through which zip_close reads the bytes of
+// one entry ZipWriter added.
+//
+// Its STAT reports the entry's method, sizes and CRC-32 up front, so libzip
+// copies compressed bytes (deflate and zstd, already compressed into the
+// spool) as they are and writes the sizes it was told into the local header
+// before the data. Stored bytes come from the spool, from a producer
+// (AddLater), or, for AddFile and AddFileUnread, from the source file, read
+// then: that read checks the file is still the version seen when it was
+// added (the same FileIdentity when opened and at the end), so the archive
+// cannot hold bytes other than those ZipAddResult (and its SHA-256)
+// describe, without hashing the file twice. libzip computes the CRC-32 of
+// stored bytes itself as it writes them, whatever STAT says.
+//
+// When libzip opens the source, the output's position must be the data
+// offset ZipWriter computed: a check that its prediction of libzip's local
+// header (and so every reported data offset and alignment) is exact.
+//
+// Memory: a 1 MiB buffer while libzip reads the entry. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "carton/common/file_identity.h"
+#include "carton/common/status.h"
+#include "carton/common/unique_fd.h"
+#include "carton/zip/writer.h"
+#include "libzip.h"
+#include "output.h"
+#include "spool.h"
+
+namespace carton::zip_internal {
+
+struct EntryData {
+  std::string name;          // for messages
+  std::uint16_t method = 0;  // zip method of the bytes handed to libzip
+  std::uint64_t size = 0;    // uncompressed
+  std::uint64_t compressed_size = 0;
+  std::uint32_t crc32 = 0;
+  std::uint64_t data_offset = 0;  // where ZipWriter placed the data
+  // The bytes: the file at `file_path` (stored entries only), or what
+  // `produce` returns (stored entries only), or compressed_size bytes of the
+  // spool from `spool_offset`.
+  std::string file_path;
+  FileIdentity identity;  // of `file_path` when added
+  ZipWriter::Producer produce;
+  std::uint64_t spool_offset = 0;
+};
+
+class EntrySource {
+ public:
+  // `spool` and `output` must outlive this object.
+  EntrySource(EntryData data, const Spool* spool, const ZipOutput* output);
+  EntrySource(const EntrySource&) = delete;
+  EntrySource& operator=(const EntrySource&) = delete;
+
+  // A libzip source reading this entry; this object must outlive it.
+  // Errors: kInternal.
+  Result<SourcePtr> MakeSource();
+
+  // Why a read failed, with details libzip does not keep; OK if none did.
+  const Status& error() const { return error_; }
+
+ private:
+  static zip_int64_t Callback(void* self, void* data, zip_uint64_t len, zip_source_cmd_t cmd);
+  zip_int64_t Handle(void* data, zip_uint64_t len, zip_source_cmd_t cmd);
+  zip_int64_t Fail(Status s, int zip_code);
+  Status Open();
+  // Reads up to `n` bytes into `out`; 0 only at the end of the entry.
+  Result<std::size_t> Read(std::byte* out, std::size_t n);
+  Status Refill();
+  Status CheckFileEnd();
+
+  EntryData data_;
+  const Spool* spool_;
+  const ZipOutput* output_;
+  UniqueFd fd_;
+  std::vector<std::byte> buffer_;
+  std::string produced_;  // what data_.produce returned
+  std::size_t buffer_pos_ = 0;
+  std::size_t buffer_end_ = 0;
+  std::uint64_t fetched_ = 0;  // bytes moved into the buffer so far
+  Status error_;
+  LibzipError zip_error_;
+};
+
+}  // namespace carton::zip_internal

@@ -1,0 +1,83 @@
+// ZipOutput: the file a ZipWriter's archive goes to, as a libzip write
+// source.
+//
+// Bytes go to an AtomicFile: a temporary file next to the destination that
+// committing renames into place (after fsync when durable), removed
+// otherwise. libzip writes in 8 KiB pieces and seeks
+// back to rewrite each local header once the entry's data is written, so
+// writes are gathered in a 256 KiB buffer that also absorbs the rewrites
+// of small entries' headers; the file sees 256 KiB writes. (Larger writes,
+// 1-4 MiB, cost several times more kernel time in the page cache on the
+// machines measured; docs/BENCHMARKS.md.)
+//
+// Not movable (libzip keeps a pointer to it): held by unique_ptr, and it must
+// outlive the zip_t opened on its source. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "carton/common/atomic_file.h"
+#include "carton/common/bytes.h"
+#include "carton/common/status.h"
+#include "libzip.h"
+
+namespace carton::zip_internal {
+
+class ZipOutput {
+ public:
+  // Creates the temporary file. Errors: kInvalidArgument (empty path or a
+  // path naming a directory), kIoError.
+  static Result<std::unique_ptr<ZipOutput>> Create(const std::string& path, bool durable);
+
+  ZipOutput(const ZipOutput&) = delete;
+  ZipOutput& operator=(const ZipOutput&) = delete;
+  ~ZipOutput();
+
+  // A source for zip_open_from_source(ZIP_CREATE | ZIP_TRUNCATE): it
+  // reports that no archive exists yet, takes libzip's writes and commits
+  // or rolls back when libzip says so. Errors: kInternal.
+  Result<SourcePtr> MakeSource();
+
+  // Where the next byte written will go (libzip's TELL_WRITE).
+  std::uint64_t position() const { return position_; }
+
+  // Appends `data` without libzip (for the empty archive, which libzip will
+  // not write).
+  Status Write(ByteView data);
+  // Flushes, closes and renames into place; removes the temporary file on
+  // failure.
+  Status Commit();
+  // Removes the temporary file.
+  void Abort();
+
+  // The first failure, with the path and the operating system's reason
+  // (libzip keeps only a code); OK if there was none.
+  const Status& error() const { return error_; }
+
+  const std::string& path() const { return path_; }
+
+ private:
+  ZipOutput() = default;
+  static zip_int64_t Callback(void* self, void* data, zip_uint64_t len, zip_source_cmd_t cmd);
+  zip_int64_t Handle(void* data, zip_uint64_t len, zip_source_cmd_t cmd);
+  // Records `s` (the first one wins) and sets libzip's error to `code`
+  // with the current errno.
+  zip_int64_t Fail(Status s, int zip_code);
+  Status Flush();
+
+  std::string path_;
+  std::optional<AtomicFile> file_;  // empty once committed or aborted
+  std::vector<std::byte> buffer_;
+  std::uint64_t buffer_start_ = 0;  // file offset of buffer_[0]
+  std::size_t buffered_ = 0;        // valid bytes in buffer_
+  std::uint64_t position_ = 0;
+  std::uint64_t size_ = 0;  // end of the furthest write
+  Status error_;
+  LibzipError zip_error_;
+};
+
+}  // namespace carton::zip_internal

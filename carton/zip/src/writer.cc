@@ -1,0 +1,477 @@
+// ZipWriter: builds an archive with libzip.
+//
+// AddFile and AddBytes read their input once, computing CRC-32 and SHA-256,
+// and compress deflate and zstd entries into the spool; AddFileUnread and
+// AddLater read nothing, their bytes come when written. libzip writes
+// everything in Finish() (zip_close), taking compressed bytes as they are
+// from an EntrySource whose STAT gives method, sizes and CRC-32 (for stored
+// bytes libzip computes the CRC-32 itself as it copies them).
+//
+// libzip writes new entries in index order, each as a local header of 30
+// bytes, the name, a zip64 extra field when a size needs one, and the extra
+// fields set with ZIP_FL_LOCAL, then the data. With every size known when
+// the entry is added, the offset of every local header is known too, so
+// the alignment field (0xD935) of a stored entry can be sized to put its
+// data on the alignment. EntrySource checks each such offset when libzip
+// reaches it.
+
+#include "carton/zip/writer.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "carton/common/posix_error.h"
+#include "carton/common/unique_fd.h"
+#include "codec.h"
+#include "entry_source.h"
+#include "libzip.h"
+#include "output.h"
+#include "records.h"
+#include "spool.h"
+
+namespace carton {
+namespace {
+
+using zip_internal::ArchivePtr;
+using zip_internal::EntryData;
+using zip_internal::EntrySource;
+
+constexpr std::size_t kChunkSize = 4 << 20;
+// An alignment field holds at least its 16-bit alignment value.
+constexpr std::size_t kMinAlignmentField = zip_internal::kExtraHeaderSize + 2;
+// Local header zip64 field: both sizes (APPNOTE 4.5.3).
+constexpr std::size_t kLocalZip64Field = zip_internal::kExtraHeaderSize + 16;
+
+// A source of an entry's uncompressed bytes, in chunks; an empty chunk means
+// the end.
+class ChunkSource {
+ public:
+  virtual ~ChunkSource() = default;
+  virtual Result<ByteView> Next() = 0;
+};
+
+class BytesSource final : public ChunkSource {
+ public:
+  explicit BytesSource(ByteView data) : data_(data) {}
+  Result<ByteView> Next() override {
+    ByteView chunk = data_.first(std::min(data_.size(), kChunkSize));
+    data_ = data_.subspan(chunk.size());
+    return chunk;
+  }
+
+ private:
+  ByteView data_;
+};
+
+class FileSource final : public ChunkSource {
+ public:
+  FileSource(UniqueFd fd, std::string path, std::vector<std::byte>* buffer)
+      : fd_(std::move(fd)), path_(std::move(path)), buffer_(buffer) {}
+  Result<ByteView> Next() override {
+    std::size_t have = 0;
+    while (have < buffer_->size()) {
+      ssize_t r = ::read(fd_.get(), buffer_->data() + have, buffer_->size() - have);
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoIoError(errno, path_ + ": read failed");
+      }
+      if (r == 0) break;
+      have += static_cast<std::size_t>(r);
+    }
+    return ByteView(buffer_->data(), have);
+  }
+
+ private:
+  UniqueFd fd_;
+  std::string path_;
+  std::vector<std::byte>* buffer_;
+};
+
+std::string EntryContext(std::string_view name) { return "entry " + zip_internal::QuoteName(name); }
+
+Status ChangedSize(std::string_view name, std::uint64_t size) {
+  return IoError(EntryContext(name) + ": source changed size while being read (expected " +
+                 std::to_string(size) + " bytes)");
+}
+
+// Bytes libzip adds to a local header for the zip64 field: with either size
+// at or past 0xFFFFFFFF it writes the field, holding both sizes when one of
+// them exceeds that value (libzip 1.7, _zip_dirent_write).
+std::size_t LocalZip64Size(std::uint64_t size, std::uint64_t compressed) {
+  if (size < zip_internal::kMax32 && compressed < zip_internal::kMax32) return 0;
+  if (size > zip_internal::kMax32 || compressed > zip_internal::kMax32) return kLocalZip64Field;
+  return zip_internal::kExtraHeaderSize;
+}
+
+// Size of the alignment extra field (0 for none) that makes data following a
+// header prefix ending at `end` start at a multiple of `alignment`.
+std::size_t AlignmentFieldSize(std::uint64_t end, std::uint32_t alignment) {
+  if (alignment <= 1) return 0;
+  std::uint64_t misalignment = end % alignment;
+  if (misalignment == 0) return 0;
+  std::uint64_t field = alignment - misalignment;
+  while (field < kMinAlignmentField) field += alignment;
+  return static_cast<std::size_t>(field);
+}
+
+}  // namespace
+
+struct ZipWriter::Impl {
+  std::string path;
+  ZipWriterOptions options;
+  std::unique_ptr<zip_internal::ZipOutput> out;
+  zip_internal::Spool spool;
+  std::vector<std::unique_ptr<EntrySource>> sources;
+  // Declared last so it is discarded before the objects its sources use.
+  ArchivePtr archive;
+  std::unordered_set<std::string> names;
+  std::size_t entries = 0;
+  std::uint64_t next_header = 0;  // offset of the next local header
+  std::vector<std::byte> read_buffer;
+  Status failed;
+  bool finished = false;
+
+  Status CheckWritable() const {
+    if (finished) return InvalidArgument(path + ": archive already finished");
+    return failed;
+  }
+
+  // Errors that leave the archive as it was: the writer stays usable.
+  Status CheckName(std::string_view name) const {
+    if (name.size() > zip_internal::kMax16) {
+      return InvalidArgument(EntryContext(name) + ": name is longer than 65535 bytes");
+    }
+    if (auto why = zip_internal::CheckEntryName(name)) {
+      return InvalidArgument(EntryContext(name) + ": name " + *why);
+    }
+    if (names.count(std::string(name)) != 0) {
+      return InvalidArgument(EntryContext(name) + ": duplicate name");
+    }
+    return Status::Ok();
+  }
+
+  Status Poison(Status s) {
+    failed = s;
+    archive.reset();
+    out->Abort();
+    return s;
+  }
+
+  Status LibzipFailure(std::string_view name) {
+    return zip_internal::WriteError(zip_get_error(archive.get()), EntryContext(name));
+  }
+
+  // Sets what libzip would otherwise take from the clock and the source:
+  // the fixed time and Unix mode that make output deterministic.
+  Status SetFixedMetadata(zip_uint64_t index, std::string_view name, std::uint32_t attributes) {
+    if (zip_file_set_dostime(archive.get(), index, zip_internal::kDosTime, zip_internal::kDosDate,
+                             0) != 0 ||
+        zip_file_set_external_attributes(archive.get(), index, 0, ZIP_OPSYS_UNIX, attributes) !=
+            0) {
+      return LibzipFailure(name);
+    }
+    return Status::Ok();
+  }
+
+  // Hands the entry described by `data` (everything but data_offset) to
+  // libzip and returns where its data will start.
+  Result<std::uint64_t> AddToArchive(EntryData data) {
+    const std::string name = data.name;
+    const bool stored = data.method == zip_internal::kMethodStored;
+    const std::uint64_t prefix = zip_internal::kLocalHeaderSize + name.size() +
+                                 LocalZip64Size(data.size, data.compressed_size);
+    const std::size_t pad =
+        stored ? AlignmentFieldSize(next_header + prefix, options.alignment) : 0;
+    data.data_offset = next_header + prefix + pad;
+    const std::uint64_t data_offset = data.data_offset;
+    const std::uint64_t compressed_size = data.compressed_size;
+
+    auto source = std::make_unique<EntrySource>(std::move(data), &spool, out.get());
+    CARTON_ASSIGN_OR_RETURN(zip_internal::SourcePtr src, source->MakeSource());
+    sources.push_back(std::move(source));
+    zip_int64_t index = zip_file_add(archive.get(), name.c_str(), src.get(), ZIP_FL_ENC_UTF_8);
+    if (index < 0) return LibzipFailure(name);
+    src.release();  // the archive owns it now
+    const auto i = static_cast<zip_uint64_t>(index);
+    // Without an explicit method libzip would deflate stored bytes; the
+    // compressed ones keep the method their source reports.
+    if (stored && zip_set_file_compression(archive.get(), i, ZIP_CM_STORE, 0))
+      return LibzipFailure(name);
+    CARTON_RETURN_IF_ERROR(SetFixedMetadata(i, name, zip_internal::kUnixFileMode << 16));
+    if (pad != 0) {
+      // The field's data: the alignment, then zeros.
+      std::vector<zip_uint8_t> field(pad - zip_internal::kExtraHeaderSize, 0);
+      field[0] = static_cast<zip_uint8_t>(options.alignment & 0xFF);
+      field[1] = static_cast<zip_uint8_t>(options.alignment >> 8);
+      if (zip_file_extra_field_set(archive.get(), i, zip_internal::kAlignmentExtraId,
+                                   ZIP_EXTRA_FIELD_NEW, field.data(),
+                                   static_cast<zip_uint16_t>(field.size()), ZIP_FL_LOCAL) != 0) {
+        return LibzipFailure(name);
+      }
+    }
+    names.insert(name);
+    ++entries;
+    next_header = data_offset + compressed_size;
+    return data_offset;
+  }
+
+  // Reads `source` once: CRC-32, SHA-256 and the observer, and for deflate
+  // and zstd the compression into the spool. Stored bytes from memory are
+  // copied to the spool; a stored file (`file_path`) is read again by
+  // libzip.
+  Result<ZipAddResult> AddData(std::string_view name, Compression method,
+                               std::unique_ptr<zip_internal::Encoder> encoder, std::uint64_t size,
+                               ChunkSource& source, const ZipAddOptions& add,
+                               const std::string& file_path, const FileIdentity& identity) {
+    const bool to_spool = method != Compression::kStored || file_path.empty();
+    EntryData data;
+    data.name = std::string(name);
+    data.method = ZipMethodNumber(method);
+    if (!to_spool) {
+      data.file_path = file_path;
+      data.identity = identity;
+    }
+    data.spool_offset = spool.size();
+    const zip_internal::ByteSink sink = [this](ByteView b) { return spool.Append(b); };
+
+    std::optional<manifest::Sha256> sha;
+    if (add.sha256) sha.emplace();
+    uLong crc = crc32_z(0, nullptr, 0);
+    std::uint64_t total = 0;
+    for (;;) {
+      CARTON_ASSIGN_OR_RETURN(ByteView chunk, source.Next());
+      if (chunk.empty()) break;
+      if (chunk.size() > size - total) return ChangedSize(name, size);
+      total += chunk.size();
+      crc = crc32_z(crc, reinterpret_cast<const Bytef*>(chunk.data()), chunk.size());
+      if (sha) sha->Update(chunk);
+      if (add.observer) add.observer(chunk);
+      if (encoder) {
+        CARTON_RETURN_IF_ERROR(encoder->Update(chunk, sink));
+      } else if (to_spool) {
+        CARTON_RETURN_IF_ERROR(spool.Append(chunk));
+      }
+    }
+    if (total != size) return ChangedSize(name, size);
+    if (encoder) CARTON_RETURN_IF_ERROR(encoder->Finish(sink));
+
+    ZipAddResult result;
+    result.size = total;
+    result.compressed_size = to_spool ? spool.size() - data.spool_offset : total;
+    result.crc32 = static_cast<std::uint32_t>(crc);
+    if (sha) result.sha256 = sha->Finish();
+    data.size = result.size;
+    data.compressed_size = result.compressed_size;
+    data.crc32 = result.crc32;
+    CARTON_ASSIGN_OR_RETURN(result.data_offset, AddToArchive(std::move(data)));
+    return result;
+  }
+
+  // Everything after the input starts being read poisons the writer on
+  // error: later calls and Finish() return that error.
+  Result<ZipAddResult> Add(std::string_view name, Compression method, int level, std::uint64_t size,
+                           ChunkSource& source, const ZipAddOptions& add,
+                           const std::string& file_path, const FileIdentity& identity = {}) {
+    CARTON_ASSIGN_OR_RETURN(int resolved, zip_internal::ResolveLevel(method, level));
+    std::unique_ptr<zip_internal::Encoder> encoder;
+    if (method != Compression::kStored) {
+      auto e = zip_internal::MakeEncoder(method, resolved, size, options.zstd_workers);
+      if (!e.ok()) return e.status().WithContext(EntryContext(name));
+      encoder = std::move(e).value();
+    }
+    auto r = AddData(name, method, std::move(encoder), size, source, add, file_path, identity);
+    if (!r.ok()) return Poison(r.status());
+    return r;
+  }
+
+  Status AddDirectory(const std::string& dir) {
+    zip_int64_t index = zip_dir_add(archive.get(), dir.c_str(), ZIP_FL_ENC_UTF_8);
+    if (index < 0) return LibzipFailure(dir);
+    const auto i = static_cast<zip_uint64_t>(index);
+    if (zip_set_file_compression(archive.get(), i, ZIP_CM_STORE, 0) != 0) return LibzipFailure(dir);
+    CARTON_RETURN_IF_ERROR(SetFixedMetadata(
+        i, dir, (zip_internal::kUnixDirMode << 16) | zip_internal::kDosDirAttribute));
+    names.insert(dir);
+    ++entries;
+    next_header += zip_internal::kLocalHeaderSize + dir.size();
+    return Status::Ok();
+  }
+
+  // The first detailed reason zip_close failed: libzip keeps only codes.
+  Status CloseFailure(zip_t* z) const {
+    for (const auto& s : sources) {
+      if (!s->error().ok()) return s->error();
+    }
+    if (!out->error().ok()) return out->error();
+    return zip_internal::WriteError(zip_get_error(z), path);
+  }
+
+  Status Close() {
+    if (entries == 0) {
+      // libzip removes an archive left without entries instead of writing
+      // one; an empty archive is just the end record.
+      archive.reset();
+      std::array<std::byte, zip_internal::kEndSize> end{};
+      StoreLE32(end.data(), zip_internal::kEndSignature);
+      CARTON_RETURN_IF_ERROR(out->Write(end));
+      return out->Commit();
+    }
+    zip_t* z = archive.release();
+    if (zip_close(z) != 0) {
+      Status s = CloseFailure(z);
+      zip_discard(z);
+      return s;
+    }
+    return Status::Ok();
+  }
+};
+
+Result<ZipWriter> ZipWriter::Create(const std::string& path, const ZipWriterOptions& options) {
+  if (options.alignment == 0 || options.alignment > kZipMaxAlignment ||
+      (options.alignment & (options.alignment - 1)) != 0) {
+    return InvalidArgument(path + ": alignment " + std::to_string(options.alignment) +
+                           " is not a power of two in 1.." + std::to_string(kZipMaxAlignment));
+  }
+  if (options.zstd_workers < 0) {
+    return InvalidArgument(path + ": negative zstd worker count");
+  }
+  CARTON_ASSIGN_OR_RETURN(auto out, zip_internal::ZipOutput::Create(path, options.durable));
+  CARTON_ASSIGN_OR_RETURN(zip_internal::SourcePtr src, out->MakeSource());
+  zip_internal::LibzipError error;
+  zip_t* z = zip_open_from_source(src.get(), ZIP_CREATE | ZIP_TRUNCATE, error.get());
+  if (z == nullptr) return zip_internal::WriteError(error.get(), path);
+  src.release();  // the archive owns it now
+  auto impl = std::unique_ptr<Impl>(new Impl{
+      path, options, std::move(out), zip_internal::Spool(path), {}, {}, {}, 0, 0, {}, {}, false});
+  impl->archive.reset(z);
+  return ZipWriter(std::move(impl));
+}
+
+ZipWriter::ZipWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ZipWriter::ZipWriter(ZipWriter&&) noexcept = default;
+ZipWriter& ZipWriter::operator=(ZipWriter&&) noexcept = default;
+ZipWriter::~ZipWriter() = default;
+
+std::size_t ZipWriter::entry_count() const { return impl_->entries; }
+
+namespace {
+
+struct OpenedFile {
+  UniqueFd fd;
+  FileIdentity identity;
+};
+
+// Opens the regular file `path` for entry `name`.
+Result<OpenedFile> OpenSource(std::string_view name, const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoStatus(errno, EntryContext(name) + ": cannot open " + path);
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) {
+    return ErrnoIoError(errno, EntryContext(name) + ": cannot stat " + path);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return InvalidArgument(EntryContext(name) + ": " + path + " is not a regular file");
+  }
+  auto identity = IdentityOfFd(fd.get());
+  if (!identity.ok()) return identity.status().WithContext(EntryContext(name) + ": " + path);
+  return OpenedFile{std::move(fd), *identity};
+}
+
+}  // namespace
+
+Result<ZipAddResult> ZipWriter::AddFile(std::string_view name, const std::string& source_path,
+                                        Compression method, int level, const ZipAddOptions& add) {
+  CARTON_RETURN_IF_ERROR(impl_->CheckWritable());
+  CARTON_RETURN_IF_ERROR(impl_->CheckName(name));
+  CARTON_ASSIGN_OR_RETURN(OpenedFile file, OpenSource(name, source_path));
+  ::posix_fadvise(file.fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  impl_->read_buffer.resize(kChunkSize);
+  const FileIdentity identity = file.identity;
+  FileSource source(std::move(file.fd), source_path, &impl_->read_buffer);
+  auto r = impl_->Add(name, method, level, identity.size, source, add, source_path, identity);
+  if (!r.ok()) return r;
+  // The hash describes the file as it was while read: it must not have
+  // changed during that read (stored files are read again when written).
+  auto after = IdentityOfPath(source_path);
+  if (!after.ok() || *after != identity) {
+    return impl_->Poison(
+        IoError(EntryContext(name) + ": " + source_path + " changed while it was read"));
+  }
+  r->source_identity = identity;
+  return r;
+}
+
+Result<ZipAddResult> ZipWriter::AddFileUnread(std::string_view name,
+                                              const std::string& source_path) {
+  CARTON_RETURN_IF_ERROR(impl_->CheckWritable());
+  CARTON_RETURN_IF_ERROR(impl_->CheckName(name));
+  CARTON_ASSIGN_OR_RETURN(OpenedFile file, OpenSource(name, source_path));
+  EntryData data;
+  data.name = std::string(name);
+  data.method = zip_internal::kMethodStored;
+  data.size = data.compressed_size = file.identity.size;
+  data.file_path = source_path;
+  data.identity = file.identity;
+  ZipAddResult result;
+  result.size = result.compressed_size = file.identity.size;
+  result.source_identity = file.identity;
+  auto offset = impl_->AddToArchive(std::move(data));
+  if (!offset.ok()) return impl_->Poison(offset.status());
+  result.data_offset = *offset;
+  return result;
+}
+
+Result<ZipAddResult> ZipWriter::AddLater(std::string_view name, std::uint64_t size,
+                                         Producer produce) {
+  CARTON_RETURN_IF_ERROR(impl_->CheckWritable());
+  CARTON_RETURN_IF_ERROR(impl_->CheckName(name));
+  EntryData data;
+  data.name = std::string(name);
+  data.method = zip_internal::kMethodStored;
+  data.size = data.compressed_size = size;
+  data.produce = std::move(produce);
+  ZipAddResult result;
+  result.size = result.compressed_size = size;
+  auto offset = impl_->AddToArchive(std::move(data));
+  if (!offset.ok()) return impl_->Poison(offset.status());
+  result.data_offset = *offset;
+  return result;
+}
+
+Result<ZipAddResult> ZipWriter::AddBytes(std::string_view name, ByteView data, Compression method,
+                                         int level, const ZipAddOptions& add) {
+  CARTON_RETURN_IF_ERROR(impl_->CheckWritable());
+  CARTON_RETURN_IF_ERROR(impl_->CheckName(name));
+  BytesSource source(data);
+  return impl_->Add(name, method, level, data.size(), source, add, {});
+}
+
+Status ZipWriter::AddDirectory(std::string_view name) {
+  CARTON_RETURN_IF_ERROR(impl_->CheckWritable());
+  std::string dir(name);
+  if (dir.empty() || dir.back() != '/') dir += '/';
+  CARTON_RETURN_IF_ERROR(impl_->CheckName(dir));
+  Status s = impl_->AddDirectory(dir);
+  if (!s.ok()) return impl_->Poison(s);
+  return Status::Ok();
+}
+
+Status ZipWriter::Finish() {
+  CARTON_RETURN_IF_ERROR(impl_->CheckWritable());
+  Status s = impl_->Close();
+  if (!s.ok()) return impl_->Poison(s);
+  impl_->finished = true;
+  return Status::Ok();
+}
+
+}  // namespace carton

@@ -1,0 +1,75 @@
+#include "source.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <random>
+#include <utility>
+
+#include "carton/common/random_access.h"
+#include "carton/manifest/sha256.h"
+
+namespace carton::loader::internal {
+
+Result<CartonSource> CartonSource::Open(const std::string& path_or_url) {
+  CartonSource s;
+  s.location_ = path_or_url;
+  if (IsCartonUrl(path_or_url)) {
+    // Range requests: the zip's tail, its central directory, MANIFEST.
+    CARTON_ASSIGN_OR_RETURN(CartonReader remote, CartonReader::Open(path_or_url));
+    CARTON_RETURN_IF_ERROR(remote.ReadManifest().WithContext(path_or_url));
+    s.manifest_ = remote.shared_manifest();
+    return s;
+  }
+  CARTON_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(path_or_url));
+  s.file_ = std::make_shared<const MappedFile>(std::move(file));
+  // A hit is decided by MANIFEST alone: the entry's files were checked
+  // against it when the entry was made, so what else this file holds does
+  // not matter. Reading it with pread through the end records and the
+  // central directory touches none of the other bytes of the archive, so
+  // a hit costs the same for any size of model, its pages cold or warm.
+  auto quick = CartonReader::OpenSource(FileSourceOf(s.file_));
+  if (quick.ok() && quick->ReadManifest().ok()) {
+    s.manifest_ = quick->shared_manifest();
+    return s;
+  }
+  // An archive the quick read cannot handle is read whole, which names
+  // the problem if there is one.
+  CARTON_RETURN_IF_ERROR(s.OpenWhole());
+  return s;
+}
+
+CartonSource::CartonSource(CartonSource&&) noexcept = default;
+CartonSource& CartonSource::operator=(CartonSource&&) noexcept = default;
+
+CartonSource::~CartonSource() {
+  if (!download_.empty()) ::unlink(download_.c_str());
+}
+
+Status CartonSource::OpenWhole() {
+  CARTON_ASSIGN_OR_RETURN(CartonReader reader,
+                          CartonReader::OpenFile(file_, CartonLimits{}, manifest_, location_));
+  CARTON_RETURN_IF_ERROR(reader.Check());
+  if (manifest_ == nullptr) manifest_ = reader.shared_manifest();
+  whole_.emplace(std::move(reader));
+  return Status::Ok();
+}
+
+Result<const CartonReader*> CartonSource::Whole(const std::string& downloads_dir) {
+  if (whole_) return &*whole_;
+  if (file_ == nullptr) {
+    std::error_code ec;
+    std::filesystem::create_directories(downloads_dir, ec);
+    std::random_device rd;
+    const std::string dest = downloads_dir + "/" + manifest::ToHex(manifest_->hash) + "-" +
+                             std::to_string(rd()) + ".carton";
+    CARTON_RETURN_IF_ERROR(DownloadCarton(location_, dest));
+    download_ = dest;
+    CARTON_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(dest));
+    file_ = std::make_shared<const MappedFile>(std::move(file));
+  }
+  CARTON_RETURN_IF_ERROR(OpenWhole());
+  return &*whole_;
+}
+
+}  // namespace carton::loader::internal

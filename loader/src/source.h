@@ -1,0 +1,60 @@
+// Private: the carton a Load reads, opened lazily. Its MANIFEST is read
+// first and cheaply (a cache hit needs nothing else); the whole archive is
+// opened, checked and, for a URL, downloaded only on a miss, and MANIFEST is
+// not read again then (loader/FORMAT.md "Cache", "URLs").
+//
+// A local .carton is opened and mapped once: the lookup reads the end
+// records, the central directory and MANIFEST with pread(2) through that
+// file, and a miss reads the archive through the same mapping and
+// descriptor (which the cache entry hard-links). A URL's MANIFEST is read
+// with HTTP range requests; a miss downloads the carton into the cache's
+// downloads directory (removed when the source is destroyed).
+//
+// Not thread-safe; one per load.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "carton/carton/reader.h"
+#include "carton/common/mapped_file.h"
+#include "carton/common/status.h"
+
+namespace carton::loader::internal {
+
+class CartonSource {
+ public:
+  // Opens `path_or_url` and reads its MANIFEST. A local archive the quick
+  // read cannot handle is opened whole at once. Errors: kNotFound,
+  // kIoError, kCorrupt (naming the carton), the URL's network errors.
+  static Result<CartonSource> Open(const std::string& path_or_url);
+
+  CartonSource(CartonSource&&) noexcept;
+  CartonSource& operator=(CartonSource&&) noexcept;
+  ~CartonSource();
+
+  const std::string& location() const { return location_; }
+  const ManifestFile& manifest() const { return *manifest_; }
+
+  // The whole archive, checked by every carton reader's rules
+  // (CartonReader::Check), opened once: the local file, or the URL
+  // downloaded into `downloads_dir` (named "<manifest hash>-<n>.carton").
+  // Errors name the carton: kCorrupt, kUnsupported, kNetworkError, kIoError.
+  Result<const CartonReader*> Whole(const std::string& downloads_dir);
+  // The mapped file of the whole archive (its descriptor is what the
+  // entry hard-links and copies from). REQUIRES: Whole() succeeded.
+  const MappedFile& file() const { return *file_; }
+
+ private:
+  CartonSource() = default;
+  Status OpenWhole();
+
+  std::string location_;
+  std::shared_ptr<const MappedFile> file_;  // the local file or the download
+  std::shared_ptr<const ManifestFile> manifest_;
+  std::optional<CartonReader> whole_;
+  std::string download_;  // removed on destruction
+};
+
+}  // namespace carton::loader::internal
