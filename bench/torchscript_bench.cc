@@ -165,15 +165,22 @@ int BenchDict(const std::string& runner, const fs::path& scratch, int calls) {
   with_strings.push_back(Tensor::Strings("words", {4}, {"one", "two", "three", "four"}));
 
   std::vector<Convention> conventions;
-  conventions.push_back({"Dict[str, Tensor]",
-                         ModelDir(scratch / "dict_tensor", DictModule(R"(
+  auto add = [&](std::string name, fs::path dir, std::vector<Tensor> inputs, std::size_t outputs) {
+    Convention& c = conventions.emplace_back();
+    c.name = std::move(name);
+    c.dir = std::move(dir);
+    c.inputs = std::move(inputs);
+    c.outputs = outputs;
+  };
+  add("Dict[str, Tensor]",
+      ModelDir(scratch / "dict_tensor", DictModule(R"(
 def forward(self, inputs: Dict[str, Tensor]) -> Dict[str, Tensor]:
     return {"y": inputs["a"] * inputs["b"] + inputs["a"]}
 )"),
-                                  spec),
-                         numeric, 1});
-  conventions.push_back({"Dict[str, Any]",
-                         ModelDir(scratch / "dict_any", DictModule(R"(
+               spec),
+      numeric, 1);
+  add("Dict[str, Any]",
+      ModelDir(scratch / "dict_any", DictModule(R"(
 def forward(self, inputs: Dict[str, Any]) -> Dict[str, Any]:
     a = inputs["a"]
     b = inputs["b"]
@@ -182,10 +189,10 @@ def forward(self, inputs: Dict[str, Any]) -> Dict[str, Any]:
     out: Dict[str, Any] = {"y": a * b + a}
     return out
 )"),
-                                  spec),
-                         numeric, 1});
-  conventions.push_back({"Dict[str, Any] +str",
-                         ModelDir(scratch / "dict_any_str", DictModule(R"(
+               spec),
+      numeric, 1);
+  add("Dict[str, Any] +str",
+      ModelDir(scratch / "dict_any_str", DictModule(R"(
 def forward(self, inputs: Dict[str, Any]) -> Dict[str, Any]:
     a = inputs["a"]
     b = inputs["b"]
@@ -198,8 +205,8 @@ def forward(self, inputs: Dict[str, Any]) -> Dict[str, Any]:
     out: Dict[str, Any] = {"y": a * b + a, "greeting": "hello " + name, "words": words}
     return out
 )"),
-                                  spec),
-                         with_strings, 3});
+               spec),
+      with_strings, 3);
 
   for (auto& c : conventions) {
     c.in_process = carton::torchscript::MakeTorchScriptRunner();
