@@ -10,17 +10,15 @@
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 // glog (through torch) defines CHECK; the tests mean Catch's.
 #undef CHECK
 #include <catch2/catch.hpp>
 
-#include "carton/format/tensor_data.h"
 #include "carton/safetensors/writer.h"
 #include "carton/torchscript/torchscript_runner.h"
-#include "testing.h"
+#include "torchscript/torchscript_testing.h"
 
 namespace fs = std::filesystem;
 using carton::DataType;
@@ -28,104 +26,18 @@ using carton::TensorValue;
 using carton::testing::CartonBin;
 using carton::testing::Run;
 using carton::testing::TempDir;
+using carton::torchscript::testing::Env;
+using carton::torchscript::testing::ModelDir;
+using carton::torchscript::testing::Pack;
+using carton::torchscript::testing::Runner;
+using carton::torchscript::testing::RunnerBin;
+using carton::torchscript::testing::Shape;
+using carton::torchscript::testing::String;
+using carton::torchscript::testing::Strings;
+using carton::torchscript::testing::TypeOf;
+using carton::torchscript::testing::Value;
 
 namespace {
-
-std::string RunnerBin() { return CARTON_TORCHSCRIPT_RUNNER; }
-
-// Environment for a carton command: the runner's directory on the search
-// path and a private cache.
-std::string Env(const TempDir& tmp) {
-  return "CARTON_RUNNER_PATH='" + fs::path(RunnerBin()).parent_path().string() +
-         "' CARTON_CACHE_DIR='" + tmp.file("cache") + "' ";
-}
-
-std::vector<std::uint64_t> Shape(const at::Tensor& t) {
-  std::vector<std::uint64_t> s;
-  for (auto d : t.sizes()) s.push_back(static_cast<std::uint64_t>(d));
-  return s;
-}
-
-DataType TypeOf(const at::Tensor& t) {
-  switch (t.scalar_type()) {
-    case torch::kFloat32:
-      return DataType::kFloat32;
-    case torch::kFloat64:
-      return DataType::kFloat64;
-    case torch::kInt8:
-      return DataType::kInt8;
-    case torch::kInt16:
-      return DataType::kInt16;
-    case torch::kInt32:
-      return DataType::kInt32;
-    case torch::kInt64:
-      return DataType::kInt64;
-    case torch::kUInt8:
-      return DataType::kUint8;
-    default:
-      FAIL("no carton dtype for " << t.scalar_type());
-  }
-  return DataType::kFloat32;
-}
-
-TensorValue Value(const std::string& name, at::Tensor t, DataType as) {
-  t = t.contiguous();
-  TensorValue v;
-  v.name = name;
-  v.dtype = as;
-  v.shape = Shape(t);
-  const auto* p = static_cast<const std::byte*>(t.data_ptr());
-  v.data.assign(p, p + t.nbytes());
-  return v;
-}
-TensorValue Value(const std::string& name, const at::Tensor& t) {
-  return Value(name, t, TypeOf(t));
-}
-
-TensorValue Strings(const std::string& name, std::vector<std::string> s) {
-  TensorValue v;
-  v.name = name;
-  v.dtype = DataType::kString;
-  v.shape = {s.size()};
-  v.strings = std::move(s);
-  return v;
-}
-
-void WriteText(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path) << text;
-}
-
-// A model directory: carton.toml, model/model.pt (or `model_file`) and
-// tensor_data with the given tensors.
-struct ModelDir {
-  fs::path dir;
-  ModelDir(const TempDir& tmp, torch::jit::Module& module, const std::string& toml,
-           const std::vector<TensorValue>& tensors, const std::string& model_file = "model.pt")
-      : dir(tmp.path() / "src") {
-    fs::create_directories(dir / "model");
-    fs::create_directories((dir / "model" / model_file).parent_path());
-    module.save((dir / "model" / model_file).string());
-    WriteText(dir / "carton.toml", toml);
-    carton::TensorData data;
-    data.tensors = tensors;
-    REQUIRE(carton::WriteTensorDataDir((dir / "tensor_data").string(), data).ok());
-  }
-};
-
-std::string Pack(const TempDir& tmp, const ModelDir& model, const std::string& compression) {
-  std::string out = tmp.file("model.carton");
-  auto r = Run(CartonBin() + " pack '" + model.dir.string() + "' -o '" + out + "' --compression " +
-               compression);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  return out;
-}
-
-std::string Runner(const std::string& requirement = "=1.13.1", const std::string& opts = "") {
-  return "[runner]\nrunner_name = \"torchscript\"\nrequired_framework_version = \"" + requirement +
-         "\"\nrunner_compat_version = 1\n" + (opts.empty() ? "" : "[runner.opts]\n" + opts);
-}
 
 // y = x @ w + b, with w of shape [in, out].
 torch::jit::Module Linear(const at::Tensor& w, const at::Tensor& b) {
@@ -165,7 +77,8 @@ struct LinearCase {
 
 }  // namespace
 
-TEST_CASE("the runner reports torchscript, the libtorch version and compat 1", "[torchscript]") {
+TEST_CASE("torchscript: the runner reports torchscript, the libtorch version and compat 1",
+          "[torchscript]") {
   auto r = Run("'" + RunnerBin() + "' info");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -175,7 +88,7 @@ TEST_CASE("the runner reports torchscript, the libtorch version and compat 1", "
   CHECK(carton::torchscript::FrameworkVersion() == "1.13.1");
 }
 
-TEST_CASE("a packed TorchScript model passes its self-test", "[torchscript]") {
+TEST_CASE("torchscript: a packed TorchScript model passes its self-test", "[torchscript]") {
   for (const char* compression : {"stored", "zstd"}) {
     DYNAMIC_SECTION(compression) {
       TempDir tmp;
@@ -190,7 +103,7 @@ TEST_CASE("a packed TorchScript model passes its self-test", "[torchscript]") {
   }
 }
 
-TEST_CASE("a changed expected output fails the self-test", "[torchscript]") {
+TEST_CASE("torchscript: a changed expected output fails the self-test", "[torchscript]") {
   TempDir tmp;
   LinearCase c;
   at::Tensor wrong = c.y.clone();
@@ -203,7 +116,7 @@ TEST_CASE("a changed expected output fails the self-test", "[torchscript]") {
   CHECK((r.out + r.err).find("FAIL y: 1 of 9 elements differ") != std::string::npos);
 }
 
-TEST_CASE("framework requirements select the runner by its version", "[torchscript]") {
+TEST_CASE("torchscript: framework requirements select the runner by its version", "[torchscript]") {
   for (const char* req : {"=1.13.1", ">=1.12, <2", "^1.13"}) {
     DYNAMIC_SECTION("accepted: " << req) {
       TempDir tmp;
@@ -227,7 +140,7 @@ TEST_CASE("framework requirements select the runner by its version", "[torchscri
   }
 }
 
-TEST_CASE("dict input and dict output are matched by name", "[torchscript]") {
+TEST_CASE("torchscript: dict input and dict output are matched by name", "[torchscript]") {
   TempDir tmp;
   torch::jit::Module m("Dict");
   m.define(R"(
@@ -256,8 +169,10 @@ expected_out = { sum = "@tensor_data/sum", diff = "@tensor_data/diff" }
   CHECK(r.exit_code == 0);
 }
 
-TEST_CASE("positional arguments follow the declared inputs, and a tuple is named by the outputs",
-          "[torchscript]") {
+TEST_CASE(
+    "torchscript: positional arguments follow the declared inputs, and a tuple is named by the "
+    "outputs",
+    "[torchscript]") {
   TempDir tmp;
   torch::jit::Module m("Tuple");
   // Arguments named unlike the inputs: only the declared order matters.
@@ -295,7 +210,7 @@ expected_out = { difference = "@tensor_data/d", product = "@tensor_data/m" }
   CHECK(r.exit_code == 0);
 }
 
-TEST_CASE("string tensors pass as List[str]", "[torchscript]") {
+TEST_CASE("torchscript: string tensors pass as List[str]", "[torchscript]") {
   TempDir tmp;
   torch::jit::Module m("Words");
   m.define(R"(
@@ -323,7 +238,7 @@ expected_out = { shouted = "@tensor_data/shouted" }
   CHECK(r.exit_code == 0);
 }
 
-TEST_CASE("every numeric carton dtype goes through torch and back", "[torchscript]") {
+TEST_CASE("torchscript: every numeric carton dtype goes through torch and back", "[torchscript]") {
   TempDir tmp;
   struct Kind {
     const char* name;
@@ -374,7 +289,7 @@ TEST_CASE("every numeric carton dtype goes through torch and back", "[torchscrip
   CHECK(r.exit_code == 0);
 }
 
-TEST_CASE("inputs that break the declared dtype or shape fail before the model runs",
+TEST_CASE("torchscript: inputs that break the declared dtype or shape fail before the model runs",
           "[torchscript]") {
   TempDir tmp;
   LinearCase c;
@@ -413,7 +328,8 @@ TEST_CASE("inputs that break the declared dtype or shape fail before the model r
   }
 }
 
-TEST_CASE("runner opts: model_path, thread counts, unknown opts warned about", "[torchscript]") {
+TEST_CASE("torchscript: runner opts: model_path, thread counts, unknown opts warned about",
+          "[torchscript]") {
   TempDir tmp;
   LinearCase c;
   ModelDir model(tmp, c.module,
@@ -430,7 +346,7 @@ TEST_CASE("runner opts: model_path, thread counts, unknown opts warned about", "
   CHECK(r.err.find("unknown runner opt \"fancy\"") != std::string::npos);
 }
 
-TEST_CASE("model_path may not leave model/", "[torchscript]") {
+TEST_CASE("torchscript: model_path may not leave model/", "[torchscript]") {
   TempDir tmp;
   LinearCase c;
   ModelDir model(tmp, c.module,
@@ -439,6 +355,277 @@ TEST_CASE("model_path may not leave model/", "[torchscript]") {
   auto r = Run(Env(tmp) + CartonBin() + " self-test '" + Pack(tmp, model, "stored") + "'");
   CHECK(r.exit_code != 0);
   CHECK(r.err.find("leaves model/") != std::string::npos);
+}
+
+namespace {
+
+// The original implementation's calling convention: one Dict[str, Any] with
+// a tensor, a str and a List[str], answered with a dict of the same kinds.
+torch::jit::Module Greeter() {
+  torch::jit::Module m("Greeter");
+  m.define(R"(
+def forward(self, inputs: Dict[str, Any]) -> Dict[str, Union[Tensor, List[str], str]]:
+    x = inputs["x"]
+    name = inputs["name"]
+    words = inputs["words"]
+    assert isinstance(x, Tensor)
+    assert isinstance(name, str)
+    assert isinstance(words, List[str])
+    out: Dict[str, Union[Tensor, List[str], str]] = {}
+    out["y"] = x * 2.0 + 1.0
+    out["greeting"] = "hello " + name
+    out["shouted"] = [w.upper() + "!" for w in words]
+    return out
+)");
+  return m;
+}
+
+const char kGreeterSpec[] = R"(spec_version = 1
+model_name = "greeter"
+[[input]]
+name = "x"
+dtype = "float32"
+shape = [2, 3]
+[[input]]
+name = "name"
+dtype = "string"
+shape = []
+[[input]]
+name = "words"
+dtype = "string"
+shape = ["n"]
+[[output]]
+name = "y"
+dtype = "float32"
+shape = [2, 3]
+[[output]]
+name = "greeting"
+dtype = "string"
+shape = []
+[[output]]
+name = "shouted"
+dtype = "string"
+shape = ["n"]
+[[self_test]]
+name = "strings and a tensor"
+inputs = { x = "@tensor_data/x", name = "@tensor_data/name", words = "@tensor_data/words" }
+expected_out = { y = "@tensor_data/y", greeting = "@tensor_data/greeting", shouted = "@tensor_data/shouted" }
+)";
+
+struct GreeterCase {
+  at::Tensor x = torch::arange(6, torch::kFloat32).reshape({2, 3}) / 4;
+  std::vector<TensorValue> Tensors(const std::string& greeting,
+                                   const std::vector<std::string>& shouted) const {
+    return {Value("x", x),
+            String("name", "wörld"),
+            Strings("words", {"a", "bc", ""}),
+            Value("y", x * 2.0 + 1.0),
+            String("greeting", greeting),
+            Strings("shouted", shouted)};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("torchscript: Dict[str, Any]: a tensor, a str and a List[str] in, the same kinds out",
+          "[torchscript]") {
+  for (const char* compression : {"stored", "zstd"}) {
+    DYNAMIC_SECTION(compression) {
+      TempDir tmp;
+      GreeterCase c;
+      torch::jit::Module m = Greeter();
+      ModelDir model(tmp, m, kGreeterSpec + Runner(), c.Tensors("hello wörld", {"A!", "BC!", "!"}));
+      auto r = Run(Env(tmp) + CartonBin() + " self-test '" + Pack(tmp, model, compression) + "'");
+      INFO(r.out << r.err);
+      CHECK(r.exit_code == 0);
+      CHECK(r.out.find("PASS strings and a tensor") != std::string::npos);
+      CHECK(r.out.find("ok   greeting: all 1 strings match") != std::string::npos);
+      CHECK(r.out.find("ok   shouted: all 3 strings match") != std::string::npos);
+      CHECK(r.out.find("ok   y") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE(
+    "torchscript: Dict[str, Any]: a wrong expected string fails the self-test, naming the output",
+    "[torchscript]") {
+  SECTION("a str") {
+    TempDir tmp;
+    GreeterCase c;
+    torch::jit::Module m = Greeter();
+    ModelDir model(tmp, m, kGreeterSpec + Runner(), c.Tensors("hello world", {"A!", "BC!", "!"}));
+    auto r = Run(Env(tmp) + CartonBin() + " self-test '" + Pack(tmp, model, "stored") + "'");
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.find("FAIL greeting: 1 of 1 strings differ; first at flat index 0: \"hello "
+                     "wörld\" vs expected \"hello world\"") != std::string::npos);
+    CHECK(r.out.find("ok   shouted") != std::string::npos);
+  }
+  SECTION("an element of a List[str]") {
+    TempDir tmp;
+    GreeterCase c;
+    torch::jit::Module m = Greeter();
+    ModelDir model(tmp, m, kGreeterSpec + Runner(), c.Tensors("hello wörld", {"A!", "BC", "!"}));
+    auto r = Run(Env(tmp) + CartonBin() + " self-test '" + Pack(tmp, model, "stored") + "'");
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.find("FAIL shouted: 1 of 3 strings differ; first at flat index 1: \"BC!\" vs "
+                     "expected \"BC\"") != std::string::npos);
+    CHECK(r.out.find("ok   greeting") != std::string::npos);
+  }
+}
+
+TEST_CASE("torchscript: a dict of inputs of another value type gets what that type can hold",
+          "[torchscript]") {
+  // Keys are internal names where carton.toml gives them, for inputs and outputs.
+  const std::string spec = R"(spec_version = 1
+[[input]]
+name = "x"
+internal_name = "features"
+dtype = "int64"
+shape = [3]
+[[input]]
+name = "tag"
+dtype = "string"
+shape = []
+[[output]]
+name = "labelled"
+internal_name = "out"
+dtype = "string"
+shape = [3]
+[[self_test]]
+inputs = { x = "@tensor_data/x", tag = "@tensor_data/tag" }
+expected_out = { labelled = "@tensor_data/labelled" }
+)";
+  const std::vector<TensorValue> tensors = {Value("x", torch::tensor({3, 1, 2}, torch::kInt64)),
+                                            String("tag", "n"),
+                                            Strings("labelled", {"n3", "n1", "n2"})};
+  SECTION("Dict[str, Union[Tensor, str, List[str]]] takes a tensor and a str") {
+    TempDir tmp;
+    torch::jit::Module m("Labeller");
+    m.define(R"(
+def forward(self, inputs: Dict[str, Union[Tensor, str, List[str]]]) -> Dict[str, List[str]]:
+    x = inputs["features"]
+    tag = inputs["tag"]
+    assert isinstance(x, Tensor)
+    assert isinstance(tag, str)
+    values: List[int] = x.tolist()
+    labels: List[str] = []
+    for v in values:
+        labels.append(tag + str(v))
+    return {"out": labels}
+)");
+    ModelDir model(tmp, m, spec + Runner(), tensors);
+    auto r = Run(Env(tmp) + CartonBin() + " self-test '" + Pack(tmp, model, "stored") + "'");
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+  }
+  SECTION("Dict[str, Union[Tensor, List[str]]] cannot take a str") {
+    TempDir tmp;
+    torch::jit::Module m("NoStr");
+    m.define(R"(
+def forward(self, inputs: Dict[str, Union[Tensor, List[str]]]) -> Dict[str, List[str]]:
+    return {"out": ["unused"]}
+)");
+    ModelDir model(tmp, m, spec + Runner(), tensors);
+    auto r = Run(Env(tmp) + CartonBin() + " self-test '" + Pack(tmp, model, "stored") + "'");
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.find("input \"tag\": forward takes Dict[str, Union[Tensor, List[str]]], which "
+                     "cannot hold a str (a string tensor of rank 0)") != std::string::npos);
+  }
+}
+
+TEST_CASE("torchscript: Dict[str, Tensor] refuses a string input with a clear error",
+          "[torchscript]") {
+  TempDir tmp;
+  torch::jit::Module m("Tensors");
+  m.define(R"(
+def forward(self, inputs: Dict[str, Tensor]) -> Dict[str, Tensor]:
+    return {"y": inputs["x"]}
+)");
+  const std::string spec = R"(spec_version = 1
+[[self_test]]
+inputs = { x = "@tensor_data/x", words = "@tensor_data/words" }
+expected_out = { y = "@tensor_data/x" }
+)";
+  ModelDir model(tmp, m, spec + Runner(),
+                 {Value("x", torch::ones({2})), Strings("words", {"a", "b"})});
+  auto r = Run(Env(tmp) + CartonBin() + " self-test '" + Pack(tmp, model, "stored") + "'");
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("input \"words\": forward takes Dict[str, Tensor], which cannot hold a string "
+                   "tensor; declare forward(self, inputs: Dict[str, Any]) to receive strings") !=
+        std::string::npos);
+}
+
+TEST_CASE("torchscript: a dict of inputs with keys other than str is refused on load",
+          "[torchscript]") {
+  TempDir tmp;
+  torch::jit::Module m("IntKeys");
+  m.define(R"(
+def forward(self, inputs: Dict[int, Tensor]) -> Tensor:
+    return inputs[0]
+)");
+  LinearCase c;
+  ModelDir model(tmp, m, kLinearSpec + Runner(), {Value("x", c.x), Value("y", c.y)});
+  auto r = Run(Env(tmp) + CartonBin() + " self-test '" + Pack(tmp, model, "stored") + "'");
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("forward takes Dict[int, Tensor]; a dict of inputs must have str keys") !=
+        std::string::npos);
+}
+
+TEST_CASE("torchscript: the model file is model_path, else model.pt, and a missing one is named",
+          "[torchscript]") {
+  LinearCase c;
+  SECTION("without model_path, model/model.pt is loaded") {
+    TempDir tmp;
+    ModelDir model(tmp, c.module, kLinearSpec + Runner(), {Value("x", c.x), Value("y", c.y)});
+    auto r = Run(Env(tmp) + CartonBin() + " self-test '" + Pack(tmp, model, "stored") + "'");
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+  }
+  SECTION("without model_path and without model.pt") {
+    TempDir tmp;
+    ModelDir model(tmp, c.module, kLinearSpec + Runner(), {Value("x", c.x), Value("y", c.y)},
+                   "weights/linear.pt");
+    auto r = Run(Env(tmp) + CartonBin() + " self-test '" + Pack(tmp, model, "stored") + "'");
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("the TorchScript model model/model.pt does not exist (the default when "
+                     "runner opt \"model_path\" is not set; model/ holds "
+                     "model/weights/linear.pt)") != std::string::npos);
+  }
+  SECTION("model_path names a missing file") {
+    TempDir tmp;
+    ModelDir model(tmp, c.module, kLinearSpec + Runner("=1.13.1", "model_path = \"gone.pt\"\n"),
+                   {Value("x", c.x), Value("y", c.y)});
+    auto r = Run(Env(tmp) + CartonBin() + " self-test '" + Pack(tmp, model, "stored") + "'");
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("runner opt \"model_path\" names model/gone.pt, which does not exist "
+                     "(model/ holds model/model.pt)") != std::string::npos);
+  }
+  SECTION("model_path names a directory") {
+    TempDir tmp;
+    ModelDir model(tmp, c.module, kLinearSpec + Runner("=1.13.1", "model_path = \"sub\"\n"),
+                   {Value("x", c.x), Value("y", c.y)}, "sub/inner.pt");
+    auto r = Run(Env(tmp) + CartonBin() + " self-test '" + Pack(tmp, model, "stored") + "'");
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("runner opt \"model_path\" names model/sub, which is not a file") !=
+          std::string::npos);
+  }
+  SECTION("a file that is not TorchScript") {
+    TempDir tmp;
+    ModelDir model(tmp, c.module, kLinearSpec + Runner(), {Value("x", c.x), Value("y", c.y)});
+    carton::torchscript::testing::WriteText(model.dir / "model" / "model.pt", "not a zip");
+    auto r = Run(Env(tmp) + CartonBin() + " self-test '" + Pack(tmp, model, "stored") + "'");
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("cannot load TorchScript model model/model.pt") != std::string::npos);
+  }
 }
 
 namespace {
@@ -467,7 +654,8 @@ long PeakRssKib(const std::vector<std::string>& argv, const std::vector<std::str
 
 }  // namespace
 
-TEST_CASE("a stored model's weights are copied at most once on load", "[torchscript]") {
+TEST_CASE("torchscript: a stored model's weights are copied at most once on load",
+          "[torchscript]") {
   // 8M float32 parameters (32 MiB) against a tiny model: the runner's peak
   // memory may grow by one copy of the weights, not two.
   auto measure = [](std::int64_t in, std::int64_t out) {

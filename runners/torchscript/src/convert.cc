@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -47,18 +48,45 @@ Result<at::Tensor> Widen(const Tensor& tensor, const std::vector<std::int64_t>& 
   return out;
 }
 
+// What FromIValue accepts, for its error messages.
+constexpr char kOutputKinds[] =
+    "an output must be a tensor, a str, a List[str] (or a list holding only strings), or an "
+    "int, float or bool";
+
+Status BadOutput(StatusCode code, const std::string& name, const std::string& what) {
+  return Status(code, "output \"" + name + "\": " + what);
+}
+Status BadOutput(const std::string& name, const std::string& what) {
+  return BadOutput(StatusCode::kUnsupported, name, what);
+}
+
+// A list whose every element is a str: a List[str], or a list of a type
+// that can hold strings (List[Any], List[Optional[str]], ...) holding only
+// strings. An empty list counts only when its element type is str or can
+// hold one.
+bool HoldsOnlyStrings(const c10::IValue& list) {
+  const c10::TypePtr element = list.toList().elementType();
+  if (element->kind() == c10::TypeKind::StringType) return true;
+  if (!c10::StringType::get()->isSubtypeOf(*element)) return false;
+  for (const c10::IValue& item : list.toListRef()) {
+    if (!item.isString()) return false;
+  }
+  return true;
+}
+
 // Copies a torch tensor of signed type S into an owned carton tensor of the
 // unsigned type U, checking every value's range.
 template <typename S, typename U>
 Result<Tensor> Narrow(const std::string& name, const at::Tensor& t, DataType dtype,
-                      std::vector<std::uint64_t> shape) {
+                              std::vector<std::uint64_t> shape) {
   const auto* src = t.data_ptr<S>();
   const auto n = static_cast<std::size_t>(t.numel());
   std::vector<std::byte> bytes(n * sizeof(U));
   for (std::size_t i = 0; i < n; ++i) {
     S v = src[i];
     if (v < 0 || static_cast<std::uint64_t>(v) > std::numeric_limits<U>::max()) {
-      return Bad(name, "output element " + std::to_string(i) + " is " + std::to_string(v) +
+      return BadOutput(StatusCode::kInvalidArgument, name,
+                       "element " + std::to_string(i) + " is " + std::to_string(v) +
                            ", outside the range of the declared " +
                            std::string(DataTypeName(dtype)));
     }
@@ -66,6 +94,54 @@ Result<Tensor> Narrow(const std::string& name, const at::Tensor& t, DataType dty
     std::memcpy(bytes.data() + i * sizeof(U), &u, sizeof(U));
   }
   return Tensor::Owned(name, dtype, std::move(shape), std::move(bytes));
+}
+
+// A tensor output: a view of the torch tensor's storage (kept alive by a
+// reference to it) unless it must be moved to the CPU, made contiguous,
+// narrowed to a declared unsigned type or converted from bool.
+Result<Tensor> TensorOutput(const std::string& name, at::Tensor t,
+                                    std::optional<DataType> declared) {
+  t = t.detach();
+  // Nested and sparse tensors have no sizes/strides to read as a plain
+  // tensor; ask before touching either.
+  if (t.is_nested()) {
+    return BadOutput(name, "the model returned a nested tensor, which has no carton equivalent; " +
+                               std::string(kOutputKinds));
+  }
+  if (t.layout() != c10::kStrided) {
+    std::ostringstream layout;
+    layout << t.layout();
+    return BadOutput(name, "the model returned a tensor of layout " + layout.str() +
+                               "; only dense (strided) tensors convert");
+  }
+  // carton has no bool dtype: bool tensors become uint8 0/1.
+  if (t.scalar_type() == c10::ScalarType::Bool) t = t.to(c10::ScalarType::Byte);
+  const std::optional<DataType> type = CartonTypeFor(t.scalar_type());
+  if (!type) {
+    return BadOutput(name, "the model returned a tensor of torch type " +
+                               std::string(c10::toString(t.scalar_type())) +
+                               ", which has no carton dtype");
+  }
+  if (!t.device().is_cpu()) t = t.cpu();
+  t = t.contiguous();
+  std::vector<std::uint64_t> shape;
+  shape.reserve(t.dim());
+  for (std::int64_t d : t.sizes()) shape.push_back(static_cast<std::uint64_t>(d));
+  if (declared && *declared != *type) {
+    if (*declared == DataType::kUint16 && *type == DataType::kInt32) {
+      return Narrow<std::int32_t, std::uint16_t>(name, t, *declared, std::move(shape));
+    }
+    if (*declared == DataType::kUint32 && *type == DataType::kInt64) {
+      return Narrow<std::int64_t, std::uint32_t>(name, t, *declared, std::move(shape));
+    }
+    if (*declared == DataType::kUint64 && *type == DataType::kInt64) {
+      return Narrow<std::int64_t, std::uint64_t>(name, t, *declared, std::move(shape));
+    }
+  }
+  const auto* bytes = static_cast<const std::byte*>(t.data_ptr());
+  ByteView view(bytes, t.nbytes());
+  auto keep = std::make_shared<at::Tensor>(std::move(t));
+  return Tensor::View(name, *type, std::move(shape), view, std::move(keep));
 }
 
 }  // namespace
@@ -172,53 +248,43 @@ Result<c10::IValue> ToIValue(const Tensor& tensor) {
   return c10::IValue(std::move(t));
 }
 
-Result<Tensor> FromIValue(const std::string& name, const c10::IValue& value,
-                          std::optional<DataType> declared) {
-  if (value.isString()) {
-    return Tensor::Strings(name, {}, {value.toStringRef()});
+std::string TorchScriptTypeName(const c10::IValue& value) {
+  // A tensor's own type prints its sizes and strides; the annotation a
+  // model's source would use is plain `Tensor`.
+  const c10::TypePrinter plain_tensors = [](const c10::Type& t) -> c10::optional<std::string> {
+    if (t.kind() == c10::TypeKind::TensorType) return std::string("Tensor");
+    return c10::nullopt;
+  };
+  try {
+    return value.type()->annotation_str(plain_tensors);
+  } catch (const std::exception&) {
+    return value.tagKind();
   }
-  if (value.isList()) {
+}
+
+Result<Tensor> FromIValue(const std::string& name, const c10::IValue& value,
+                                  std::optional<DataType> declared) {
+  if (value.isTensor()) return TensorOutput(name, value.toTensor(), declared);
+  if (value.isString()) return Tensor::Strings(name, {}, {value.toStringRef()});
+  if (value.isList() && HoldsOnlyStrings(value)) {
     std::vector<std::string> strings;
-    for (const c10::IValue& item : value.toListRef()) {
-      if (!item.isString()) {
-        return Bad(name, "the model returned a list of " + item.tagKind() +
-                             "; only lists of strings are string tensors");
-      }
-      strings.push_back(item.toStringRef());
-    }
+    const auto items = value.toListRef();
+    strings.reserve(items.size());
+    for (const c10::IValue& item : items) strings.push_back(item.toStringRef());
     const std::uint64_t n = strings.size();
     return Tensor::Strings(name, {n}, std::move(strings));
   }
-  if (!value.isTensor()) {
-    return Bad(name, "the model returned a " + value.tagKind() +
-                         ", not a tensor, a string or a list of strings");
+  // Python scalars: rank-0 tensors of the widest carton type of their kind.
+  if (value.isInt()) {
+    return TensorOutput(name, torch::scalar_tensor(value.toInt(), torch::kInt64), declared);
   }
-  at::Tensor t = value.toTensor().detach();
-  if (!t.device().is_cpu()) t = t.cpu();
-  t = t.contiguous();
-  std::vector<std::uint64_t> shape;
-  for (std::int64_t d : t.sizes()) shape.push_back(static_cast<std::uint64_t>(d));
-  const std::optional<DataType> type = CartonTypeFor(t.scalar_type());
-  if (!type) {
-    return Bad(name, "the model returned a tensor of torch type " +
-                         std::string(c10::toString(t.scalar_type())) +
-                         ", which has no carton dtype");
+  if (value.isDouble()) {
+    return TensorOutput(name, torch::scalar_tensor(value.toDouble(), torch::kFloat64), declared);
   }
-  if (declared && *declared != *type) {
-    if (*declared == DataType::kUint16 && *type == DataType::kInt32) {
-      return Narrow<std::int32_t, std::uint16_t>(name, t, *declared, std::move(shape));
-    }
-    if (*declared == DataType::kUint32 && *type == DataType::kInt64) {
-      return Narrow<std::int64_t, std::uint32_t>(name, t, *declared, std::move(shape));
-    }
-    if (*declared == DataType::kUint64 && *type == DataType::kInt64) {
-      return Narrow<std::int64_t, std::uint64_t>(name, t, *declared, std::move(shape));
-    }
+  if (value.isBool()) {
+    return TensorOutput(name, torch::scalar_tensor(value.toBool(), torch::kBool), declared);
   }
-  const auto* bytes = static_cast<const std::byte*>(t.data_ptr());
-  ByteView view(bytes, t.nbytes());
-  auto keep = std::make_shared<at::Tensor>(std::move(t));
-  return Tensor::View(name, *type, std::move(shape), view, std::move(keep));
+  return BadOutput(name, "the model returned " + TorchScriptTypeName(value) + "; " + kOutputKinds);
 }
 
 }  // namespace carton::torchscript

@@ -12,6 +12,7 @@
 //
 // String tensors: a rank-0 string tensor is a TorchScript `str`, a rank-1
 // one a `List[str]`; outputs of those types come back the same way.
+// Python scalars returned by a model become rank-0 tensors (FromIValue).
 #pragma once
 
 #include <torch/script.h>
@@ -19,8 +20,8 @@
 #include <optional>
 #include <string>
 
-#include "carton/common/status.h"
 #include "carton/format/data_type.h"
+#include "carton/common/status.h"
 #include "carton/format/tensor.h"
 
 namespace carton::torchscript {
@@ -39,13 +40,21 @@ std::optional<DataType> CartonTypeFor(c10::ScalarType t);
 // tensor cannot have).
 Result<c10::IValue> ToIValue(const Tensor& tensor);
 
-// An output value named `name`. `declared` (when the carton declares the
-// output) is the type it must have: torch types that are the widened form
-// of it are narrowed back with a range check. Errors: kInvalidArgument
-// naming the output for values that are not tensors, strings or lists of
-// strings, torch types carton has no equivalent for, and values out of
-// the declared type's range.
+// The TorchScript type of `value` as a model's source spells it
+// ("Dict[str, Tensor]", "List[Union[int, str]]", "NoneType"), for messages.
+std::string TorchScriptTypeName(const c10::IValue& value);
+
+// An output value named `name`: a tensor; a `str` (a rank-0 string tensor);
+// a List[str], or any list holding only strings (rank 1); an `int`, `float`
+// or `bool` (a rank-0 int64, float64 or uint8 0/1 tensor). Bool tensors
+// become uint8 0/1 (carton has no bool dtype). `declared` (when the carton
+// declares the output) is the type it must have: torch types that are the
+// widened form of it are narrowed back with a range check.
+// Errors, naming the output: kUnsupported for any other value (with its
+// TorchScript type), and for tensors carton has no dtype or layout for;
+// kInvalidArgument for values out of the declared type's range. Torch may
+// throw (c10::Error) on tensors in unusual states; callers catch.
 Result<Tensor> FromIValue(const std::string& name, const c10::IValue& value,
-                          std::optional<DataType> declared);
+                                  std::optional<DataType> declared);
 
 }  // namespace carton::torchscript

@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 #include <torch/script.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <iostream>
@@ -43,15 +44,23 @@ Result<std::int64_t> PositiveIntOpt(const std::string& key, const RunnerOpt& val
   return *i;
 }
 
-// `model_path` relative to the model directory, never leaving it.
-Result<fs::path> ModelFile(const std::string& model_dir, const runner::LoadContext& ctx) {
+// The model file: runner opt `model_path` (relative to model/, never
+// leaving it), else model/model.pt.
+struct ModelFileChoice {
+  fs::path relative;  // inside model/
+  bool from_opt = false;
+};
+
+Result<ModelFileChoice> ModelFile(const runner::LoadContext& ctx) {
   std::string rel = kDefaultModelFile;
+  bool from_opt = false;
   if (auto it = ctx.opts.find("model_path"); it != ctx.opts.end()) {
     const auto* s = std::get_if<std::string>(&it->second);
     if (s == nullptr || s->empty()) {
       return InvalidArgument("runner opt \"model_path\" must be a non-empty string");
     }
     rel = *s;
+    from_opt = true;
     // Accept the path written relative to the carton root, as in "model/x.pt".
     if (rel.rfind("model/", 0) == 0) rel = rel.substr(6);
   }
@@ -65,7 +74,28 @@ Result<fs::path> ModelFile(const std::string& model_dir, const runner::LoadConte
       return InvalidArgument("runner opt \"model_path\" leaves model/ (" + rel + ")");
     }
   }
-  return fs::path(model_dir) / p;
+  return ModelFileChoice{p, from_opt};
+}
+
+// The .pt files under `model_dir` (a few, sorted), to suggest in a message.
+std::string PtFilesIn(const fs::path& model_dir) {
+  constexpr std::size_t kMaxListed = 5;
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(model_dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (it->path().extension() == ".pt" && it->is_regular_file(ec)) {
+      found.push_back("model/" + fs::relative(it->path(), model_dir, ec).generic_string());
+    }
+  }
+  if (found.empty()) return "model/ holds no .pt file";
+  std::sort(found.begin(), found.end());
+  std::string list;
+  for (std::size_t i = 0; i < found.size() && i < kMaxListed; ++i) {
+    list += (i ? ", " : "") + found[i];
+  }
+  if (found.size() > kMaxListed) list += ", ...";
+  return "model/ holds " + list;
 }
 
 class TorchScriptRunner final : public runner::Runner {
@@ -75,6 +105,32 @@ class TorchScriptRunner final : public runner::Runner {
   }
 
   Status Load(const std::string& model_dir, const runner::LoadContext& ctx) override {
+    try {
+      return LoadChecked(model_dir, ctx);
+    } catch (const std::exception& e) {
+      module_.reset();
+      return Internal("torch failed unexpectedly: " + TorchMessage(e));
+    } catch (...) {
+      module_.reset();
+      return Internal("torch failed unexpectedly with an exception of unknown type");
+    }
+  }
+
+  Result<std::vector<runner::Tensor>> Infer(const std::vector<runner::Tensor>& inputs) override {
+    // Torch reports trouble by throwing; nothing it throws may end the
+    // runner. The steps below catch what they expect and name the input or
+    // output concerned; this is the last resort.
+    try {
+      return InferChecked(inputs);
+    } catch (const std::exception& e) {
+      return Internal("torch failed unexpectedly: " + TorchMessage(e));
+    } catch (...) {
+      return Internal("torch failed unexpectedly with an exception of unknown type");
+    }
+  }
+
+ private:
+  Status LoadChecked(const std::string& model_dir, const runner::LoadContext& ctx) {
     config_ = ctx.config;
     for (const auto& [key, value] : ctx.opts) {
       if (key == "model_path") continue;
@@ -97,22 +153,36 @@ class TorchScriptRunner final : public runner::Runner {
                   << "\" (known: model_path, num_threads, num_interop_threads)\n";
       }
     }
-    CARTON_ASSIGN_OR_RETURN(fs::path file, ModelFile(model_dir, ctx));
+    CARTON_ASSIGN_OR_RETURN(ModelFileChoice choice, ModelFile(ctx));
+    const fs::path file = fs::path(model_dir) / choice.relative;
+    const std::string shown = "model/" + choice.relative.generic_string();
     std::error_code ec;
     if (!fs::is_regular_file(file, ec)) {
-      return NotFound("TorchScript model " + file.string() + " does not exist");
+      const std::string what = fs::exists(file, ec) ? "is not a file" : "does not exist";
+      if (choice.from_opt) {
+        return NotFound("runner opt \"model_path\" names " + shown + ", which " + what + " (" +
+                        PtFilesIn(model_dir) + ")");
+      }
+      return NotFound("the TorchScript model " + shown + " " + what +
+                      " (the default when runner opt \"model_path\" is not set; " +
+                      PtFilesIn(model_dir) + ")");
     }
     try {
       module_ = torch::jit::load(file.string());
       module_->eval();
     } catch (const std::exception& e) {
       module_.reset();
-      return Corrupt("cannot load TorchScript model " + file.string() + ": " + TorchMessage(e));
+      return Corrupt("cannot load TorchScript model " + shown + ": " + TorchMessage(e));
     }
-    return AnalyzeForward(file.string());
+    try {
+      return AnalyzeForward(shown);
+    } catch (const std::exception& e) {
+      module_.reset();
+      return Corrupt("cannot read the forward method of " + shown + ": " + TorchMessage(e));
+    }
   }
 
-  Result<std::vector<runner::Tensor>> Infer(const std::vector<runner::Tensor>& inputs) override {
+  Result<std::vector<runner::Tensor>> InferChecked(const std::vector<runner::Tensor>& inputs) {
     if (!module_) return Internal("no model loaded");
     CARTON_RETURN_IF_ERROR(CheckInputs(config_.inputs, inputs));
     CARTON_ASSIGN_OR_RETURN(std::vector<c10::IValue> args, Arguments(inputs));
@@ -126,7 +196,6 @@ class TorchScriptRunner final : public runner::Runner {
     return Outputs(result);
   }
 
- private:
   // Reads forward's signature once: dict mode or the positional names.
   Status AnalyzeForward(const std::string& file) {
     c10::optional<torch::jit::Method> forward = module_->find_method("forward");
@@ -136,6 +205,16 @@ class TorchScriptRunner final : public runner::Runner {
     // arguments[0] is self.
     for (std::size_t i = 1; i < arguments.size(); ++i) args_.push_back(arguments[i]);
     dict_mode_ = args_.size() == 1 && args_[0].type()->kind() == c10::TypeKind::DictType;
+    if (dict_mode_) {
+      const auto& dict = args_[0].type()->expectRef<c10::DictType>();
+      dict_type_name_ = args_[0].type()->annotation_str();
+      if (dict.getKeyType()->kind() != c10::TypeKind::StringType) {
+        return InvalidArgument("TorchScript model " + file + ": forward takes " + dict_type_name_ +
+                               "; a dict of inputs must have str keys (the input names)");
+      }
+      dict_values_ = dict.getValueType();
+      dict_of_tensors_ = dict_values_->kind() == c10::TypeKind::TensorType;
+    }
     if (!dict_mode_ && !config_.inputs.empty()) {
       std::size_t required = 0;
       for (const auto& a : args_) required += a.default_value() ? 0 : 1;
@@ -157,22 +236,72 @@ class TorchScriptRunner final : public runner::Runner {
     return nullptr;
   }
 
+  // The dict key of an input: its internal_name when declared with one.
+  std::string DictKey(const runner::Tensor& t) const {
+    const TensorSpec* spec = DeclaredInput(t.name);
+    return spec && spec->internal_name ? *spec->internal_name : t.name;
+  }
+
+  // An input as a TorchScript value; torch's exceptions become errors
+  // naming the input.
+  static Result<c10::IValue> InputValue(const runner::Tensor& t) {
+    try {
+      return ToIValue(t);
+    } catch (const std::exception& e) {
+      return InvalidArgument("input \"" + t.name + "\": " + TorchMessage(e));
+    }
+  }
+
+  // forward(self, inputs: Dict[str, Tensor]): numeric inputs only.
+  Result<c10::IValue> TensorDict(const std::vector<runner::Tensor>& inputs) const {
+    c10::Dict<std::string, at::Tensor> dict;
+    dict.reserve(inputs.size());
+    for (const auto& t : inputs) {
+      if (t.dtype == DataType::kString) {
+        return InvalidArgument("input \"" + t.name + "\": forward takes " + dict_type_name_ +
+                               ", which cannot hold a string tensor; declare forward(self, "
+                               "inputs: Dict[str, Any]) to receive strings as str and List[str]");
+      }
+      CARTON_ASSIGN_OR_RETURN(c10::IValue v, InputValue(t));
+      dict.insert(DictKey(t), std::move(v).toTensor());
+    }
+    return c10::IValue(std::move(dict));
+  }
+
+  // forward(self, inputs: Dict[str, V]) for any other V (Any, a Union, ...):
+  // a tensor, a str (rank-0 string tensor) or a List[str] (rank 1) per
+  // input, each of which V must be able to hold.
+  Result<c10::IValue> GenericDict(const std::vector<runner::Tensor>& inputs) const {
+    c10::impl::GenericDict dict(c10::StringType::get(), dict_values_);
+    dict.reserve(inputs.size());
+    const bool holds_anything = dict_values_->kind() == c10::TypeKind::AnyType;
+    for (const auto& t : inputs) {
+      if (!holds_anything) {
+        c10::TypePtr type = c10::ListType::ofStrings();
+        if (t.dtype != DataType::kString) {
+          type = c10::TensorType::get();
+        } else if (t.shape.empty()) {
+          type = c10::StringType::get();
+        }
+        if (!type->isSubtypeOf(*dict_values_)) {
+          return InvalidArgument("input \"" + t.name + "\": forward takes " + dict_type_name_ +
+                                 ", which cannot hold a " + type->annotation_str() + " (a " +
+                                 std::string(DataTypeName(t.dtype)) + " tensor of rank " +
+                                 std::to_string(t.shape.size()) + ")");
+        }
+      }
+      CARTON_ASSIGN_OR_RETURN(c10::IValue v, InputValue(t));
+      dict.insert(DictKey(t), std::move(v));
+    }
+    return c10::IValue(std::move(dict));
+  }
+
   Result<std::vector<c10::IValue>> Arguments(const std::vector<runner::Tensor>& inputs) const {
     std::vector<c10::IValue> args;
     if (dict_mode_) {
-      c10::Dict<std::string, at::Tensor> dict;
-      for (const auto& t : inputs) {
-        if (t.dtype == DataType::kString) {
-          return InvalidArgument("input \"" + t.name +
-                                 "\": forward takes a dict of tensors, "
-                                 "which cannot hold strings");
-        }
-        CARTON_ASSIGN_OR_RETURN(c10::IValue v, ToIValue(t));
-        const TensorSpec* spec = DeclaredInput(t.name);
-        const std::string key = spec && spec->internal_name ? *spec->internal_name : t.name;
-        dict.insert(key, v.toTensor());
-      }
-      args.emplace_back(std::move(dict));
+      CARTON_ASSIGN_OR_RETURN(c10::IValue dict,
+                              dict_of_tensors_ ? TensorDict(inputs) : GenericDict(inputs));
+      args.push_back(std::move(dict));
       return args;
     }
     std::vector<const runner::Tensor*> ordered;
@@ -202,7 +331,7 @@ class TorchScriptRunner final : public runner::Runner {
       }
     }
     for (const runner::Tensor* t : ordered) {
-      CARTON_ASSIGN_OR_RETURN(c10::IValue v, ToIValue(*t));
+      CARTON_ASSIGN_OR_RETURN(c10::IValue v, InputValue(*t));
       args.push_back(std::move(v));
     }
     return args;
@@ -230,18 +359,29 @@ class TorchScriptRunner final : public runner::Runner {
     return key;
   }
 
+  // An output as a carton tensor; torch's exceptions become errors naming
+  // the output.
+  Result<runner::Tensor> OutputValue(const std::string& name, const c10::IValue& v) const {
+    try {
+      return FromIValue(name, v, DeclaredOutputType(name));
+    } catch (const std::exception& e) {
+      return Unsupported("output \"" + name + "\": cannot convert the model's " +
+                         TorchScriptTypeName(v) + ": " + TorchMessage(e));
+    }
+  }
+
   Result<std::vector<runner::Tensor>> Outputs(const c10::IValue& result) const {
     std::vector<runner::Tensor> out;
     auto add = [&](const std::string& name, const c10::IValue& v) -> Status {
-      CARTON_ASSIGN_OR_RETURN(runner::Tensor t, FromIValue(name, v, DeclaredOutputType(name)));
+      CARTON_ASSIGN_OR_RETURN(runner::Tensor t, OutputValue(name, v));
       out.push_back(std::move(t));
       return Status::Ok();
     };
     if (result.isGenericDict()) {
       for (const auto& item : result.toGenericDict()) {
         if (!item.key().isString()) {
-          return InvalidArgument("the model returned a dict with a " + item.key().tagKind() +
-                                 " key; output names must be strings");
+          return Unsupported("the model returned " + TorchScriptTypeName(result) +
+                             "; the keys of a dict of outputs must be str (the output names)");
         }
         CARTON_RETURN_IF_ERROR(add(OutputNameForKey(item.key().toStringRef()), item.value()));
       }
@@ -276,7 +416,10 @@ class TorchScriptRunner final : public runner::Runner {
   CartonConfig config_;
   std::optional<torch::jit::Module> module_;
   std::vector<c10::Argument> args_;
-  bool dict_mode_ = false;
+  bool dict_mode_ = false;        // forward(self, inputs: Dict[str, ...])
+  bool dict_of_tensors_ = false;  // ... Dict[str, Tensor]
+  c10::TypePtr dict_values_;      // the dict's value type
+  std::string dict_type_name_;    // "Dict[str, Any]", for messages
 };
 
 }  // namespace

@@ -3,18 +3,30 @@
 // `carton-runner-torchscript` executable and can be linked into a service
 // (target carton::torchscript) to serve a model in-process.
 //
-// Runner opts: `model_path` (a path relative to the model directory),
-// `num_threads` and `num_interop_threads` (positive integers; torch's
-// intra-op and inter-op thread pools, set once per process). Other opts
-// are reported on stderr and ignored.
+// Runner opts: `model_path` (a path relative to the model directory;
+// without it, model.pt, where the original implementation's packer puts a
+// single .pt file), `num_threads` and `num_interop_threads` (positive
+// integers; torch's intra-op and inter-op thread pools, set once per
+// process). Other opts are reported on stderr and ignored. A model file
+// that does not exist is kNotFound, naming it and the .pt files model/
+// holds.
 //
-// Inputs are matched to `forward`'s arguments: a single Dict[str, Tensor]
-// argument gets every input by name (or internal_name), otherwise the
-// arguments take the inputs in the order of the carton's [[input]]s (or,
-// when none are declared, the inputs named like the arguments). Inputs are
-// checked against the declared dtype and shape before the model runs.
+// Inputs are matched to `forward`'s arguments. A single dict argument gets
+// every input by name (or internal_name): `Dict[str, Tensor]` numeric
+// inputs only; `Dict[str, Any]` (or any value type that can hold them, such
+// as a Union) numeric inputs as tensors, rank-0 string tensors as `str` and
+// rank-1 ones as `List[str]`, as the original implementation calls
+// models. Otherwise the arguments take the inputs in the order of the
+// carton's [[input]]s (or, when none are declared, the inputs named like the
+// arguments). Inputs are checked against the declared dtype and shape
+// before the model runs.
 // Outputs: a tensor (named by the single declared output), a tuple or list
 // (named by the declared outputs, in order) or a dict (named by its keys).
+// Each value is a tensor, a `str`, a `List[str]` (or a list holding only
+// strings), or a Python scalar: `int` -> int64, `float` -> float64,
+// `bool` -> uint8 0/1, each of rank 0 (bool tensors become uint8 too).
+// Anything else is kUnsupported naming the output and its TorchScript type.
+// No torch exception leaves Load or Infer: each becomes an error.
 #pragma once
 
 #include <memory>
