@@ -172,12 +172,13 @@ class PythonRunner : public runner::Runner {
       }
     }
     py::object outputs;
-    const char* method = infer_with_tensors_ ? "infer_with_tensors" : "infer_with_handle";
+    const char* method = infer_with_tensors_ ? "infer_with_tensors" : "seal";
     try {
       if (infer_with_tensors_) {
         outputs = infer_with_tensors_(std::move(tensors));
       } else {
         py::object handle = seal_(std::move(tensors));
+        method = "infer_with_handle";
         outputs = infer_with_handle_(std::move(handle));
       }
     } catch (const py::error_already_set& e) {
