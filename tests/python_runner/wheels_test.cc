@@ -180,6 +180,17 @@ TEST_CASE("python runner: no entry for this environment, unreachable wheels, pyt
     CHECK_THAT(system.err, Catch::Contains("python_deps=system: carton.lock has no entry for "
                                            "this environment"));
   }
+  SECTION("a broken lockfile") {
+    const std::string dir = LockedModel(tmp.file("m"), "[[lockfile]]\nlocked_deps = 7\n", model);
+    auto r = Carton(cache, "self-test " + Quote(dir));
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains("model/.carton/carton.lock:2:15: lockfile[0].locked_deps "
+                                      "must be an array of tables"));
+    auto system = Carton(cache, "self-test --opt python_deps=system " + Quote(dir));
+    CHECK(system.exit_code == 0);
+    CHECK_THAT(system.err, Catch::Contains("python_deps=system: ignoring model/.carton/carton.lock:"
+                                           "2:15: "));
+  }
   SECTION("a wheel that cannot be fetched") {
     const std::string url = nginx.Url("/enc/zstd/missing-1.0-py3-none-any.whl");
     const std::string dir = LockedModel(

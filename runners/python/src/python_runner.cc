@@ -205,7 +205,12 @@ class PythonRunner : public runner::Runner {
   Result<std::vector<std::string>> Dependencies(const std::string& model_dir,
                                                 const Options& options,
                                                 const EnvironmentMarkers& markers) {
-    CARTON_ASSIGN_OR_RETURN(std::optional<Lockfile> lockfile, ReadLockfile(model_dir));
+    auto read = ReadLockfile(model_dir);
+    if (!read.ok() && options.system_deps) {
+      Warn("python_deps=system: ignoring " + read.status().message());
+      return std::vector<std::string>();
+    }
+    CARTON_ASSIGN_OR_RETURN(std::optional<Lockfile> lockfile, std::move(read));
     if (!lockfile) return std::vector<std::string>();
     const LockfileEntry* entry = MatchLockfileEntry(*lockfile, markers);
     if (options.system_deps) {
