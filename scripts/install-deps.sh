@@ -16,6 +16,9 @@ packages=(
   libcli11-dev
   catch2
   python3 zip unzip libarchive-tools
+  # The Python runner (and the demo's model): CPython's headers and
+  # libpython, numpy, pybind11.
+  python3-dev python3-numpy pybind11-dev
 )
 
 for arg in "$@"; do

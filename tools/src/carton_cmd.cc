@@ -6,6 +6,7 @@
 #include "carton/carton/pack.h"
 #include "carton/carton/verify.h"
 #include "carton/format/tensor_data.h"
+#include "carton/runner/runner.h"
 #include "commands.h"
 #include "exit_code.h"
 
@@ -199,6 +200,13 @@ int Pack(const PackArgs& a) {
     if (!a.name.empty()) c.model_name = a.name;
     if (!a.description.empty()) c.short_description = a.description;
     if (!a.license.empty()) c.license = a.license;
+    for (const auto& opt : a.opts) {
+      const auto eq = opt.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        return Fail("pack", InvalidArgument("--opt wants KEY=VALUE, not \"" + opt + "\""));
+      }
+      c.runner.opts[opt.substr(0, eq)] = runner::ParseRunnerOpt(opt.substr(eq + 1));
+    }
     o.config_if_missing = std::move(c);
   }
   auto r = carton::Pack(a.dir, a.output, o);

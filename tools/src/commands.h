@@ -40,6 +40,7 @@ struct PackArgs {
   std::string name;
   std::string description;
   std::string license;
+  std::vector<std::string> opts;  // KEY=VALUE
 };
 int Pack(const PackArgs& args);
 

@@ -51,6 +51,8 @@ int main(int argc, char** argv) {
   p->add_option("--name", pack.name, "Without carton.toml: the model name");
   p->add_option("--description", pack.description, "Without carton.toml: a short description");
   p->add_option("--license", pack.license, "Without carton.toml: the license");
+  p->add_option("--opt", pack.opts,
+                "Without carton.toml: KEY=VALUE, a [runner.opts] value (typed as runners' --opt)");
   p->callback([&] { rc = Pack(pack); });
 
   VerifyArgs verify_carton;

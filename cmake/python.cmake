@@ -1,0 +1,28 @@
+# Python for the Python runner and the Python bridge: CPython's headers and
+# libpython (python3-dev), numpy (python3-numpy) and pybind11 (pybind11-dev),
+# all of one interpreter. Sets CARTON_PYTHON_FOUND when everything is there;
+# the targets that need Python are skipped otherwise.
+#
+# The interpreter is the one the build, the embedded runner and the tests
+# agree on. On Debian, `python3` on PATH may be another installation (a
+# version manager's) that does not see Debian's python3-numpy, so Debian's
+# /usr/bin/python3 is the default; -DPython3_EXECUTABLE=... chooses another.
+set(CARTON_PYTHON_FOUND OFF)
+if(NOT DEFINED Python3_EXECUTABLE AND NOT DEFINED PYTHON_EXECUTABLE AND EXISTS /usr/bin/python3)
+  set(Python3_EXECUTABLE /usr/bin/python3)
+elseif(NOT DEFINED Python3_EXECUTABLE AND DEFINED PYTHON_EXECUTABLE)
+  set(Python3_EXECUTABLE "${PYTHON_EXECUTABLE}")
+endif()
+find_package(Python3 3.8 QUIET COMPONENTS Interpreter Development NumPy)
+if(Python3_FOUND)
+  # Found after Python3, pybind11 uses that interpreter (its FindPython mode).
+  find_package(pybind11 2.10 CONFIG QUIET)
+endif()
+if(Python3_FOUND AND pybind11_FOUND)
+  set(CARTON_PYTHON_FOUND ON)
+  message(STATUS "Python ${Python3_VERSION} (${Python3_EXECUTABLE}), numpy ${Python3_NumPy_VERSION}, "
+                 "pybind11 ${pybind11_VERSION}: building the Python runner")
+else()
+  message(STATUS "Python 3 with numpy and pybind11 not found (python3-dev, python3-numpy, "
+                 "pybind11-dev): the Python runner is not built")
+endif()
