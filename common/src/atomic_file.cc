@@ -66,6 +66,8 @@ AtomicFile::AtomicFile(AtomicFile&& o) noexcept
       buffer_(std::move(o.buffer_)),
       buffered_(std::exchange(o.buffered_, 0)),
       written_(std::exchange(o.written_, 0)),
+      end_(std::exchange(o.end_, 0)),
+      preallocated_(std::exchange(o.preallocated_, 0)),
       done_(std::exchange(o.done_, true)) {}
 
 AtomicFile& AtomicFile::operator=(AtomicFile&& o) noexcept {
@@ -78,6 +80,8 @@ AtomicFile& AtomicFile::operator=(AtomicFile&& o) noexcept {
     buffer_ = std::move(o.buffer_);
     buffered_ = std::exchange(o.buffered_, 0);
     written_ = std::exchange(o.written_, 0);
+    end_ = std::exchange(o.end_, 0);
+    preallocated_ = std::exchange(o.preallocated_, 0);
     done_ = std::exchange(o.done_, true);
   }
   return *this;
@@ -105,8 +109,27 @@ Status AtomicFile::WriteAll(const std::byte* p, std::size_t n) {
   return Status::Ok();
 }
 
+Status AtomicFile::Preallocate(std::uint64_t size) {
+  if (done_) return Internal(path_ + ": preallocate after commit or abort");
+  if (size == 0) return Status::Ok();
+  // fallocate(2), not posix_fallocate(3): where the filesystem cannot
+  // reserve blocks, glibc's emulation would write the whole size in zeros.
+  int err = ::fallocate(fd_.get(), 0, 0, static_cast<off_t>(size)) == 0 ? 0 : errno;
+  if (err == EOPNOTSUPP || err == ENOSYS) {
+    err = ::ftruncate(fd_.get(), static_cast<off_t>(size)) == 0 ? 0 : errno;
+  }
+  if (err != 0) {
+    Abort();
+    return IoError(path_ + ": cannot reserve " + std::to_string(size) +
+                   " bytes: " + std::strerror(err));
+  }
+  preallocated_ = size;
+  return Status::Ok();
+}
+
 Status AtomicFile::WriteAt(std::uint64_t offset, ByteView data) {
   if (done_) return Internal(path_ + ": write after commit or abort");
+  end_ = std::max(end_, offset + data.size());
   Status s = Flush();
   const std::byte* p = data.data();
   std::size_t n = data.size();
@@ -136,6 +159,7 @@ Status AtomicFile::Flush() {
 Status AtomicFile::Write(ByteView data) {
   if (done_) return Internal(path_ + ": write after commit or abort");
   written_ += data.size();
+  end_ = std::max(end_, written_);
   if (buffered_ + data.size() <= buffer_.size()) {
     if (!data.empty()) std::memcpy(buffer_.data() + buffered_, data.data(), data.size());
     buffered_ += data.size();
@@ -157,6 +181,9 @@ Status AtomicFile::Write(ByteView data) {
 Status AtomicFile::Commit() {
   if (done_) return Internal(path_ + ": commit after commit or abort");
   Status s = Flush();
+  if (s.ok() && preallocated_ > end_ && ::ftruncate(fd_.get(), static_cast<off_t>(end_)) != 0) {
+    s = IoError(path_ + ": cannot set the length: " + Errno());
+  }
   if (s.ok() && options_.durable && ::fsync(fd_.get()) != 0) {
     s = IoError(path_ + ": fsync failed: " + Errno());
   }

@@ -51,6 +51,14 @@ class AtomicFile {
   // bytes), for writers that go back to fill in what they wrote earlier.
   // Bypasses the buffer; size() counts Write() only.
   Status WriteAt(std::uint64_t offset, ByteView data);
+  // For a writer that knows its output's size: sets the file's length to
+  // `size` now and reserves its blocks (fallocate(2); ftruncate(2) where the
+  // filesystem cannot). The writes that follow then neither extend the file
+  // nor allocate blocks one at a time (on ext4 here, 8% less CPU for 1 GiB;
+  // docs/BENCHMARKS.md), and a full disk shows before any byte is written.
+  // Commit() cuts the file back to the bytes written if they are fewer.
+  // Errors: kIoError (with the path), e.g. no space left.
+  Status Preallocate(std::uint64_t size);
   // Bytes written so far.
   std::uint64_t size() const { return written_; }
   // Flushes, closes and renames into place. After an error the temporary
@@ -74,6 +82,8 @@ class AtomicFile {
   std::vector<std::byte> buffer_;
   std::size_t buffered_ = 0;
   std::uint64_t written_ = 0;
+  std::uint64_t end_ = 0;           // past the last byte written by Write or WriteAt
+  std::uint64_t preallocated_ = 0;  // length set by Preallocate
   bool done_ = false;
 };
 
