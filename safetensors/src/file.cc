@@ -92,7 +92,7 @@ std::vector<std::string_view> File::Names() const {
   std::vector<std::string_view> names;
   names.reserve(impl_->header.tensors.size());
   for (const auto& t : impl_->header.tensors) names.push_back(t.name);
-  std::sort(names.begin(), names.end());
+  if (!impl_->header.names_sorted) std::sort(names.begin(), names.end());
   return names;
 }
 

@@ -149,11 +149,19 @@ Status ParseTensor(std::string_view name, element e, ParsedHeader* out, Extracte
     return Fail(ErrorKind::kNotAnObject,
                 "tensor " + Quote(tname) + ": entry must be an object, got " + ElementText(e));
   }
-  if (out->dims.size() > UINT32_MAX) {
+  if (ex->dims.size() > UINT32_MAX) {
     return Fail(ErrorKind::kInvalidShape, "more than 2^32 dimensions in the header");
   }
-  TensorView v;
-  RawTensor raw{static_cast<std::uint32_t>(out->dims.size()), 0, 0};
+  if (name.size() > UINT32_MAX) {
+    return Fail(ErrorKind::kInvalidShape, "tensor name longer than 4 GiB");
+  }
+  RawTensor v{nullptr,
+              static_cast<std::uint32_t>(name.size()),
+              static_cast<std::uint32_t>(ex->dims.size()),
+              0,
+              Dtype::kU8,
+              0,
+              0};
   bool seen_dtype = false, seen_shape = false, seen_offsets = false;
   std::vector<std::string_view> other_keys;
   auto dup = [&](std::string_view key) {
@@ -179,11 +187,11 @@ Status ParseTensor(std::string_view name, element e, ParsedHeader* out, Extracte
     } else if (kv.key == "shape") {
       if (seen_shape) return dup(kv.key);
       seen_shape = true;
-      CARTON_RETURN_IF_ERROR(ParseShape(kv.value, tname, &out->dims));
+      CARTON_RETURN_IF_ERROR(ParseShape(kv.value, tname, &ex->dims));
     } else if (kv.key == "data_offsets") {
       if (seen_offsets) return dup(kv.key);
       seen_offsets = true;
-      CARTON_RETURN_IF_ERROR(ParseOffsets(kv.value, tname, &v.data_offset, &raw.end));
+      CARTON_RETURN_IF_ERROR(ParseOffsets(kv.value, tname, &v.begin, &v.end));
     } else {
       // Unknown fields are ignored, like the reference does (FORMAT.md).
       if (std::find(other_keys.begin(), other_keys.end(), kv.key) != other_keys.end()) {
@@ -201,12 +209,12 @@ Status ParseTensor(std::string_view name, element e, ParsedHeader* out, Extracte
     return Fail(ErrorKind::kMissingField,
                 "tensor " + Quote(tname) + ": missing field \"" + missing + "\"");
   }
-  std::size_t rank = out->dims.size() - raw.shape_begin;
+  std::size_t rank = ex->dims.size() - v.shape_begin;
   if (rank > UINT32_MAX)
     return Fail(ErrorKind::kInvalidShape, "tensor " + Quote(tname) + ": rank too large");
-  raw.rank = static_cast<std::uint32_t>(rank);
+  v.rank = static_cast<std::uint32_t>(rank);
 
-  std::span<const std::uint64_t> shape(out->dims.data() + raw.shape_begin, raw.rank);
+  std::span<const std::uint64_t> shape(ex->dims.data() + v.shape_begin, v.rank);
   auto numel = CheckedNumel(shape);
   std::uint64_t bits;
   if (!numel || !CheckedMul(*numel, DtypeBits(v.dtype), &bits)) {
@@ -220,15 +228,14 @@ Status ParseTensor(std::string_view name, element e, ParsedHeader* out, Extracte
                                              ShapeToString(shape) + " is " + std::to_string(bits) +
                                              " bits, not a whole number of bytes");
   }
-  if (raw.end - v.data_offset != bits / 8) {
+  if (v.end - v.begin != bits / 8) {
     return Fail(ErrorKind::kSizeMismatch,
-                "tensor " + Quote(tname) + ": data_offsets [" + std::to_string(v.data_offset) +
-                    ", " + std::to_string(raw.end) + "] but " + std::string(DtypeName(v.dtype)) +
-                    " " + ShapeToString(shape) + " needs " + std::to_string(bits / 8) + " bytes");
+                "tensor " + Quote(tname) + ": data_offsets [" + std::to_string(v.begin) + ", " +
+                    std::to_string(v.end) + "] but " + std::string(DtypeName(v.dtype)) + " " +
+                    ShapeToString(shape) + " needs " + std::to_string(bits / 8) + " bytes");
   }
-  v.name = out->names.emplace_back(name);
-  out->tensors.push_back(v);
-  ex->raw.push_back(raw);
+  v.name = out->names.emplace_back(name).data();
+  ex->tensors.push_back(v);
   return Status::Ok();
 }
 
@@ -285,8 +292,7 @@ Status ExtractDom(std::string_view body, const ReaderOptions& options, ParsedHea
                 "header has bytes other than space padding after the JSON object");
   }
   auto object = ObjectOf(root);
-  out->tensors.reserve(object.size());
-  ex->raw.reserve(object.size());
+  ex->tensors.reserve(object.size());
   for (auto kv : object) {
     if (kv.key == "__metadata__") {
       if (out->has_metadata) {

@@ -27,14 +27,28 @@ static_assert(simdjson::SIMDJSON_PADDING <= kJsonPadding);
 // so that a thread does not keep hundreds of megabytes afterwards.
 constexpr std::size_t kReusableParserLimit = 16 << 20;
 
+// The first '"' or '\\' in [p, end), or `end`. Eight bytes at a time: the
+// lowest byte flagged by the has-zero-byte test of (word ^ pattern) is the
+// first match (flags above it may be false).
+const char* FindQuoteOrBackslash(const char* p, const char* end) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101u, kHigh = 0x8080808080808080u;
+  for (; end - p >= 8; p += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    const std::uint64_t q = w ^ (kOnes * '"'), b = w ^ (kOnes * '\\');
+    const std::uint64_t hits = (((q - kOnes) & ~q) | ((b - kOnes) & ~b)) & kHigh;
+    if (hits != 0) return p + (__builtin_ctzll(hits) >> 3);
+  }
+  while (p < end && *p != '"' && *p != '\\') ++p;
+  return p;
+}
+
 // The text of a string token that holds no escape. `raw` points just after
 // the opening quote inside [raw, end).
 bool PlainString(const char* raw, const char* end, std::string_view* out) {
-  const void* quote = std::memchr(raw, '"', static_cast<std::size_t>(end - raw));
-  if (quote == nullptr) return false;
-  const auto size = static_cast<std::size_t>(static_cast<const char*>(quote) - raw);
-  if (std::memchr(raw, '\\', size) != nullptr) return false;
-  *out = std::string_view(raw, size);
+  const char* p = FindQuoteOrBackslash(raw, end);
+  if (p == end || *p != '"') return false;
+  *out = std::string_view(raw, static_cast<std::size_t>(p - raw));
   return true;
 }
 
@@ -49,7 +63,7 @@ constexpr std::size_t kMinEntryBytes = 51;
 
 // A JSON integer written without a sign, fraction or exponent, as the
 // complete validator reads them (its DOM keeps such tokens as integers).
-bool Count(od::value& value, std::uint64_t* out) {
+inline bool Count(od::value& value, std::uint64_t* out) {
   const std::string_view token = value.raw_json_token();
   if (token.empty() || token.front() < '0' || token.front() > '9') return false;
   return value.get_uint64().get(*out) == simdjson::SUCCESS;
@@ -97,35 +111,46 @@ class FastReader {
   bool Tensor(std::string_view name, od::value& value) {
     od::object entry;
     if (value.get_object().get(entry)) return false;
-    TensorView v;
-    v.name = name;
-    RawTensor raw{static_cast<std::uint32_t>(out_->dims.size()), 0, 0};
+    std::vector<std::uint64_t>& dims = ex_->dims;
+    // Filled in place: copying the finished record costs more here (GCC
+    // copies it with rep movs). On failure the caller discards it all.
+    RawTensor& t = ex_->tensors.emplace_back();
+    t.name = name.data();
+    t.name_size = static_cast<std::uint32_t>(name.size());
+    t.shape_begin = static_cast<std::uint32_t>(dims.size());
     bool seen_dtype = false, seen_shape = false, seen_offsets = false;
     for (auto field_result : entry) {
       od::field field;
-      std::string_view key;
-      if (std::move(field_result).get(field) || !PlainString(field.key(), end_, &key)) return false;
-      if (key == "dtype" && !seen_dtype) {
+      if (std::move(field_result).get(field)) return false;
+      // A raw comparison: a key spelled with escapes is not matched, and the
+      // complete validator takes the header.
+      const od::raw_json_string key = field.key();
+      if (key.unsafe_is_equal("dtype") && !seen_dtype) {
         seen_dtype = true;
         od::raw_json_string text;
         std::string_view s;
         if (field.value().get_raw_json_string().get(text) || !PlainString(text, end_, &s)) {
           return false;
         }
-        auto dtype = ParseDtype(s);
-        if (!dtype) return false;
-        v.dtype = *dtype;
-      } else if (key == "shape" && !seen_shape) {
+        // Most tensors of a file share a dtype.
+        if (s != last_dtype_name_) {
+          auto dtype = ParseDtype(s);
+          if (!dtype) return false;
+          last_dtype_ = *dtype;
+          last_dtype_name_ = s;
+        }
+        t.dtype = last_dtype_;
+      } else if (key.unsafe_is_equal("shape") && !seen_shape) {
         seen_shape = true;
-        od::array dims;
-        if (field.value().get_array().get(dims)) return false;
-        for (auto dim_result : dims) {
+        od::array shape;
+        if (field.value().get_array().get(shape)) return false;
+        for (auto dim_result : shape) {
           od::value dim;
           std::uint64_t d;
           if (std::move(dim_result).get(dim) || !Count(dim, &d) || d > INT64_MAX) return false;
-          out_->dims.push_back(d);
+          dims.push_back(d);
         }
-      } else if (key == "data_offsets" && !seen_offsets) {
+      } else if (key.unsafe_is_equal("data_offsets") && !seen_offsets) {
         seen_offsets = true;
         od::array offsets;
         if (field.value().get_array().get(offsets)) return false;
@@ -133,32 +158,30 @@ class FastReader {
         std::size_t n = 0;
         for (auto offset_result : offsets) {
           od::value offset;
-          if (n == 2 || std::move(offset_result).get(offset) || !Count(offset, &o[n])) return false;
+          if (n == 2 || std::move(offset_result).get(offset) || !Count(offset, &o[n])) {
+            return false;
+          }
           ++n;
         }
         if (n != 2) return false;
-        v.data_offset = o[0];
-        raw.end = o[1];
+        t.begin = o[0];
+        t.end = o[1];
       } else {
         return false;  // an unknown or repeated field
       }
     }
-    const std::size_t rank = out_->dims.size() - raw.shape_begin;
-    if (!seen_dtype || !seen_shape || !seen_offsets || rank > UINT32_MAX ||
-        out_->dims.size() > UINT32_MAX) {
-      return false;
-    }
-    raw.rank = static_cast<std::uint32_t>(rank);
-    std::span<const std::uint64_t> shape(out_->dims.data() + raw.shape_begin, raw.rank);
-    if (!SizeMatches(v.dtype, shape, v.data_offset, raw.end)) return false;
-    out_->tensors.push_back(v);
-    ex_->raw.push_back(raw);
-    return true;
+    const std::size_t rank = dims.size() - t.shape_begin;
+    if (!seen_dtype || !seen_shape || !seen_offsets || dims.size() > UINT32_MAX) return false;
+    t.rank = static_cast<std::uint32_t>(rank);
+    std::span<const std::uint64_t> shape(dims.data() + t.shape_begin, t.rank);
+    return SizeMatches(t.dtype, shape, t.begin, t.end);
   }
 
   const char* end_;
   ParsedHeader* out_;
   Extracted* ex_;
+  std::string_view last_dtype_name_;
+  Dtype last_dtype_ = Dtype::kU8;
 };
 
 struct PaddedCopy {
@@ -197,17 +220,15 @@ bool ExtractFast(std::string_view body, bool padded, const ReaderOptions& option
   if (!padded) text = (reuse ? tl_copy : local_copy).Assign(body);
   od::document doc;
   if (parser.iterate(text, body.size(), body.size() + kJsonPadding).get(doc)) return false;
-  // Reserving the most tensors the text can hold costs address space only
-  // (pages are touched as they fill) and saves the copies and fresh pages
-  // of growing one entry at a time.
+  // At most this many tensors: reserving them (in the reused buffer, see
+  // ParseHeaderJson) saves growing one entry at a time.
   const std::size_t most = body.size() / kMinEntryBytes + 1;
-  out->tensors.reserve(most);
-  ex->raw.reserve(most);
-  out->dims.reserve(2 * most);
+  ex->tensors.reserve(most);
+  ex->dims.reserve(2 * most);
   FastReader reader(std::string_view(text, body.size()), out, ex);
   if (!reader.Header(doc)) return false;
   if (text != body.data()) {
-    for (TensorView& v : out->tensors) v.name = body.substr(v.name.data() - text, v.name.size());
+    for (RawTensor& t : ex->tensors) t.name = body.data() + (t.name - text);
   }
   return true;
 }

@@ -5,78 +5,77 @@
 
 #include <algorithm>
 #include <functional>
-#include <numeric>
 
 #include "quote.h"
 
 namespace carton::safetensors::internal {
 namespace {
 
-std::size_t HashName(std::string_view name) { return std::hash<std::string_view>{}(name); }
+std::uint64_t HashName(std::string_view name) { return std::hash<std::string_view>{}(name); }
 
-// Puts tensors (and their raw records) in data order: by begin, then end;
-// ties keep header order. Files from the reference writer are already in
-// that order, so this is usually one linear check.
-void SortByOffset(ParsedHeader* out, Extracted* ex) {
-  auto& t = out->tensors;
-  auto less = [&](std::size_t a, std::size_t b) {
-    if (t[a].data_offset != t[b].data_offset) return t[a].data_offset < t[b].data_offset;
-    return ex->raw[a].end < ex->raw[b].end;
+// Headers of 16 MiB or less are extracted into one reused buffer per
+// thread, so that opening file after file touches no new memory for it.
+constexpr std::size_t kReusableScratchLimit = 16 << 20;
+
+// Puts tensors in data order: by begin, then end; ties keep header order.
+// Files from the reference writer are already in that order, so this is
+// usually one linear check.
+void SortByOffset(std::vector<RawTensor>* t) {
+  auto less = [](const RawTensor& a, const RawTensor& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
   };
-  bool sorted = true;
-  for (std::size_t i = 1; i < t.size() && sorted; ++i) sorted = !less(i, i - 1);
-  if (sorted) return;
-  std::vector<std::size_t> order(t.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), less);
-  std::vector<TensorView> tensors;
-  std::vector<RawTensor> raw;
-  tensors.reserve(t.size());
-  raw.reserve(t.size());
-  for (std::size_t i : order) {
-    tensors.push_back(t[i]);
-    raw.push_back(ex->raw[i]);
-  }
-  t = std::move(tensors);
-  ex->raw = std::move(raw);
+  if (!std::is_sorted(t->begin(), t->end(), less)) std::stable_sort(t->begin(), t->end(), less);
 }
 
-// R8 for tensor names, building the lookup table on the way.
-Status IndexNames(ParsedHeader* out) {
-  const std::size_t n = out->tensors.size();
+Status DuplicateName(std::string_view name) {
+  return Fail(ErrorKind::kDuplicateKey, "duplicate tensor name " + Quote(name));
+}
+
+// R8 for tensor names, and what Find() will use: names already sorted in
+// data order need only a comparison of neighbours; others a hash table.
+Status IndexNames(const std::vector<RawTensor>& t, ParsedHeader* out) {
+  bool sorted = true;
+  for (std::size_t i = 1; i < t.size() && sorted; ++i) {
+    const int c = t[i - 1].name_view().compare(t[i].name_view());
+    if (c == 0) return DuplicateName(t[i].name_view());
+    sorted = c < 0;
+  }
+  out->names_sorted = sorted;
+  if (sorted) return Status::Ok();
   std::size_t capacity = 8;
-  while (capacity < 2 * n) capacity *= 2;
+  while (capacity < 2 * t.size()) capacity *= 2;
   out->table.assign(capacity, 0);
   const std::size_t mask = capacity - 1;
-  for (std::size_t k = 0; k < n; ++k) {
-    std::string_view name = out->tensors[k].name;
-    std::size_t i = HashName(name) & mask;
-    while (out->table[i] != 0) {
-      if (out->tensors[out->table[i] - 1].name == name) {
-        return Fail(ErrorKind::kDuplicateKey, "duplicate tensor name " + Quote(name));
+  for (std::size_t k = 0; k < t.size(); ++k) {
+    const std::uint64_t hash = HashName(t[k].name_view());
+    const std::uint64_t high = hash & 0xffffffff00000000u;
+    std::size_t i = hash & mask;
+    for (; out->table[i] != 0; i = (i + 1) & mask) {
+      const std::uint64_t slot = out->table[i];
+      if ((slot & 0xffffffff00000000u) == high &&
+          t[(slot & 0xffffffffu) - 1].name_view() == t[k].name_view()) {
+        return DuplicateName(t[k].name_view());
       }
-      i = (i + 1) & mask;
     }
-    out->table[i] = static_cast<std::uint32_t>(k + 1);
+    out->table[i] = high | (k + 1);
   }
   return Status::Ok();
 }
 
 // R17-R19: taken in data order, the tensors tile [0, data size) exactly.
-Status CheckTiling(const ParsedHeader& h, const Extracted& ex, std::uint64_t data_size) {
+Status CheckTiling(const std::vector<RawTensor>& t, std::uint64_t data_size) {
   std::uint64_t expected = 0;
-  for (std::size_t i = 0; i < h.tensors.size(); ++i) {
-    const std::uint64_t begin = h.tensors[i].data_offset, end = ex.raw[i].end;
-    if (begin != expected) {
-      bool gap = begin > expected;
+  for (const RawTensor& r : t) {
+    if (r.begin != expected) {
+      bool gap = r.begin > expected;
       return Fail(gap ? ErrorKind::kDataGap : ErrorKind::kDataOverlap,
-                  "tensor " + Quote(h.tensors[i].name) + ": data_offsets [" +
-                      std::to_string(begin) + ", " + std::to_string(end) + "] " +
+                  "tensor " + Quote(r.name_view()) + ": data_offsets [" + std::to_string(r.begin) +
+                      ", " + std::to_string(r.end) + "] " +
                       (gap ? "leave a hole: the previous tensor ends at "
                            : "overlap the previous tensor, which ends at ") +
                       std::to_string(expected));
     }
-    expected = end;
+    expected = r.end;
   }
   if (expected != data_size) {
     return Fail(ErrorKind::kDataEndMismatch, "tensor data ends at " + std::to_string(expected) +
@@ -86,22 +85,27 @@ Status CheckTiling(const ParsedHeader& h, const Extracted& ex, std::uint64_t dat
   return Status::Ok();
 }
 
-Status Finish(std::uint64_t data_size, ByteView data, ParsedHeader* out, Extracted* ex) {
-  if (out->tensors.size() >= UINT32_MAX) {
+Status Finish(std::uint64_t data_size, ByteView data, Extracted* ex, ParsedHeader* out) {
+  std::vector<RawTensor>& t = ex->tensors;
+  if (t.size() >= UINT32_MAX) {
     return Fail(ErrorKind::kNotAnObject, "header has more than 2^32 - 2 tensors");
   }
-  SortByOffset(out, ex);
-  CARTON_RETURN_IF_ERROR(IndexNames(out));
-  CARTON_RETURN_IF_ERROR(CheckTiling(*out, *ex, data_size));
-  // Views are complete only now: dims no longer grows, and the tiling
-  // check put every range inside the data section.
-  for (std::size_t i = 0; i < out->tensors.size(); ++i) {
+  SortByOffset(&t);
+  CARTON_RETURN_IF_ERROR(IndexNames(t, out));
+  CARTON_RETURN_IF_ERROR(CheckTiling(t, data_size));
+  // The views, exactly sized; every range is inside the data section now.
+  out->dims.assign(ex->dims.begin(), ex->dims.end());
+  out->tensors.resize(t.size());
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const RawTensor& r = t[i];
     TensorView& v = out->tensors[i];
-    const RawTensor& r = ex->raw[i];
+    v.name = r.name_view();
+    v.dtype = r.dtype;
     v.shape = std::span<const std::uint64_t>(out->dims.data() + r.shape_begin, r.rank);
+    v.data_offset = r.begin;
     if (data.data() != nullptr) {
-      v.data = data.subspan(static_cast<std::size_t>(v.data_offset),
-                            static_cast<std::size_t>(r.end - v.data_offset));
+      v.data = data.subspan(static_cast<std::size_t>(r.begin),
+                            static_cast<std::size_t>(r.end - r.begin));
     }
   }
   return Status::Ok();
@@ -116,10 +120,18 @@ Status Fail(ErrorKind kind, std::string message) {
 }
 
 const TensorView* ParsedHeader::Find(std::string_view name) const {
+  if (names_sorted) {
+    auto it = std::lower_bound(tensors.begin(), tensors.end(), name,
+                               [](const TensorView& v, std::string_view n) { return v.name < n; });
+    return it != tensors.end() && it->name == name ? &*it : nullptr;
+  }
   if (table.empty()) return nullptr;
+  const std::uint64_t hash = HashName(name);
+  const std::uint64_t high = hash & 0xffffffff00000000u;
   const std::size_t mask = table.size() - 1;
-  for (std::size_t i = HashName(name) & mask; table[i] != 0; i = (i + 1) & mask) {
-    const TensorView& v = tensors[table[i] - 1];
+  for (std::size_t i = hash & mask; table[i] != 0; i = (i + 1) & mask) {
+    if ((table[i] & 0xffffffff00000000u) != high) continue;
+    const TensorView& v = tensors[(table[i] & 0xffffffffu) - 1];
     if (v.name == name) return &v;
   }
   return nullptr;
@@ -165,14 +177,19 @@ Status ParseHeaderJson(std::string_view json, std::uint64_t file_size, std::size
   const bool padded = json.size() - body.size() + readable_after >= kJsonPadding;
   *out = ParsedHeader();
   out->header_size = json.size();
-  Extracted ex;
+  thread_local Extracted reused;
+  Extracted local;
+  Extracted& ex = body.size() <= kReusableScratchLimit ? reused : local;
+  ex.tensors.clear();
+  ex.dims.clear();
   if (options.skip_fast_path || !ExtractFast(body, padded, options, out, &ex)) {
     *out = ParsedHeader();
     out->header_size = json.size();
-    ex = Extracted();
+    ex.tensors.clear();
+    ex.dims.clear();
     CARTON_RETURN_IF_ERROR(ExtractDom(body, options, out, &ex));
   }
-  return Finish(file_size - 8 - json.size(), data, out, &ex);
+  return Finish(file_size - 8 - json.size(), data, &ex, out);
 }
 
 Status ParseFile(ByteView file, const ReaderOptions& options, ParsedHeader* out) {

@@ -35,22 +35,34 @@ struct ParsedHeader {
   std::vector<TensorView> tensors;
   std::vector<std::uint64_t> dims;
   std::deque<std::string> names;  // names that do not appear verbatim in the JSON
-  // Open addressing over `tensors` by name: 0 is empty, i + 1 is tensors[i].
-  std::vector<std::uint32_t> table;
+  // Lookup by name. A writer that sorts by name (the reference writer, for
+  // files of one dtype) leaves names sorted in data order: then a binary
+  // search over `tensors`. Otherwise open addressing, each slot the high
+  // half of the name's hash and i + 1 for tensors[i] (0: empty).
+  bool names_sorted = false;
+  std::vector<std::uint64_t> table;
   Metadata metadata;
   bool has_metadata = false;
 
   const TensorView* Find(std::string_view name) const;
 };
 
-// What a validator extracts from the JSON before Finish().
+// One tensor entry as a validator reads it, before the rules on the whole
+// set of tensors.
 struct RawTensor {
-  std::uint32_t shape_begin;  // index into ParsedHeader::dims
-  std::uint32_t rank;
-  std::uint64_t end;  // data_offsets[1]; data_offsets[0] is TensorView::data_offset
+  const char* name = nullptr;  // in the JSON text, or in ParsedHeader::names
+  std::uint32_t name_size = 0;
+  std::uint32_t shape_begin = 0;  // index into Extracted::dims
+  std::uint32_t rank = 0;
+  Dtype dtype = Dtype::kU8;
+  std::uint64_t begin = 0;  // data_offsets
+  std::uint64_t end = 0;
+
+  std::string_view name_view() const { return {name, name_size}; }
 };
 struct Extracted {
-  std::vector<RawTensor> raw;  // parallel to ParsedHeader::tensors
+  std::vector<RawTensor> tensors;  // header order
+  std::vector<std::uint64_t> dims;
 };
 
 // R1-R3: the header length N, from the file's first bytes (`head` holds at
@@ -71,13 +83,14 @@ Status ParseHeaderJson(std::string_view json, std::uint64_t file_size, std::size
 Status ParseFile(ByteView file, const ReaderOptions& options, ParsedHeader* out);
 
 // The fast validator: true when `body` (the header without its padding)
-// was read and every rule it checks holds; false otherwise, with *out in an
-// unspecified state. `padded`: kJsonPadding bytes after `body` are readable.
+// was read and every rule it checks holds; false otherwise, with *out and
+// *extracted in an unspecified state. `padded`: kJsonPadding bytes after
+// `body` are readable. Fills *extracted and the metadata of *out.
 bool ExtractFast(std::string_view body, bool padded, const ReaderOptions& options,
                  ParsedHeader* out, Extracted* extracted);
 
-// The complete validator: fills *out and *extracted, or says which rule
-// `body` breaks.
+// The complete validator: fills *extracted and the metadata and names of
+// *out, or says which rule `body` breaks.
 Status ExtractDom(std::string_view body, const ReaderOptions& options, ParsedHeader* out,
                   Extracted* extracted);
 
