@@ -98,7 +98,7 @@ void AtomicFile::Abort() {
 
 Status AtomicFile::WriteAll(const std::byte* p, std::size_t n) {
   while (n > 0) {
-    ssize_t w = ::write(fd_.get(), p, std::min(n, kAtomicFileMaxWrite));
+    ssize_t w = ::write(fd_.get(), p, std::min(n, MaxWrite()));
     if (w < 0) {
       if (errno == EINTR) continue;
       return IoError(path_ + ": write failed: " + Errno());
@@ -134,8 +134,7 @@ Status AtomicFile::WriteAt(std::uint64_t offset, ByteView data) {
   const std::byte* p = data.data();
   std::size_t n = data.size();
   while (s.ok() && n > 0) {
-    ssize_t w =
-        ::pwrite(fd_.get(), p, std::min(n, kAtomicFileMaxWrite), static_cast<off_t>(offset));
+    ssize_t w = ::pwrite(fd_.get(), p, std::min(n, MaxWrite()), static_cast<off_t>(offset));
     if (w < 0) {
       if (errno == EINTR) continue;
       s = IoError(path_ + ": write failed: " + Errno());

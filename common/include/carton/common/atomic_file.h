@@ -26,14 +26,18 @@ struct AtomicFileOptions {
   // power loss, costs time). A process kill is safe either way.
   bool durable = false;
   // Small writes are gathered up to this size; larger ones go straight to
-  // the file, in pieces of at most kAtomicFileMaxWrite bytes.
+  // the file, in pieces of at most kAtomicFileMaxWrite bytes
+  // (kAtomicFilePreallocatedMaxWrite after Preallocate()).
   std::size_t buffer_size = std::size_t{256} << 10;
 };
 
 // Largest single write(2): on the machines measured, writes of 1 MiB and
-// more cost several times the kernel time of 256 KiB ones in the page cache
-// (docs/BENCHMARKS.md).
+// more that extend the file cost several times the kernel time of 256 KiB
+// ones in the page cache (docs/BENCHMARKS.md).
 inline constexpr std::size_t kAtomicFileMaxWrite = std::size_t{256} << 10;
+// ... but into a file whose length was set by Preallocate(), 1 MiB writes
+// cost 7% less CPU than 256 KiB ones (ext4, 1 GiB; docs/BENCHMARKS.md).
+inline constexpr std::size_t kAtomicFilePreallocatedMaxWrite = std::size_t{1} << 20;
 
 class AtomicFile {
  public:
@@ -74,6 +78,9 @@ class AtomicFile {
   AtomicFile() = default;
   Status Flush();
   Status WriteAll(const std::byte* p, std::size_t n);
+  std::size_t MaxWrite() const {
+    return preallocated_ != 0 ? kAtomicFilePreallocatedMaxWrite : kAtomicFileMaxWrite;
+  }
 
   std::string path_;
   std::string temp_path_;
