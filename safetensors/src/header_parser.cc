@@ -95,10 +95,9 @@ Status Finish(std::uint64_t data_size, ByteView data, Extracted* ex, ParsedHeade
   CARTON_RETURN_IF_ERROR(CheckTiling(t, data_size));
   // The views, exactly sized; every range is inside the data section now.
   out->dims.assign(ex->dims.begin(), ex->dims.end());
-  out->tensors.resize(t.size());
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    const RawTensor& r = t[i];
-    TensorView& v = out->tensors[i];
+  out->tensors.reserve(t.size());
+  for (const RawTensor& r : t) {
+    TensorView& v = out->tensors.emplace_back();
     v.name = r.name_view();
     v.dtype = r.dtype;
     v.shape = std::span<const std::uint64_t>(out->dims.data() + r.shape_begin, r.rank);
