@@ -2,7 +2,8 @@
 // measured in the same run (results in docs/BENCHMARKS.md).
 //
 //   safetensors_bench [OUTPUT_DIR] [--runs N]   (default /tmp/carton-bench, 7 runs)
-//   safetensors_bench --write-large FILE        the 1 GiB file, for other benches
+//   safetensors_bench --write-large FILE        the 1 GiB file of (a), for other benches
+//   safetensors_bench --write-many FILE         the 100,000-tensor file of (c)
 //
 // Writes about 3.2 GB of scratch files into OUTPUT_DIR and removes them at
 // the end. Each row gives the median of N runs and their spread (min-max);
@@ -297,6 +298,11 @@ int main(int argc, char** argv) {
     Check(st::WriteFile(argv[2], LargeTensors(pool)), "write large file");
     return 0;
   }
+  if (argc == 3 && std::string(argv[1]) == "--write-many") {
+    const std::vector<float> pool = MakePool();
+    Check(st::WriteFile(argv[2], SmallTensors(pool)), "write small file");
+    return 0;
+  }
   std::string cmdline;
   for (int i = 0; i < argc; ++i) {
     if (i > 0) cmdline += ' ';
@@ -313,7 +319,8 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: safetensors_bench [OUTPUT_DIR] [--runs N]\n"
-                   "       safetensors_bench --write-large FILE\n");
+                   "       safetensors_bench --write-large FILE\n"
+                   "       safetensors_bench --write-many FILE\n");
       return 2;
     }
   }
