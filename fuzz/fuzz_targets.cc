@@ -103,21 +103,56 @@ std::vector<std::optional<std::vector<std::byte>>> ReadAll(const ZipReader& zip,
 
 }  // namespace
 
+// `message` without the "<source>: " its reader puts first.
+std::string_view AfterSource(const std::string& message, std::string_view source) {
+  std::string_view m = message;
+  if (m.substr(0, source.size() + 2) == std::string(source) + ": ")
+    m.remove_prefix(source.size() + 2);
+  return m;
+}
+
 void FuzzSafetensors(Input data) {
   const ByteView bytes = Bytes(data);
   auto file = safetensors::File::FromBuffer(bytes);
+  // The complete validator alone must judge every input as the fast path
+  // and the complete validator together do.
+  safetensors::ReaderOptions complete;
+  complete.skip_fast_path = true;
+  auto checked = safetensors::File::FromBuffer(bytes, complete);
+  FUZZ_CHECK(file.ok() == checked.ok());
+  // So must a read through a source (two reads: length and header).
+  auto source = std::make_shared<MemorySource>(bytes);
+  auto remote = safetensors::File::OpenSource(source);
+  FUZZ_CHECK(file.ok() == remote.ok());
   if (!file.ok()) {
     FUZZ_CHECK(!file.status().message().empty());
+    FUZZ_CHECK(file.status().code() != StatusCode::kInternal);
+    FUZZ_CHECK(file.status().message() == checked.status().message());
+    FUZZ_CHECK(AfterSource(file.status().message(), "<buffer>") ==
+               AfterSource(remote.status().message(), source->name()));
     return;
   }
+  FUZZ_CHECK(checked->size() == file->size() && remote->size() == file->size());
+  FUZZ_CHECK(checked->metadata() == file->metadata() && remote->metadata() == file->metadata());
   std::uint64_t next = 0;
-  for (const auto& t : file->tensors()) {
+  std::vector<std::byte> copy;
+  for (std::size_t i = 0; i < file->size(); ++i) {
+    const auto& t = file->tensors()[i];
     FUZZ_CHECK(Within(t.data, bytes));
     FUZZ_CHECK(t.data_offset == next);
     auto size = safetensors::ByteSize(t.dtype, t.numel());
-    FUZZ_CHECK(size && *size == t.data.size());
+    FUZZ_CHECK(size && *size == t.data.size() && t.byte_size() == t.data.size());
     next += t.data.size();
     FUZZ_CHECK(file->Find(t.name) != nullptr);
+    const auto& c = checked->tensors()[i];
+    const auto& r = remote->tensors()[i];
+    FUZZ_CHECK(c.name == t.name && c.dtype == t.dtype && c.data.data() == t.data.data() &&
+               c.data.size() == t.data.size() && std::ranges::equal(c.shape, t.shape));
+    FUZZ_CHECK(r.name == t.name && r.dtype == t.dtype && r.data_offset == t.data_offset &&
+               r.byte_size() == t.data.size() && std::ranges::equal(r.shape, t.shape));
+    copy.resize(t.data.size());
+    FUZZ_CHECK(remote->ReadInto(r, copy).ok());
+    FUZZ_CHECK(std::ranges::equal(copy, t.data));
   }
   FUZZ_CHECK(file->data_start() + next == bytes.size());
   FUZZ_CHECK(file->Names().size() == file->size());

@@ -21,7 +21,9 @@ namespace carton::fuzz {
 using Input = std::span<const std::uint8_t>;
 
 // safetensors: File::FromBuffer (header parse and every validation rule),
-// then every accessor.
+// then every accessor; the same bytes through the complete validator alone
+// and through File::OpenSource (an in-memory RandomAccessSource) must be
+// judged the same, with the same message, tensors and bytes.
 void FuzzSafetensors(Input data);
 // carton.toml: ParseConfig, then WriteConfig and ParseConfig again.
 void FuzzConfig(Input data);

@@ -65,6 +65,8 @@ AtomicFile::AtomicFile(AtomicFile&& o) noexcept
       buffer_(std::move(o.buffer_)),
       buffered_(std::exchange(o.buffered_, 0)),
       written_(std::exchange(o.written_, 0)),
+      end_(std::exchange(o.end_, 0)),
+      preallocated_(std::exchange(o.preallocated_, 0)),
       done_(std::exchange(o.done_, true)) {}
 
 AtomicFile& AtomicFile::operator=(AtomicFile&& o) noexcept {
@@ -77,6 +79,8 @@ AtomicFile& AtomicFile::operator=(AtomicFile&& o) noexcept {
     buffer_ = std::move(o.buffer_);
     buffered_ = std::exchange(o.buffered_, 0);
     written_ = std::exchange(o.written_, 0);
+    end_ = std::exchange(o.end_, 0);
+    preallocated_ = std::exchange(o.preallocated_, 0);
     done_ = std::exchange(o.done_, true);
   }
   return *this;
@@ -93,7 +97,7 @@ void AtomicFile::Abort() {
 
 Status AtomicFile::WriteAll(const std::byte* p, std::size_t n) {
   while (n > 0) {
-    ssize_t w = ::write(fd_.get(), p, std::min(n, kAtomicFileMaxWrite));
+    ssize_t w = ::write(fd_.get(), p, std::min(n, MaxWrite()));
     if (w < 0) {
       if (errno == EINTR) continue;
       return ErrnoIoError(errno, path_ + ": write failed");
@@ -104,14 +108,32 @@ Status AtomicFile::WriteAll(const std::byte* p, std::size_t n) {
   return Status::Ok();
 }
 
+Status AtomicFile::Preallocate(std::uint64_t size) {
+  if (done_) return Internal(path_ + ": preallocate after commit or abort");
+  if (size == 0) return Status::Ok();
+  // fallocate(2), not posix_fallocate(3): where the filesystem cannot
+  // reserve blocks, glibc's emulation would write the whole size in zeros.
+  int err = ::fallocate(fd_.get(), 0, 0, static_cast<off_t>(size)) == 0 ? 0 : errno;
+  if (err == EOPNOTSUPP || err == ENOSYS) {
+    err = ::ftruncate(fd_.get(), static_cast<off_t>(size)) == 0 ? 0 : errno;
+  }
+  if (err != 0) {
+    Abort();
+    return IoError(path_ + ": cannot reserve " + std::to_string(size) +
+                   " bytes: " + std::strerror(err));
+  }
+  preallocated_ = size;
+  return Status::Ok();
+}
+
 Status AtomicFile::WriteAt(std::uint64_t offset, ByteView data) {
   if (done_) return Internal(path_ + ": write after commit or abort");
+  end_ = std::max(end_, offset + data.size());
   Status s = Flush();
   const std::byte* p = data.data();
   std::size_t n = data.size();
   while (s.ok() && n > 0) {
-    ssize_t w =
-        ::pwrite(fd_.get(), p, std::min(n, kAtomicFileMaxWrite), static_cast<off_t>(offset));
+    ssize_t w = ::pwrite(fd_.get(), p, std::min(n, MaxWrite()), static_cast<off_t>(offset));
     if (w < 0) {
       if (errno == EINTR) continue;
       s = ErrnoIoError(errno, path_ + ": write failed");
@@ -135,6 +157,7 @@ Status AtomicFile::Flush() {
 Status AtomicFile::Write(ByteView data) {
   if (done_) return Internal(path_ + ": write after commit or abort");
   written_ += data.size();
+  end_ = std::max(end_, written_);
   if (buffered_ + data.size() <= buffer_.size()) {
     if (!data.empty()) std::memcpy(buffer_.data() + buffered_, data.data(), data.size());
     buffered_ += data.size();
@@ -156,6 +179,9 @@ Status AtomicFile::Write(ByteView data) {
 Status AtomicFile::Commit() {
   if (done_) return Internal(path_ + ": commit after commit or abort");
   Status s = Flush();
+  if (s.ok() && preallocated_ > end_ && ::ftruncate(fd_.get(), static_cast<off_t>(end_)) != 0) {
+    s = IoError(path_ + ": cannot set the length: " + Errno());
+  }
   if (s.ok() && options_.durable && ::fsync(fd_.get()) != 0) {
     s = ErrnoIoError(errno, path_ + ": fsync failed");
   }

@@ -147,14 +147,15 @@ struct HttpRangeSource::Impl {
   HttpSourceStats stats;
 
   // One request for `range` ("FIRST-LAST" or "-N"); `want` is the number of
-  // bytes it must return (0: any number, for the suffix request).
+  // bytes it must return (0: any number up to the size asked for, for the
+  // first request, which learns the size).
   Result<Extent> RequestOnce(const std::string& range, std::uint64_t want, bool* transient) {
     *transient = false;
     CURL* c = curl.get();
     curl_easy_reset(c);
     Response r;
     r.curl = c;
-    r.cap = want != 0 ? want : options.tail_size;
+    r.cap = want != 0 ? want : options.head_size != 0 ? options.head_size : options.tail_size;
     error_buffer.fill('\0');
     const FetchOptions& f = options.fetch;
     const bool configured =
@@ -228,10 +229,10 @@ struct HttpRangeSource::Impl {
       return NetworkError(what + ": Content-Range " + r.content_range + " but " +
                           std::to_string(r.body.size()) + " bytes arrived");
     }
-    if (want != 0) {
+    if (want != 0 || range.front() != '-') {
       std::uint64_t first = 0;
       ParseU64(range.substr(0, range.find('-')), &first);
-      if (cr->first != first || got != want) {
+      if (cr->first != first || (want != 0 && got != want)) {
         return NetworkError(what + ": the server answered with another range (" + r.content_range +
                             ")");
       }
@@ -280,9 +281,11 @@ Result<std::unique_ptr<HttpRangeSource>> HttpRangeSource::Open(const std::string
   CARTON_ASSIGN_OR_RETURN(impl->curl, NewCurlHandle());
   // The first answer tells the size (Content-Range: bytes FIRST-LAST/SIZE)
   // and the validator later answers must match.
-  auto tail = impl->Request("-" + std::to_string(options.tail_size), 0);
-  if (!tail.ok()) return tail.status();
-  impl->Remember(std::move(tail).value());
+  auto first = impl->Request(options.head_size != 0 ? "0-" + std::to_string(options.head_size - 1)
+                                                    : "-" + std::to_string(options.tail_size),
+                             0);
+  if (!first.ok()) return first.status();
+  impl->Remember(std::move(first).value());
   return std::unique_ptr<HttpRangeSource>(new HttpRangeSource(std::move(impl)));
 }
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "carton/common/mapped_file.h"
+#include "carton/common/parallel.h"
 #include "quote.h"
 #include "sharded_index.h"
 
@@ -60,7 +61,8 @@ struct ShardedFile::Impl {
   std::vector<Entry> entries;            // sorted by tensor name, unique
 
   const Entry* FindEntry(std::string_view name) const;
-  Status OpenShards(const internal::ShardIndex& index, const ReaderOptions& options);
+  Status OpenShards(const internal::ShardIndex& index, const ShardOpener& open_shard,
+                    unsigned threads);
   Status BuildEntries();
   Status MatchWeightMap(const internal::ShardIndex& index) const;
 };
@@ -73,19 +75,21 @@ const ShardedFile::Impl::Entry* ShardedFile::Impl::FindEntry(std::string_view na
 }
 
 Status ShardedFile::Impl::OpenShards(const internal::ShardIndex& index,
-                                     const ReaderOptions& options) {
+                                     const ShardOpener& open_shard, unsigned threads) {
   for (const auto& [tensor, shard] : index.weight_map) {
     CARTON_RETURN_IF_ERROR(CheckShardName(tensor, shard));
     shard_names.push_back(shard);
   }
   std::sort(shard_names.begin(), shard_names.end());
   shard_names.erase(std::unique(shard_names.begin(), shard_names.end()), shard_names.end());
-  const std::string dir = DirectoryOf(index_path);
+  std::vector<std::optional<Result<File>>> opened(shard_names.size());
+  ParallelFor(shard_names.size(), threads,
+              [&](std::size_t i) { opened[i].emplace(open_shard(shard_names[i])); });
   files.reserve(shard_names.size());
-  for (const auto& name : shard_names) {
-    shard_paths.push_back(dir + name);
-    CARTON_ASSIGN_OR_RETURN(File f, File::Open(shard_paths.back(), options));
-    files.push_back(std::move(f));
+  for (auto& result : opened) {
+    if (!result->ok()) return result->status();
+    files.push_back(std::move(*result).value());
+    shard_paths.push_back(files.back().source());
   }
   return Status::Ok();
 }
@@ -135,22 +139,32 @@ Status ShardedFile::Impl::MatchWeightMap(const internal::ShardIndex& index) cons
 Result<ShardedFile> ShardedFile::Open(const std::string& index_json_path,
                                       const ReaderOptions& options) {
   CARTON_ASSIGN_OR_RETURN(MappedFile text, MappedFile::Open(index_json_path));
-  if (text.size() > options.max_index_file_size) {
-    return Corrupt(index_json_path + ": index is " + std::to_string(text.size()) +
+  const std::string dir = DirectoryOf(index_json_path);
+  return FromIndex(
+      index_json_path, AsChars(text.bytes()),
+      [&](const std::string& shard) { return File::Open(dir + shard, options); }, options);
+}
+
+Result<ShardedFile> ShardedFile::FromIndex(const std::string& index_name,
+                                           std::string_view index_json,
+                                           const ShardOpener& open_shard,
+                                           const ReaderOptions& options, unsigned threads) {
+  if (index_json.size() > options.max_index_file_size) {
+    return Corrupt(index_name + ": index is " + std::to_string(index_json.size()) +
                    " bytes, over the limit of " + std::to_string(options.max_index_file_size));
   }
-  auto parsed = internal::ParseShardIndex(AsChars(text.bytes()), options.max_json_depth);
-  if (!parsed.ok()) return parsed.status().WithContext(index_json_path);
+  auto parsed = internal::ParseShardIndex(index_json, options.max_json_depth);
+  if (!parsed.ok()) return parsed.status().WithContext(index_name);
   const internal::ShardIndex& index = *parsed;
 
   auto impl = std::make_unique<Impl>();
-  impl->index_path = index_json_path;
+  impl->index_path = index_name;
   impl->metadata_json = index.metadata_json;
   impl->total_size = index.total_size;
-  Status s = impl->OpenShards(index, options);
+  Status s = impl->OpenShards(index, open_shard, threads);
   if (s.ok()) s = impl->BuildEntries();
   if (s.ok()) s = impl->MatchWeightMap(index);
-  if (!s.ok()) return s.WithContext(index_json_path);
+  if (!s.ok()) return s.WithContext(index_name);
   return ShardedFile(std::move(impl));
 }
 

@@ -8,6 +8,8 @@ std::uint64_t TensorView::numel() const {
   return n;
 }
 
+std::uint64_t TensorView::byte_size() const { return numel() * DtypeBits(dtype) / 8; }
+
 std::optional<std::uint64_t> CheckedNumel(std::span<const std::uint64_t> shape) {
   std::uint64_t n = 1;
   for (auto d : shape) {

@@ -154,6 +154,9 @@ Status WriteFile(const std::string& path, std::span<const TensorSource> tensors,
                  const Metadata& metadata, const WriteOptions& options) {
   CARTON_ASSIGN_OR_RETURN(PlannedHeader plan, PlanHeader(tensors, metadata, options));
   CARTON_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::Create(path, options.file));
+  // The size is known: reserving it saves the file system work per write
+  // (docs/BENCHMARKS.md, safetensors write).
+  CARTON_RETURN_IF_ERROR(file.Preallocate(plan.header.size() + plan.data_size));
   CARTON_RETURN_IF_ERROR(
       WriteAll(plan, tensors, [&](ByteView chunk) { return file.Write(chunk); }).WithContext(path));
   return file.Commit();

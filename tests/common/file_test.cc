@@ -80,6 +80,47 @@ TEST_CASE("common: AtomicFile WriteAt fills in earlier bytes, buffered or not", 
   }
 }
 
+TEST_CASE("common: AtomicFile Preallocate sets the length; Commit cuts back to what was written",
+          "[common]") {
+  testing::TempDir dir;
+  const std::string path = dir.file("p.bin");
+  auto f = AtomicFile::Create(path);
+  REQUIRE(f.ok());
+  REQUIRE(f->Preallocate(1 << 20).ok());
+  CHECK(fs::file_size(f->temp_path()) == 1u << 20);
+  REQUIRE(f->Write(AsBytes("0123456789")).ok());
+  REQUIRE(f->Commit().ok());
+  CHECK(testing::ReadText(path) == "0123456789");
+
+  // Exactly the reserved size: nothing to cut.
+  auto g = AtomicFile::Create(path);
+  REQUIRE(g.ok());
+  REQUIRE(g->Preallocate(5).ok());
+  REQUIRE(g->Write(AsBytes("abcde")).ok());
+  REQUIRE(g->Commit().ok());
+  CHECK(testing::ReadText(path) == "abcde");
+
+  // Aborted: no temporary left, the destination untouched.
+  {
+    auto h = AtomicFile::Create(path);
+    REQUIRE(h.ok());
+    REQUIRE(h->Preallocate(4096).ok());
+  }
+  CHECK(testing::ReadText(path) == "abcde");
+  CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 1);
+}
+
+TEST_CASE("common: AtomicFile Preallocate reports a size the disk cannot hold", "[common]") {
+  testing::TempDir dir;
+  auto f = AtomicFile::Create(dir.file("huge.bin"));
+  REQUIRE(f.ok());
+  Status s = f->Preallocate(std::uint64_t{1} << 62);
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.code() == StatusCode::kIoError);
+  CHECK(s.message().find(dir.file("huge.bin") + ": cannot reserve 4611686018427387904 bytes") == 0);
+  CHECK(fs::is_empty(dir.path()));
+}
+
 TEST_CASE("common: AtomicFile respects the umask", "[common]") {
   testing::TempDir dir;
   mode_t old = ::umask(027);

@@ -1,5 +1,7 @@
 #include "carton/safetensors/writer.h"
 
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <numeric>
@@ -167,4 +169,24 @@ TEST_CASE("safetensors writer: streams tensors to a file atomically", "[safetens
                         }};
   CHECK_FALSE(WriteFile(dir.file("o.safetensors"), {&overflow, 1}).ok());
   CHECK_FALSE(std::filesystem::exists(dir.file("o.safetensors")));
+}
+
+TEST_CASE("safetensors writer: a written file takes its mode from the umask",
+          "[safetensors][writer]") {
+  testing::TempDir dir;
+  std::vector<std::byte> a(8);
+  std::vector<TensorSource> ts = {{"a", Dtype::kF32, {2}, a, {}}};
+  for (mode_t mask : {mode_t{022}, mode_t{077}}) {
+    const std::string path = dir.file("m" + std::to_string(mask) + ".safetensors");
+    mode_t old = ::umask(mask);
+    Status s = WriteFile(path, ts);
+    ::umask(old);
+    REQUIRE(s.ok());
+    struct stat st;
+    REQUIRE(::stat(path.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == (0666 & ~mask));
+    auto bytes = Serialize(ts);
+    REQUIRE(bytes.ok());
+    CHECK(testing::ReadText(path) == std::string(AsChars(*bytes)));
+  }
 }

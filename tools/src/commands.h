@@ -22,6 +22,13 @@ struct SafetensorsVerifyArgs {
 };
 int SafetensorsVerify(const SafetensorsVerifyArgs& args);
 
+struct SafetensorsGetArgs {
+  std::string file;
+  std::vector<std::string> tensors;
+  std::string output;
+};
+int SafetensorsGet(const SafetensorsGetArgs& args);
+
 }  // namespace carton::cli
 
 namespace carton::cli {

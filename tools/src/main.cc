@@ -12,22 +12,36 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int rc = kExitOk;
 
-  auto* st = app.add_subcommand("safetensors", "Inspect and verify safetensors files");
+  auto* st = app.add_subcommand(
+      "safetensors",
+      "Inspect, verify and extract from safetensors files, local or by http(s) URL, and sharded "
+      "checkpoints (an index .json)");
   st->require_subcommand(1);
+  constexpr const char* kStFile =
+      "A .safetensors file, an http(s) URL (read by range requests), or a sharded checkpoint's "
+      "index (model.safetensors.index.json, local or URL)";
 
   SafetensorsInspectArgs inspect;
   auto* st_inspect = st->add_subcommand("inspect", "List the tensors and metadata of a file");
-  st_inspect->add_option("FILE", inspect.file, "A .safetensors file")->required();
+  st_inspect->add_option("FILE", inspect.file, kStFile)->required();
   st_inspect->add_flag("--json", inspect.json, "Print JSON");
   st_inspect->callback([&] { rc = SafetensorsInspect(inspect); });
 
   SafetensorsVerifyArgs verify;
   auto* st_verify = st->add_subcommand(
       "verify", "Check files against every rule of the format (exit 1 if any is invalid)");
-  st_verify->add_option("FILE", verify.files, "Files to check")->required();
+  st_verify->add_option("FILE", verify.files, kStFile)->required();
   st_verify->add_flag("--json", verify.json, "Print a JSON report");
   st_verify->add_flag("-q,--quiet", verify.quiet, "Print only errors");
   st_verify->callback([&] { rc = SafetensorsVerify(verify); });
+
+  SafetensorsGetArgs get;
+  auto* st_get = st->add_subcommand(
+      "get", "Write some tensors of a file to a new .safetensors file, reading only their bytes");
+  st_get->add_option("FILE", get.file, kStFile)->required();
+  st_get->add_option("TENSOR", get.tensors, "Tensor names")->required();
+  st_get->add_option("-o,--output", get.output, "The .safetensors file to write")->required();
+  st_get->callback([&] { rc = SafetensorsGet(get); });
 
   PackArgs pack;
   auto* p = app.add_subcommand("pack", "Pack a model directory into a .carton");

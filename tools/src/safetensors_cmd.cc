@@ -1,9 +1,20 @@
+// carton safetensors inspect / verify / get, for local files, http(s) URLs
+// (read by range requests: the length and header, then only the bytes of
+// the tensors asked for) and sharded checkpoints (an index .json, local or
+// remote, whose shards are opened in parallel).
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <variant>
 
+#include "carton/links/http_source.h"
 #include "carton/safetensors/file.h"
+#include "carton/safetensors/sharded.h"
+#include "carton/safetensors/writer.h"
 #include "commands.h"
 #include "exit_code.h"
 
@@ -11,9 +22,98 @@ namespace carton::cli {
 namespace {
 
 using safetensors::File;
+using safetensors::ShardedFile;
+using Json = nlohmann::ordered_json;
 
-std::string Shape(std::span<const std::uint64_t> shape) {
-  return safetensors::ShapeToString(shape);
+// Shards of a remote checkpoint opened at once (each is one or two range
+// requests on a connection of its own).
+constexpr unsigned kRemoteShardThreads = 8;
+// Tensor bytes are copied to the output in pieces of this size (one range
+// request each for a remote file).
+constexpr std::uint64_t kCopyChunk = 16 << 20;
+
+bool IsUrl(std::string_view s) { return s.starts_with("http://") || s.starts_with("https://"); }
+
+// model.safetensors.index.json, or any .json: a sharded checkpoint's index.
+bool IsIndex(std::string_view s) {
+  if (IsUrl(s)) s = s.substr(0, s.find_first_of("?#"));
+  return s.ends_with(".json");
+}
+
+links::HttpSourceOptions RemoteOptions() {
+  links::HttpSourceOptions options;
+  // The first request takes the length and, usually, the whole header.
+  options.head_size = static_cast<std::uint32_t>(safetensors::kHeaderProbeSize);
+  return options;
+}
+
+Result<std::shared_ptr<const RandomAccessSource>> OpenRemote(const std::string& url) {
+  CARTON_ASSIGN_OR_RETURN(auto source, links::HttpRangeSource::Open(url, RemoteOptions()));
+  return std::shared_ptr<const RandomAccessSource>(std::move(source));
+}
+
+Result<File> OpenFile(const std::string& path_or_url) {
+  if (!IsUrl(path_or_url)) return File::Open(path_or_url);
+  CARTON_ASSIGN_OR_RETURN(auto source, OpenRemote(path_or_url));
+  return File::OpenSource(std::move(source));
+}
+
+// The URL of shard `name` beside the index at `index_url`. Shard names were
+// checked as relative paths without "." or ".." components; bytes outside
+// the unreserved set are percent-encoded.
+std::string ShardUrl(const std::string& index_url, const std::string& name) {
+  std::string url = index_url.substr(0, index_url.find_first_of("?#"));
+  url.erase(url.rfind('/') + 1);
+  for (unsigned char c : name) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
+      url += static_cast<char>(c);
+    } else {
+      char escaped[4];
+      std::snprintf(escaped, sizeof(escaped), "%%%02X", c);
+      url += escaped;
+    }
+  }
+  return url;
+}
+
+// The whole of a remote index, in two reads at most: the first comes from
+// what Open() fetched.
+Result<std::string> ReadRemoteIndex(const std::string& url) {
+  CARTON_ASSIGN_OR_RETURN(auto source, OpenRemote(url));
+  const std::uint64_t size = source->size();
+  if (size > safetensors::kMaxIndexFileSize) {
+    return Corrupt(url + ": index is " + std::to_string(size) + " bytes, over the limit of " +
+                   std::to_string(safetensors::kMaxIndexFileSize));
+  }
+  std::string text(static_cast<std::size_t>(size), '\0');
+  auto* p = reinterpret_cast<std::byte*>(text.data());
+  const std::size_t first = static_cast<std::size_t>(std::min(size, safetensors::kHeaderProbeSize));
+  CARTON_RETURN_IF_ERROR(source->ReadAt(0, MutableByteView(p, first)));
+  if (size > first) {
+    CARTON_RETURN_IF_ERROR(source->ReadAt(first, MutableByteView(p + first, text.size() - first)));
+  }
+  return text;
+}
+
+Result<ShardedFile> OpenSharded(const std::string& path_or_url) {
+  if (!IsUrl(path_or_url)) return ShardedFile::Open(path_or_url);
+  CARTON_ASSIGN_OR_RETURN(std::string text, ReadRemoteIndex(path_or_url));
+  return ShardedFile::FromIndex(
+      path_or_url, text,
+      [&](const std::string& shard) { return OpenFile(ShardUrl(path_or_url, shard)); }, {},
+      kRemoteShardThreads);
+}
+
+// A single file or a sharded checkpoint, whichever the argument names.
+using Opened = std::variant<File, ShardedFile>;
+
+Result<Opened> OpenAny(const std::string& path_or_url) {
+  if (IsIndex(path_or_url)) {
+    CARTON_ASSIGN_OR_RETURN(ShardedFile f, OpenSharded(path_or_url));
+    return Opened(std::move(f));
+  }
+  CARTON_ASSIGN_OR_RETURN(File f, OpenFile(path_or_url));
+  return Opened(std::move(f));
 }
 
 void PrintTable(const std::vector<std::vector<std::string>>& rows) {
@@ -32,78 +132,190 @@ void PrintTable(const std::vector<std::vector<std::string>>& rows) {
   }
 }
 
-nlohmann::ordered_json InspectJson(const File& f) {
-  nlohmann::ordered_json j;
-  j["file"] = f.source();
-  j["header_size"] = f.header_size();
-  j["data_start"] = f.data_start();
-  j["file_size"] = f.bytes().size();
-  j["metadata"] = nlohmann::ordered_json::object();
-  for (const auto& [k, v] : f.metadata()) j["metadata"][k] = v;
-  j["tensors"] = nlohmann::ordered_json::array();
-  for (const auto& t : f.tensors()) {
-    nlohmann::ordered_json e;
-    e["name"] = std::string(t.name);
-    e["dtype"] = std::string(safetensors::DtypeName(t.dtype));
-    e["shape"] = std::vector<std::uint64_t>(t.shape.begin(), t.shape.end());
-    e["bytes"] = t.data.size();
-    e["data_offsets"] = {t.data_offset, t.data_offset + t.data.size()};
-    j["tensors"].push_back(std::move(e));
-  }
+Json TensorJson(const safetensors::TensorView& t) {
+  Json e;
+  e["name"] = std::string(t.name);
+  e["dtype"] = std::string(safetensors::DtypeName(t.dtype));
+  e["shape"] = std::vector<std::uint64_t>(t.shape.begin(), t.shape.end());
+  e["bytes"] = t.byte_size();
+  e["data_offsets"] = {t.data_offset, t.data_offset + t.byte_size()};
+  return e;
+}
+
+std::vector<std::string> TensorRow(const safetensors::TensorView& t) {
+  return {std::string(t.name), std::string(safetensors::DtypeName(t.dtype)),
+          safetensors::ShapeToString(t.shape), std::to_string(t.byte_size()),
+          std::to_string(t.data_offset)};
+}
+
+Json MetadataJson(const safetensors::Metadata& metadata) {
+  Json j = Json::object();
+  for (const auto& [k, v] : metadata) j[k] = v;
   return j;
+}
+
+// Names and metadata were validated as UTF-8, so dump cannot throw.
+void PrintJson(const Json& j) { std::cout << j.dump(2) << '\n'; }
+
+void Inspect(const File& f, bool json) {
+  if (json) {
+    Json j;
+    j["file"] = f.source();
+    j["header_size"] = f.header_size();
+    j["data_start"] = f.data_start();
+    j["file_size"] = f.file_size();
+    j["metadata"] = MetadataJson(f.metadata());
+    j["tensors"] = Json::array();
+    for (const auto& t : f.tensors()) j["tensors"].push_back(TensorJson(t));
+    PrintJson(j);
+    return;
+  }
+  std::cout << f.source() << ": " << f.size() << " tensors, header " << f.header_size()
+            << " bytes, data " << (f.file_size() - f.data_start()) << " bytes\n";
+  if (f.has_metadata()) {
+    std::cout << "metadata:\n";
+    for (const auto& [k, v] : f.metadata()) std::cout << "  " << k << " = " << v << '\n';
+  }
+  std::vector<std::vector<std::string>> rows = {{"name", "dtype", "shape", "bytes", "offset"}};
+  for (const auto& t : f.tensors()) rows.push_back(TensorRow(t));
+  PrintTable(rows);
+}
+
+void Inspect(const ShardedFile& f, bool json) {
+  std::uint64_t data = 0;
+  for (std::size_t i = 0; i < f.shards().size(); ++i) {
+    data += f.shard(i).file_size() - f.shard(i).data_start();
+  }
+  if (json) {
+    Json j;
+    j["index"] = f.index_path();
+    j["metadata"] = Json::parse(f.metadata_json());
+    j["shards"] = Json::array();
+    for (std::size_t i = 0; i < f.shards().size(); ++i) {
+      const File& s = f.shard(i);
+      j["shards"].push_back({{"file", s.source()},
+                             {"header_size", s.header_size()},
+                             {"file_size", s.file_size()},
+                             {"tensors", s.size()},
+                             {"metadata", MetadataJson(s.metadata())}});
+    }
+    j["tensors"] = Json::array();
+    for (std::string_view name : f.Names()) {
+      Json e = TensorJson(*f.Find(name));
+      e["shard"] = *f.ShardOf(name);
+      j["tensors"].push_back(std::move(e));
+    }
+    PrintJson(j);
+    return;
+  }
+  std::cout << f.index_path() << ": " << f.size() << " tensors in " << f.shards().size()
+            << " shards, data " << data << " bytes\n";
+  if (f.metadata_json() != "{}") std::cout << "metadata: " << f.metadata_json() << '\n';
+  for (std::size_t i = 0; i < f.shards().size(); ++i) {
+    std::cout << "shard " << i << ": " << f.shards()[i] << " (" << f.shard(i).size()
+              << " tensors, header " << f.shard(i).header_size() << " bytes)\n";
+  }
+  std::vector<std::vector<std::string>> rows = {
+      {"name", "dtype", "shape", "bytes", "offset", "shard"}};
+  for (std::string_view name : f.Names()) {
+    rows.push_back(TensorRow(*f.Find(name)));
+    rows.back().push_back(std::to_string(*f.ShardOf(name)));
+  }
+  PrintTable(rows);
+}
+
+// The bytes of `t` from `file`, streamed in pieces: a view of the mapping
+// for a local file, range reads for a remote one.
+safetensors::TensorSource CopyOf(const File& file, const safetensors::TensorView& t) {
+  if (file.data_in_memory()) return safetensors::TensorSource::FromView(t);
+  safetensors::TensorSource s{
+      std::string(t.name), t.dtype, {t.shape.begin(), t.shape.end()}, {}, {}};
+  s.stream = [&file, t](const safetensors::ByteSink& sink) -> Status {
+    const std::uint64_t size = t.byte_size();
+    std::vector<std::byte> buffer(static_cast<std::size_t>(std::min(size, kCopyChunk)));
+    for (std::uint64_t done = 0; done < size;) {
+      const std::size_t n = static_cast<std::size_t>(std::min(size - done, kCopyChunk));
+      MutableByteView piece(buffer.data(), n);
+      CARTON_RETURN_IF_ERROR(file.ReadRange(t, done, piece));
+      CARTON_RETURN_IF_ERROR(sink(piece));
+      done += n;
+    }
+    return Status::Ok();
+  };
+  return s;
 }
 
 }  // namespace
 
 int SafetensorsInspect(const SafetensorsInspectArgs& args) {
-  auto f = File::Open(args.file);
-  if (!f.ok()) return Fail("safetensors inspect", f.status());
-  if (args.json) {
-    // Names and metadata were validated as UTF-8, so dump cannot throw.
-    std::cout << InspectJson(*f).dump(2) << '\n';
-    return kExitOk;
-  }
-  std::cout << f->source() << ": " << f->size() << " tensors, header " << f->header_size()
-            << " bytes, data " << (f->bytes().size() - f->data_start()) << " bytes\n";
-  if (f->has_metadata()) {
-    std::cout << "metadata:\n";
-    for (const auto& [k, v] : f->metadata()) std::cout << "  " << k << " = " << v << '\n';
-  }
-  std::vector<std::vector<std::string>> rows = {{"name", "dtype", "shape", "bytes", "offset"}};
-  for (const auto& t : f->tensors()) {
-    rows.push_back({std::string(t.name), std::string(safetensors::DtypeName(t.dtype)),
-                    Shape(t.shape), std::to_string(t.data.size()), std::to_string(t.data_offset)});
-  }
-  PrintTable(rows);
+  auto opened = OpenAny(args.file);
+  if (!opened.ok()) return Fail("safetensors inspect", opened.status());
+  std::visit([&](const auto& f) { Inspect(f, args.json); }, *opened);
   return kExitOk;
 }
 
 int SafetensorsVerify(const SafetensorsVerifyArgs& args) {
   int worst = kExitOk;
-  nlohmann::ordered_json report = nlohmann::ordered_json::array();
+  Json report = Json::array();
   for (const auto& path : args.files) {
-    auto f = File::Open(path);
-    nlohmann::ordered_json entry;
+    auto opened = OpenAny(path);
+    Json entry;
     entry["file"] = path;
-    if (f.ok()) {
+    if (opened.ok()) {
       entry["valid"] = true;
-      entry["tensors"] = f->size();
-      if (!args.json && !args.quiet) std::cout << path << ": ok (" << f->size() << " tensors)\n";
+      std::string what;
+      if (const auto* sharded = std::get_if<ShardedFile>(&*opened)) {
+        entry["tensors"] = sharded->size();
+        entry["shards"] = sharded->shards().size();
+        what = std::to_string(sharded->size()) + " tensors in " +
+               std::to_string(sharded->shards().size()) + " shards";
+      } else {
+        const File& f = std::get<File>(*opened);
+        entry["tensors"] = f.size();
+        what = std::to_string(f.size()) + " tensors";
+      }
+      if (!args.json && !args.quiet) std::cout << path << ": ok (" << what << ")\n";
     } else {
-      int code = ExitCodeFor(f.status());
-      worst = std::max(worst, code);
+      const Status& s = opened.status();
+      worst = std::max(worst, ExitCodeFor(s));
       entry["valid"] = false;
-      entry["error"] = f.status().message();
-      entry["code"] = std::string(StatusCodeName(f.status().code()));
-      Fail("safetensors verify", f.status());
+      entry["error"] = s.message();
+      entry["code"] = std::string(StatusCodeName(s.code()));
+      Fail("safetensors verify", s);
     }
     report.push_back(std::move(entry));
   }
   if (args.json) {
-    std::cout << report.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
-              << '\n';
+    std::cout << report.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
   }
   return worst;
+}
+
+int SafetensorsGet(const SafetensorsGetArgs& args) {
+  constexpr std::string_view kCommand = "safetensors get";
+  auto opened = OpenAny(args.file);
+  if (!opened.ok()) return Fail(kCommand, opened.status());
+  std::vector<safetensors::TensorSource> tensors;
+  safetensors::Metadata metadata;
+  for (const auto& name : args.tensors) {
+    const File* file = nullptr;
+    if (const auto* sharded = std::get_if<ShardedFile>(&*opened)) {
+      if (auto shard = sharded->ShardOf(name)) file = &sharded->shard(*shard);
+    } else {
+      file = &std::get<File>(*opened);
+    }
+    const safetensors::TensorView* t = file ? file->Find(name) : nullptr;
+    if (t == nullptr) {
+      return Fail(kCommand, NotFound(args.file + ": no tensor named \"" + name + "\""));
+    }
+    tensors.push_back(CopyOf(*file, *t));
+    // The source file's metadata (e.g. format=pt) goes along; for tensors
+    // from several shards, the first shard that sets a key wins.
+    metadata.insert(file->metadata().begin(), file->metadata().end());
+  }
+  Status s = safetensors::WriteFile(args.output, tensors, metadata);
+  if (!s.ok()) return Fail(kCommand, s);
+  return kExitOk;
 }
 
 }  // namespace carton::cli

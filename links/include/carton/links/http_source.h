@@ -4,7 +4,9 @@
 //
 // Open() asks for the last `tail_size` bytes (`Range: bytes=-N`), which
 // gives the file's size from Content-Range and usually the whole zip
-// directory in one request. Every answer must be `206 Partial Content` with
+// directory in one request; with `head_size` set, it asks for the first
+// bytes instead (`Range: bytes=0-N`), for formats that keep their directory
+// at the start (safetensors). Every answer must be `206 Partial Content` with
 // a Content-Range that matches the request and the size, and without a
 // Content-Encoding; a server that ignores Range (200 with the whole body) is
 // detected on the first response, the transfer is cut off, and Open() fails
@@ -35,6 +37,9 @@ struct HttpSourceOptions {
   // Bytes asked for by Open(): the end record, the zip64 records and, for
   // most cartons, the whole central directory.
   std::uint32_t tail_size = 8 << 10;
+  // When not 0, Open() asks for the first `head_size` bytes instead of the
+  // tail (the answer may be shorter: the whole of a smaller file).
+  std::uint32_t head_size = 0;
   // A miss fetches at least this much, aligned to it.
   std::uint32_t block_size = 4 << 10;
   // Most bytes kept in the cache; the oldest ranges are dropped first.

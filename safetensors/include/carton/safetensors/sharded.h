@@ -8,6 +8,8 @@
 // plus the shards it names, which live beside it. ShardedFile::Open reads the
 // index, opens and validates every shard with File::Open, and checks that
 // the index and the shards agree exactly (rules in the comment on Open).
+// ShardedFile::FromIndex does the same for an index the caller has read and
+// shards it opens itself (e.g. File::OpenSource over HTTP), in parallel.
 // Input is untrusted: both the index and the shards.
 //
 // Ownership: a ShardedFile owns its shards' mappings; every TensorView and
@@ -19,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -56,6 +59,21 @@ class ShardedFile {
   static Result<ShardedFile> Open(const std::string& index_json_path,
                                   const ReaderOptions& options = {});
 
+  // Opens the shard named `shard_name` (a weight_map value that passed the
+  // checks above, so a relative path inside the index's directory). Called
+  // from several threads at once.
+  using ShardOpener = std::function<Result<File>(const std::string& shard_name)>;
+
+  // Open for an index the caller has read: `index_json` is its text and
+  // `index_name` its path or URL (for messages and index_path()). Each
+  // distinct shard is opened once with `open_shard`, up to `threads` at a
+  // time (0: one per core); shards() then lists each File's source(). The
+  // same rules and errors as Open; when several shards fail, the first in
+  // shard-name order is reported.
+  static Result<ShardedFile> FromIndex(const std::string& index_name, std::string_view index_json,
+                                       const ShardOpener& open_shard,
+                                       const ReaderOptions& options = {}, unsigned threads = 0);
+
   ShardedFile(ShardedFile&&) noexcept;
   ShardedFile& operator=(ShardedFile&&) noexcept;
   ShardedFile(const ShardedFile&) = delete;
@@ -71,8 +89,9 @@ class ShardedFile {
   // The tensor `name`, or kNotFound naming it and the index.
   Result<TensorView> Get(std::string_view name) const;
 
-  // Paths of the distinct shards (index directory + weight_map value),
-  // sorted. Empty only for an empty weight_map.
+  // Paths of the distinct shards (index directory + weight_map value; for
+  // FromIndex, each shard File's source()), in the order of their names.
+  // Empty only for an empty weight_map.
   std::span<const std::string> shards() const;
   // The shard holding `name`, as an index into shards(); nullopt if there is
   // no tensor `name`.

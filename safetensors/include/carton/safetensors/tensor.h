@@ -28,6 +28,11 @@ struct TensorView {
   // Product of the dimensions (1 for a 0-rank tensor). REQUIRES: it fits in
   // 64 bits, as checked for every view a File hands out.
   std::uint64_t numel() const;
+  // Size of the tensor's bytes, numel() x bits / 8: data.size() when the
+  // bytes are in memory, and also for a File read from a source, whose
+  // views have no data. REQUIRES: as for numel(), and a whole number of
+  // bytes.
+  std::uint64_t byte_size() const;
 };
 
 // An owned tensor. Movable and copyable (it is plain data).
