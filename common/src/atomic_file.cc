@@ -180,7 +180,7 @@ Status AtomicFile::Commit() {
   if (done_) return Internal(path_ + ": commit after commit or abort");
   Status s = Flush();
   if (s.ok() && preallocated_ > end_ && ::ftruncate(fd_.get(), static_cast<off_t>(end_)) != 0) {
-    s = IoError(path_ + ": cannot set the length: " + Errno());
+    s = ErrnoIoError(errno, path_ + ": cannot set the length");
   }
   if (s.ok() && options_.durable && ::fsync(fd_.get()) != 0) {
     s = ErrnoIoError(errno, path_ + ": fsync failed");

@@ -87,7 +87,10 @@ TEST_CASE("common: AtomicFile Preallocate sets the length; Commit cuts back to w
   auto f = AtomicFile::Create(path);
   REQUIRE(f.ok());
   REQUIRE(f->Preallocate(1 << 20).ok());
-  CHECK(fs::file_size(f->temp_path()) == 1u << 20);
+  // Before Commit the temporary file is the directory's only file.
+  std::vector<fs::path> files(fs::directory_iterator(dir.path()), fs::directory_iterator{});
+  REQUIRE(files.size() == 1);
+  CHECK(fs::file_size(files[0]) == 1u << 20);
   REQUIRE(f->Write(AsBytes("0123456789")).ok());
   REQUIRE(f->Commit().ok());
   CHECK(testing::ReadText(path) == "0123456789");

@@ -227,9 +227,12 @@ void Inspect(const ShardedFile& f, bool json) {
 // The bytes of `t` from `file`, streamed in pieces: a view of the mapping
 // for a local file, range reads for a remote one.
 safetensors::TensorSource CopyOf(const File& file, const safetensors::TensorView& t) {
-  if (file.data_in_memory()) return safetensors::TensorSource::FromView(t);
   safetensors::TensorSource s{
       std::string(t.name), t.dtype, {t.shape.begin(), t.shape.end()}, {}, {}};
+  if (file.data_in_memory()) {
+    s.bytes = t.data;
+    return s;
+  }
   s.stream = [&file, t](const safetensors::ByteSink& sink) -> Status {
     const std::uint64_t size = t.byte_size();
     std::vector<std::byte> buffer(static_cast<std::size_t>(std::min(size, kCopyChunk)));
