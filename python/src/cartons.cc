@@ -153,7 +153,7 @@ std::string PackModel(const std::string& path, const std::string& output, const 
     const fs::path out_dir = fs::absolute(output).parent_path();
     CARTON_ASSIGN_OR_RETURN(
         StagedCarton stage,
-        StagedCarton::Create(out_dir.string(), path, contents, ModelFiles::kLinkOrCopy));
+        StagedCarton::Create(out_dir.string(), path, contents, ModelFiles::kLinkOrCopy, output));
     if (urls.empty()) {
       CARTON_ASSIGN_OR_RETURN(PackReport r, Pack(stage.path(), output, options));
       return manifest::ToHex(r.manifest_hash);

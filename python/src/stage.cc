@@ -95,7 +95,18 @@ Status LinkOrCopy(const fs::path& from, const fs::path& to) {
   return Status::Ok();
 }
 
-Status StageModelDir(const fs::path& from, const fs::path& to) {
+// True when `p` is the same file or directory as `other` (which may not
+// exist).
+bool Same(const fs::path& p, const fs::path& other) {
+  std::error_code ec;
+  return !other.empty() && fs::equivalent(p, other, ec) && !ec;
+}
+
+// Mirrors the model directory `from` at `to`. The staging directory itself
+// and the carton being written are left out: both sit beside the output,
+// which may be inside the model directory.
+Status StageModelDir(const fs::path& from, const fs::path& to, const fs::path& stage_root,
+                     const fs::path& output) {
   std::error_code ec;
   fs::create_directories(to, ec);
   if (ec) return IoError(to.string() + ": " + ec.message());
@@ -107,6 +118,11 @@ Status StageModelDir(const fs::path& from, const fs::path& to) {
     const fs::path dest = to / rel;
     const fs::file_status st = it->symlink_status(ec);
     if (ec) return IoError(it->path().string() + ": " + ec.message());
+    if (fs::is_directory(st) && Same(it->path(), stage_root)) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (fs::is_regular_file(st) && Same(it->path(), output)) continue;
     if (fs::is_symlink(st)) {
       fs::copy_symlink(it->path(), dest, ec);
       if (ec) return IoError(it->path().string() + ": " + ec.message());
@@ -123,7 +139,8 @@ Status StageModelDir(const fs::path& from, const fs::path& to) {
   return Status::Ok();
 }
 
-Status StageModel(const std::string& model_path, const fs::path& model_dir, ModelFiles how) {
+Status StageModel(const std::string& model_path, const fs::path& model_dir, ModelFiles how,
+                  const fs::path& output) {
   std::error_code ec;
   const fs::path source = fs::absolute(model_path, ec);
   if (ec) return IoError(model_path + ": " + ec.message());
@@ -143,7 +160,7 @@ Status StageModel(const std::string& model_path, const fs::path& model_dir, Mode
     if (ec) return IoError(model_dir.string() + ": " + ec.message());
     return Status::Ok();
   }
-  if (dir) return StageModelDir(source, model_dir);
+  if (dir) return StageModelDir(source, model_dir, model_dir.parent_path(), output);
   fs::create_directory(model_dir, ec);
   if (ec) return IoError(model_dir.string() + ": " + ec.message());
   return LinkOrCopy(source, model_dir / source.filename());
@@ -208,7 +225,8 @@ void AddMiscFiles(StageContents* contents, py::handle misc_files) {
 }
 
 Result<StagedCarton> StagedCarton::Create(const std::string& parent, const std::string& model_path,
-                                          const StageContents& contents, ModelFiles how) {
+                                          const StageContents& contents, ModelFiles how,
+                                          const std::string& output) {
   CARTON_ASSIGN_OR_RETURN(std::string toml, WriteConfig(contents.config));
   for (const auto& [name, bytes] : contents.misc_files) {
     Status valid = manifest::ValidateEntryPath("misc/" + name);
@@ -219,7 +237,7 @@ Result<StagedCarton> StagedCarton::Create(const std::string& parent, const std::
   StagedCarton stage(templ);
   const fs::path root(stage.path());
   CARTON_RETURN_IF_ERROR(WriteBytes((root / "carton.toml").string(), toml));
-  CARTON_RETURN_IF_ERROR(StageModel(model_path, root / "model", how));
+  CARTON_RETURN_IF_ERROR(StageModel(model_path, root / "model", how, output));
   if (!contents.tensor_data.tensors.empty()) {
     CARTON_RETURN_IF_ERROR(
         WriteTensorDataDir((root / "tensor_data").string(), contents.tensor_data));

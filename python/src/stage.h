@@ -54,14 +54,17 @@ class StagedCarton {
  public:
   // Writes carton.toml (WriteConfig), model/ from `model_path` (a
   // directory, whose files keep their relative paths, or a file, placed at
-  // model/<its name>), tensor_data/ and misc/. Symlinks inside a model
+  // model/<its name>), tensor_data/ and misc/. The staging directory and
+  // `output` (the carton to be written, if it exists) are left out of
+  // model/ when they lie inside the model directory. Symlinks inside a model
   // directory are kept as symlinks (pack then resolves those that stay
   // inside it, as it does for the CLI). Errors: kNotFound (no model_path),
   // kInvalidArgument (the config, tensor data or a misc name is invalid; a
   // special file in the model directory), kIoError. GIL: no Python calls;
   // call it with the GIL released.
   static Result<StagedCarton> Create(const std::string& parent, const std::string& model_path,
-                                     const StageContents& contents, ModelFiles how);
+                                     const StageContents& contents, ModelFiles how,
+                                     const std::string& output = "");
 
   StagedCarton(StagedCarton&& other) noexcept;
   StagedCarton& operator=(StagedCarton&& other) noexcept;

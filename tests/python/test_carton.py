@@ -272,6 +272,18 @@ def test_pack_default_output_and_misc_files_and_examples(model_dir, x):
         assert paths["misc/docs/readme.md"] == b"# hello\n"
 
 
+def test_pack_into_the_model_directory_leaves_out_the_carton_and_the_staging(model_dir):
+    out = model_dir / "model.carton"
+    for _ in range(2):  # the second time, the first carton is there
+        carton.pack(model_dir, output=out, runner_name="noop", required_framework_version=">=1")
+        files = carton.get_model_info(out).files
+        paths = sorted(e["path"] for e in files if e["path"].startswith("model/"))
+        assert paths == ["model/notes.txt", "model/sub/config.json", "model/weights.bin"]
+    assert sorted(p.name for p in model_dir.iterdir()) == [
+        "model.carton", "notes.txt", "sub", "weights.bin"
+    ]
+
+
 def test_pack_refuses_bad_arguments_naming_them(model_dir, tmp_path):
     base = dict(output=tmp_path / "o.carton", runner_name="noop", required_framework_version=">=1")
     with pytest.raises(carton.InvalidArgument) as e:
