@@ -1,7 +1,8 @@
-# Python for the Python runner and the Python bridge: CPython's headers and
-# libpython (python3-dev), numpy (python3-numpy) and pybind11 (pybind11-dev),
-# all of one interpreter. Sets CARTON_PYTHON_FOUND when everything is there;
-# the targets that need Python are skipped otherwise.
+# Python for the Python runner, the Python package and the bridge they
+# share: CPython's headers and libpython (python3-dev), numpy (python3-numpy)
+# and pybind11 (pybind11-dev), all of one interpreter. Sets
+# CARTON_PYTHON_FOUND when everything is there; the targets that need Python
+# are skipped otherwise.
 #
 # The interpreter is the one the build, the embedded runner and the tests
 # agree on. On Debian, `python3` on PATH may be another installation (a
@@ -21,8 +22,12 @@ endif()
 if(Python3_FOUND AND pybind11_FOUND)
   set(CARTON_PYTHON_FOUND ON)
   message(STATUS "Python ${Python3_VERSION} (${Python3_EXECUTABLE}), numpy ${Python3_NumPy_VERSION}, "
-                 "pybind11 ${pybind11_VERSION}: building the Python runner")
+                 "pybind11 ${pybind11_VERSION}: building the Python runner and package")
+  # The package's extension module is a shared object that links the
+  # static libraries, so every library is compiled as position-independent
+  # code (included from the top level: this applies to every module).
+  set(CMAKE_POSITION_INDEPENDENT_CODE ON)
 else()
   message(STATUS "Python 3 with numpy and pybind11 not found (python3-dev, python3-numpy, "
-                 "pybind11-dev): the Python runner is not built")
+                 "pybind11-dev): the Python runner and package are not built")
 endif()

@@ -27,11 +27,12 @@ for arg in "$@"; do
     # for scripts/check-style.sh; libtorch for
     # the TorchScript runner and its tests (the runner is only built when it
     # is found); cargo and the crates of the Rust peer (tests/compat), built
-    # offline from Debian's registry.
+    # offline from Debian's registry; pytest for the Python package's tests,
+    # and Debian's torch for their torch paths (skipped without it).
     --test) packages+=(clang-format nginx-light brotli curl libtorch-dev
                        cargo librust-zip-dev librust-toml-dev librust-sha2-dev
                        librust-serde-dev librust-serde-derive-dev librust-semver-dev
-                       librust-target-lexicon-dev) ;;
+                       librust-target-lexicon-dev python3-pytest python3-torch) ;;
     # libFuzzer and the sanitizer runtimes for scripts/fuzz.sh.
     --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
     *) echo "install-deps.sh: unknown option $arg" >&2; exit 2 ;;

@@ -67,7 +67,7 @@ Result<PlannedHeader> PlanHeader(std::span<const TensorSource> tensors, const Me
   });
 
   std::string json = "{";
-  if (!metadata.empty()) {
+  if (!metadata.empty() || options.keep_empty_metadata) {
     json += "\"__metadata__\":{";
     bool first = true;
     for (const auto& [k, v] : metadata) {

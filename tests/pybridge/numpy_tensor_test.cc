@@ -20,11 +20,11 @@ using runner::Tensor;
 
 namespace {
 
-// Starts the interpreter once for the whole test binary; the main thread
-// keeps the GIL.
+// Starts the interpreter once for the whole test binary (another file may
+// have started it); the main thread keeps the GIL.
 void Python() {
   static const bool started = [] {
-    py::initialize_interpreter(false);
+    if (!Py_IsInitialized()) py::initialize_interpreter(false);
     return pybridge::Init().ok();
   }();
   REQUIRE(started);

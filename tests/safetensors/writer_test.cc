@@ -27,6 +27,29 @@ TEST_CASE("safetensors writer: bytes equal the reference writer's", "[safetensor
   CHECK(*out == expected);
 }
 
+TEST_CASE("safetensors writer: empty metadata is left out unless it is to be kept",
+          "[safetensors][writer]") {
+  std::vector<std::byte> four(4);
+  std::vector<TensorSource> ts = {{"t", Dtype::kI32, {1}, four, {}}};
+  auto plain = Serialize(ts, {});
+  REQUIRE(plain.ok());
+  CHECK(*plain ==
+        testing::RawSafetensors(R"({"t":{"dtype":"I32","shape":[1],"data_offsets":[0,4]}})"
+                                "  ",
+                                4));
+  WriteOptions keep;
+  keep.keep_empty_metadata = true;
+  auto kept = Serialize(ts, {}, keep);
+  REQUIRE(kept.ok());
+  CHECK(*kept ==
+        testing::RawSafetensors(
+            R"({"__metadata__":{},"t":{"dtype":"I32","shape":[1],"data_offsets":[0,4]}})", 4));
+  auto f = File::FromBuffer(*kept);
+  REQUIRE(f.ok());
+  CHECK(f->has_metadata());
+  CHECK(f->metadata().empty());
+}
+
 TEST_CASE("safetensors writer: orders by dtype as the reference does, then name",
           "[safetensors][writer]") {
   std::vector<std::byte> four(4), one(1), eight(8);

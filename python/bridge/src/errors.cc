@@ -139,11 +139,13 @@ void SetExceptionType(StatusCode code, py::handle type) {
   slot = type.inc_ref().ptr();
 }
 
-void ThrowStatus(const Status& status) {
-  py::object type = ExceptionTypeFor(status.code());
+void ThrowStatus(const Status& status) { ThrowStatusAs(status, ExceptionTypeFor(status.code())); }
+
+void ThrowStatusAs(const Status& status, py::handle type, const py::dict& attributes) {
   py::object exception = type(status.message());
   try {
     exception.attr("code") = std::string(StatusCodeName(status.code()));
+    for (auto [key, value] : attributes) py::setattr(exception, key, value);
   } catch (const py::error_already_set&) {
     // A type whose instances take no attributes: the message still tells.
   }

@@ -43,6 +43,10 @@ struct TensorSource {
 struct WriteOptions {
   // Data section alignment in bytes: a power of two, at least 8.
   std::uint64_t alignment = 8;
+  // Write `"__metadata__":{}` when the metadata is empty, as the reference
+  // does for an empty map passed explicitly (metadata={} in its Python
+  // API); otherwise empty metadata is left out, as when there is none.
+  bool keep_empty_metadata = false;
   AtomicFileOptions file;
 };
 

@@ -61,4 +61,11 @@ void SetExceptionType(StatusCode code, py::handle type);
 // REQUIRES: !status.ok().
 [[noreturn]] void ThrowStatus(const Status& status);
 
+// As ThrowStatus, with the exception type `type` whatever the code (the
+// package's safetensors layer raises SafetensorError for every failure),
+// and each item of `attributes` set on the exception besides `code`.
+// REQUIRES: !status.ok(); `type` is an exception class.
+[[noreturn]] void ThrowStatusAs(const Status& status, py::handle type,
+                                const py::dict& attributes = py::dict());
+
 }  // namespace carton::pybridge

@@ -1,0 +1,190 @@
+// carton.get_model_info, hash, verify, pack and shrink: thin calls into
+// carton/ (info.h, verify.h, pack.h) and the loader, with the GIL released
+// while they read, hash and write.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+
+#include "bindings.h"
+#include "carton/carton/info.h"
+#include "carton/carton/pack.h"
+#include "carton/carton/verify.h"
+#include "carton/loader/loader.h"
+#include "config_convert.h"
+#include "shrink_urls.h"
+#include "stage.h"
+
+namespace carton::python {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string TypeName(py::handle value) { return Py_TYPE(value.ptr())->tp_name; }
+
+py::dict InfoToPython(const CartonInfo& info) {
+  py::dict d = ConfigToPython(info.config);
+  d["manifest_sha256"] = manifest::ToHex(info.manifest_hash);
+  py::list files;
+  for (const auto& f : info.files) {
+    py::dict e;
+    e["path"] = f.path;
+    e["size"] = f.size;
+    e["compressed_size"] = f.compressed_size;
+    e["method"] = f.method;
+    e["linked"] = f.linked;
+    files.append(std::move(e));
+  }
+  d["files"] = std::move(files);
+  py::list tensors;
+  if (info.tensor_index) {
+    for (const auto& t : info.tensor_index->tensors) {
+      py::dict e;
+      e["name"] = t.name;
+      e["dtype"] = t.nested() ? std::string("nested") : std::string(DataTypeName(*t.dtype));
+      e["shape"] = t.nested() ? py::object(py::none()) : py::object(py::cast(t.shape));
+      e["inner"] = py::cast(t.inner);
+      tensors.append(std::move(e));
+    }
+  }
+  d["tensors"] = std::move(tensors);
+  d["has_links"] = info.has_links;
+  return d;
+}
+
+py::dict GetModelInfo(const std::string& path_or_url) {
+  return InfoToPython(Unwrap(WithoutGil([&] { return loader::GetModelInfo(path_or_url); })));
+}
+
+std::string ManifestHashOf(const std::string& path_or_url) {
+  return manifest::ToHex(Unwrap(WithoutGil([&] { return ManifestHash(path_or_url); })));
+}
+
+py::dict VerifyCarton(const std::string& path_or_url, bool fetch_links, bool allow_file_links) {
+  VerifyOptions options;
+  options.fetch_links = fetch_links;
+  options.links.fetch.allow_file_links = allow_file_links;
+  const VerifyReport r = Unwrap(WithoutGil([&] { return Verify(path_or_url, options); }));
+  py::dict d;
+  d["carton"] = path_or_url;
+  d["valid"] = r.ok();
+  d["manifest_hash"] =
+      r.manifest_hash ? py::object(py::str(manifest::ToHex(*r.manifest_hash))) : py::none();
+  d["files_hashed"] = r.files_hashed;
+  d["bytes_hashed"] = r.bytes_hashed;
+  d["linked_files"] = r.linked_files;
+  d["linked_fetched"] = r.linked_fetched;
+  py::list problems;
+  for (const auto& p : r.problems) {
+    py::dict e;
+    e["where"] = p.where;
+    // Messages quote entry names from the archive, which need not be
+    // UTF-8: undecodable bytes are replaced, as `carton verify --json` does.
+    e["problem"] = py::reinterpret_steal<py::object>(PyUnicode_DecodeUTF8(
+        p.message.data(), static_cast<Py_ssize_t>(p.message.size()), "replace"));
+    problems.append(std::move(e));
+  }
+  d["problems"] = std::move(problems);
+  return d;
+}
+
+// {sha256 hex: [url, ...]} as digests. Raises InvalidArgument.
+std::map<manifest::Digest, std::vector<std::string>> UrlsFromPython(py::handle urls,
+                                                                    const std::string& what) {
+  std::map<manifest::Digest, std::vector<std::string>> out;
+  if (urls.is_none()) return out;
+  if (!PyDict_Check(urls.ptr())) {
+    Raise(InvalidArgument(what + " must be a dict of {sha256: [url, ...]}, not " + TypeName(urls)));
+  }
+  for (auto [key, value] : py::reinterpret_borrow<py::dict>(urls)) {
+    if (!PyUnicode_Check(key.ptr())) {
+      Raise(InvalidArgument(what + ": a key has type " + TypeName(key) + ", not str"));
+    }
+    const std::string hex = py::cast<std::string>(key);
+    auto digest = manifest::ParseHex(hex);
+    if (!digest) {
+      Raise(InvalidArgument(what + ": \"" + hex + "\" is not a sha256 (64 lowercase hex digits)"));
+    }
+    if (PyUnicode_Check(value.ptr()) || !py::isinstance<py::iterable>(value)) {
+      Raise(InvalidArgument(what + "[\"" + hex + "\"] must be a list of urls, not " +
+                            TypeName(value)));
+    }
+    auto& list = out[*digest];
+    for (py::handle url : value) {
+      if (!PyUnicode_Check(url.ptr())) {
+        Raise(InvalidArgument(what + "[\"" + hex + "\"]: a url has type " + TypeName(url) +
+                              ", not str"));
+      }
+      list.push_back(py::cast<std::string>(url));
+    }
+  }
+  return out;
+}
+
+std::string ShrinkCarton(const std::string& path, const std::string& output, py::handle urls) {
+  auto digests = UrlsFromPython(urls, "urls");
+  auto report = WithoutGil([&] { return ShrinkToUrls(path, output, digests); });
+  return manifest::ToHex(Unwrap(std::move(report)).manifest_hash);
+}
+
+PackCompression CompressionFromName(const std::string& name) {
+  if (name == "stored") return PackCompression::kStored;
+  if (name == "deflate") return PackCompression::kDeflate;
+  if (name == "zstd") return PackCompression::kZstd;
+  if (name == "auto") return PackCompression::kAuto;
+  Raise(InvalidArgument(
+      "compression must be \"stored\", \"deflate\", \"zstd\" or \"auto\", not \"" + name + "\""));
+}
+
+std::string PackModel(const std::string& path, const std::string& output, const py::dict& config,
+                      py::handle self_tests, py::handle examples, py::handle misc_files,
+                      py::handle linked_files, const std::string& compression) {
+  PackOptions options;
+  options.compression = CompressionFromName(compression);
+  StageContents contents;
+  contents.config = ConfigFromPython(config);
+  AddTensorSets(&contents, self_tests, examples);
+  AddMiscFiles(&contents, misc_files);
+  auto urls = UrlsFromPython(linked_files, "linked_files");
+
+  return Unwrap(WithoutGil([&]() -> Result<std::string> {
+    const fs::path out_dir = fs::absolute(output).parent_path();
+    CARTON_ASSIGN_OR_RETURN(
+        StagedCarton stage,
+        StagedCarton::Create(out_dir.string(), path, contents, ModelFiles::kLinkOrCopy, output));
+    if (urls.empty()) {
+      CARTON_ASSIGN_OR_RETURN(PackReport r, Pack(stage.path(), output, options));
+      return manifest::ToHex(r.manifest_hash);
+    }
+    // Packed into the staging directory first; the linked files then
+    // leave the zip on the way to `output`.
+    const std::string packed = stage.path() + "/packed.carton";
+    CARTON_ASSIGN_OR_RETURN(PackReport r, Pack(stage.path(), packed, options));
+    CARTON_ASSIGN_OR_RETURN(ShrinkToUrlsReport s, ShrinkToUrls(packed, output, urls));
+    (void)r;
+    return manifest::ToHex(s.manifest_hash);
+  }));
+}
+
+}  // namespace
+
+void BindCartons(py::module_& m) {
+  m.def("get_model_info", &GetModelInfo, py::arg("path_or_url"),
+        "carton.toml, MANIFEST hash, files and tensor index of a carton (a path or a URL).");
+  m.def("manifest_hash", &ManifestHashOf, py::arg("path_or_url"),
+        "The manifest hash (sha256 of MANIFEST) as 64 hex digits.");
+  m.def("verify", &VerifyCarton, py::arg("path_or_url"), py::arg("fetch_links") = false,
+        py::arg("allow_file_links") = false,
+        "Every problem of a carton, as `carton verify --json`.");
+  m.def("pack", &PackModel, py::arg("path"), py::arg("output"), py::arg("config"),
+        py::arg("self_tests"), py::arg("examples"), py::arg("misc_files"), py::arg("linked_files"),
+        py::arg("compression"),
+        "Packs a model directory or file into a carton; returns the manifest hash.");
+  m.def("shrink", &ShrinkCarton, py::arg("path"), py::arg("output"), py::arg("urls"),
+        "Writes a copy of a carton whose files named by sha256 in `urls` are linked; returns "
+        "the manifest hash.");
+}
+
+}  // namespace carton::python

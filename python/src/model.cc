@@ -1,0 +1,274 @@
+// carton.load / carton.load_unpacked and the Model they return: a carton
+// loaded through the manifest-hash cache (loader::Load), the runner picked
+// by runner::SelectRunner, and one runner process in serve mode
+// (runner::RunnerProcess) that every infer and self_test goes through.
+//
+// Threads: calls into one Model are serialized by its mutex, which is only
+// ever waited for with the GIL released (a thread holding the mutex may
+// need the GIL to convert its results).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "bindings.h"
+#include "carton/loader/loader.h"
+#include "carton/pybridge/numpy_tensor.h"
+#include "carton/runner/client.h"
+#include "carton/runner/select.h"
+#include "carton/runner/self_test.h"
+#include "config_convert.h"
+#include "stage.h"
+
+namespace carton::python {
+namespace {
+
+namespace fs = std::filesystem;
+using loader::LoadedCarton;
+using runner::RunnerProcess;
+using runner::Tensor;
+
+// What load and load_unpacked hand the Model.
+struct Started {
+  std::optional<StagedCarton> stage;
+  LoadedCarton carton;
+  runner::RunnerCandidate runner;
+  RunnerProcess process;
+};
+
+// Selects the runner for `info` and starts it in serve mode on `model`.
+Result<Started> Start(std::optional<StagedCarton> stage, LoadedCarton carton,
+                      const RunnerInfo& info, const std::map<std::string, RunnerOpt>& opts) {
+  CARTON_ASSIGN_OR_RETURN(runner::RunnerCandidate candidate, runner::SelectRunner(info));
+  runner::RunnerProcessOptions options;
+  options.opts = OptsAsText(opts);
+  CARTON_ASSIGN_OR_RETURN(RunnerProcess process,
+                          RunnerProcess::Start(candidate.path, carton.root_dir(), options));
+  return Started{std::move(stage), std::move(carton), std::move(candidate), std::move(process)};
+}
+
+class Model {
+ public:
+  explicit Model(Started started)
+      : stage_(std::move(started.stage)),
+        carton_(std::move(started.carton)),
+        runner_(std::move(started.runner)),
+        process_(std::move(started.process)) {
+    for (const auto& s : carton_.config().inputs) hints_[s.name] = s.dtype;
+  }
+
+  ~Model() {
+    if (!process_) return;
+    // Ends the runner without holding up other Python threads (not while
+    // the interpreter shuts down, when no other thread may take the GIL).
+    if (Py_IsInitialized() && !_Py_IsFinalizing()) {
+      py::gil_scoped_release nogil;
+      process_.reset();
+    } else {
+      process_.reset();
+    }
+  }
+
+  static std::unique_ptr<Model> Load(const std::string& path_or_url,
+                                     const std::optional<std::string>& runner_name,
+                                     const std::optional<std::string>& framework_version,
+                                     py::handle runner_opts) {
+    const auto opts = OptsFromPython(runner_opts);
+    auto started = WithoutGil([&]() -> Result<Started> {
+      CARTON_ASSIGN_OR_RETURN(LoadedCarton carton, loader::Load(path_or_url));
+      // The overrides replace carton.toml's runner fields for selection;
+      // runner_opts reach the runner as --opt overrides.
+      RunnerInfo info = carton.config().runner;
+      if (runner_name) info.runner_name = *runner_name;
+      if (framework_version) info.required_framework_version = *framework_version;
+      return Start(std::nullopt, std::move(carton), info, opts);
+    });
+    return std::make_unique<Model>(Unwrap(std::move(started)));
+  }
+
+  static std::unique_ptr<Model> LoadUnpacked(const std::string& path, const py::dict& config,
+                                             py::handle self_tests, py::handle examples,
+                                             py::handle misc_files) {
+    StageContents contents;
+    contents.config = ConfigFromPython(config);
+    AddTensorSets(&contents, self_tests, examples);
+    AddMiscFiles(&contents, misc_files);
+    auto started = WithoutGil([&]() -> Result<Started> {
+      std::error_code ec;
+      const fs::path tmp = fs::temp_directory_path(ec);
+      if (ec) return IoError("no temporary directory: " + ec.message());
+      CARTON_ASSIGN_OR_RETURN(StagedCarton stage, StagedCarton::Create(tmp.string(), path, contents,
+                                                                       ModelFiles::kSymlink));
+      CARTON_ASSIGN_OR_RETURN(LoadedCarton carton, loader::Load(stage.path()));
+      const RunnerInfo info = carton.config().runner;
+      return Start(std::move(stage), std::move(carton), info, {});
+    });
+    return std::make_unique<Model>(Unwrap(std::move(started)));
+  }
+
+  py::dict Info() const {
+    py::dict d = ConfigToPython(carton_.config());
+    const auto& hash = carton_.manifest_hash();
+    d["manifest_sha256"] = hash ? py::object(py::str(manifest::ToHex(*hash))) : py::none();
+    py::list self_tests, examples, misc;
+    for (const auto& t : carton_.self_tests()) self_tests.append(TensorSetToPython(t, false));
+    for (const auto& x : carton_.examples()) examples.append(TensorSetToPython(x, true));
+    for (const auto& f : carton_.misc_files()) misc.append(MiscFileToPython(f));
+    d["self_tests"] = std::move(self_tests);
+    d["examples"] = std::move(examples);
+    d["misc_files"] = std::move(misc);
+    d["root_dir"] = carton_.root_dir();
+    d["model_dir"] = carton_.model_dir();
+    d["runner_path"] = runner_.path;
+    d["runner_framework_version"] = runner_.framework_version;
+    return d;
+  }
+
+  py::dict Infer(py::handle inputs) {
+    std::vector<Tensor> tensors = Unwrap(pybridge::TensorsFromMapping(inputs, hints_));
+    std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+    auto outputs = WithoutGil([&]() -> Result<std::vector<Tensor>> {
+      lock.lock();
+      if (!process_) return InvalidArgument("the model is closed");
+      return process_->Infer(tensors);
+    });
+    // The outputs view the runner's arena, which the next call rewrites:
+    // copied into arrays of their own while the lock is held.
+    return Unwrap(pybridge::TensorsToDict(Unwrap(std::move(outputs)), pybridge::ArrayMode::kCopy));
+  }
+
+  py::dict SelfTest(double rtol, double atol) {
+    safetensors::CompareOptions compare;
+    compare.rtol = rtol;
+    compare.atol = atol;
+    std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+    auto report = WithoutGil([&]() -> Result<runner::SelfTestReport> {
+      lock.lock();
+      if (!process_) return InvalidArgument("the model is closed");
+      Status crashed;
+      auto r = runner::RunSelfTests(
+          carton_,
+          [&](const std::vector<Tensor>& in) -> Result<std::vector<Tensor>> {
+            auto out = process_->Infer(in);
+            if (!out.ok() && out.status().code() == StatusCode::kInternal && crashed.ok()) {
+              crashed = out.status();
+            }
+            return out;
+          },
+          compare);
+      // A runner that crashed or hung is trouble, not a verdict on the
+      // model (as `carton self-test` reports it).
+      if (!crashed.ok()) return crashed;
+      return r;
+    });
+    return ReportToPython(Unwrap(std::move(report)));
+  }
+
+  void Close() {
+    std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+    Check(WithoutGil([&]() -> Status {
+      lock.lock();
+      if (!process_) return Status::Ok();
+      Status s = process_->Close();
+      process_.reset();
+      stage_.reset();  // mappings of its files stay valid
+      return s;
+    }));
+  }
+
+  const std::string& model_dir() const { return carton_.model_dir(); }
+  const std::string& runner_path() const { return runner_.path; }
+
+  bool closed() {
+    std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+    WithoutGil([&] { lock.lock(); });
+    return !process_.has_value();
+  }
+
+ private:
+  // A tensor of the loaded carton as a read-only array; its bytes stay
+  // mapped as long as the array lives.
+  py::object Array(Tensor t) const {
+    if (!t.owner) t.owner = std::make_shared<const LoadedCarton>(carton_);
+    return Unwrap(pybridge::TensorToPython(t, pybridge::ArrayMode::kView));
+  }
+
+  static py::dict MiscFileToPython(const loader::MiscFile& f) {
+    py::dict d;
+    d["path"] = f.path;
+    d["local_path"] = f.local_path;
+    return d;
+  }
+
+  py::dict TensorSetToPython(const loader::TensorSet& set, bool example) const {
+    auto tensors = [&](const std::vector<Tensor>& ts,
+                       const std::vector<std::pair<std::string, loader::MiscFile>>& files) {
+      py::dict d;
+      for (const Tensor& t : ts) d[py::str(t.name)] = Array(t);
+      for (const auto& [name, f] : files) d[py::str(name)] = MiscFileToPython(f);
+      return d;
+    };
+    py::dict d;
+    d["name"] = set.name;
+    d["description"] = set.description ? py::object(py::str(*set.description)) : py::none();
+    d["inputs"] = tensors(set.inputs, set.input_files);
+    d[example ? "sample_out" : "expected_out"] = tensors(set.outputs, set.output_files);
+    return d;
+  }
+
+  static py::dict ReportToPython(const runner::SelfTestReport& report) {
+    py::list tests;
+    for (const auto& t : report.tests) {
+      py::list outputs;
+      for (const auto& o : t.outputs) {
+        py::dict e;
+        e["name"] = o.name;
+        e["passed"] = o.passed;
+        e["message"] = o.message;
+        outputs.append(std::move(e));
+      }
+      py::dict e;
+      e["name"] = t.name;
+      e["passed"] = t.passed;
+      e["error"] = t.error;
+      e["outputs"] = std::move(outputs);
+      e["seconds"] = t.seconds;
+      tests.append(std::move(e));
+    }
+    py::dict d;
+    d["passed"] = report.passed();
+    d["tests"] = std::move(tests);
+    return d;
+  }
+
+  // Destroyed in reverse order: the runner ends before its files go.
+  std::optional<StagedCarton> stage_;
+  LoadedCarton carton_;
+  runner::RunnerCandidate runner_;
+  std::map<std::string, DataType> hints_;
+  std::mutex mu_;
+  std::optional<RunnerProcess> process_;  // empty once closed
+};
+
+}  // namespace
+
+void BindModel(py::module_& m) {
+  py::class_<Model>(m, "Model", "A loaded carton and its runner process (see carton.Model).")
+      .def_static("load", &Model::Load, py::arg("path_or_url"), py::arg("runner_name"),
+                  py::arg("required_framework_version"), py::arg("runner_opts"))
+      .def_static("load_unpacked", &Model::LoadUnpacked, py::arg("path"), py::arg("config"),
+                  py::arg("self_tests"), py::arg("examples"), py::arg("misc_files"))
+      .def("info", &Model::Info)
+      .def("infer", &Model::Infer, py::arg("inputs"))
+      .def("self_test", &Model::SelfTest, py::arg("rtol"), py::arg("atol"))
+      .def("close", &Model::Close)
+      .def_property_readonly("closed", &Model::closed)
+      .def_property_readonly("model_dir", &Model::model_dir)
+      .def_property_readonly("runner_path", &Model::runner_path);
+}
+
+}  // namespace carton::python

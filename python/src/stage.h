@@ -1,0 +1,82 @@
+// Private: a carton directory (carton.toml, model/, tensor_data/, misc/)
+// assembled from the arguments of `carton.pack` and `carton.load_unpacked`,
+// which the library then packs (carton::Pack) or loads (loader::Load).
+//
+// The self-tests' and examples' tensors are written into tensor_data/ with
+// names that cannot collide: "self_test_<i>_in_<name>",
+// "self_test_<i>_out_<name>", "example_<i>_in_<name>",
+// "example_<i>_out_<name>"; an example value given as bytes is a misc file
+// of the same name.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "carton/format/config.h"
+#include "carton/format/tensor_data.h"
+#include "carton/common/status.h"
+
+namespace carton::python {
+
+namespace py = pybind11;
+
+struct StageContents {
+  CartonConfig config;  // self_tests and examples refer to tensor_data and misc
+  TensorData tensor_data;
+  std::vector<std::pair<std::string, std::string>> misc_files;  // path under misc/, bytes
+};
+
+// Adds the self-tests ([{"name", "description", "inputs": {name: value},
+// "expected_out": {...} or None}]) and examples (the same with
+// "sample_out") to `contents`: their values are converted with the
+// bridge's TensorFromPython (the declared dtype of the input or output of
+// that name as the hint) and copied. Raises InvalidArgument naming the
+// self-test and tensor for a value that is not a tensor. GIL: REQUIRES it.
+void AddTensorSets(StageContents* contents, py::handle self_tests, py::handle examples);
+
+// Adds {name: bytes} as files misc/<name>. Raises InvalidArgument for a
+// name that is not a valid relative path or a value that is not bytes.
+// GIL: REQUIRES it.
+void AddMiscFiles(StageContents* contents, py::handle misc_files);
+
+// How the model's files reach model/.
+enum class ModelFiles {
+  kLinkOrCopy,  // hard links where the file system allows, else copies (pack)
+  kSymlink,     // one symlink to the model path (load_unpacked: used in place)
+};
+
+// A directory `<parent>/.carton-stage-XXXXXX` holding the carton, removed
+// (with everything in it) when this object is destroyed. Move-only.
+class StagedCarton {
+ public:
+  // Writes carton.toml (WriteConfig), model/ from `model_path` (a
+  // directory, whose files keep their relative paths, or a file, placed at
+  // model/<its name>), tensor_data/ and misc/. The staging directory and
+  // `output` (the carton to be written, if it exists) are left out of
+  // model/ when they lie inside the model directory. Symlinks inside a model
+  // directory are kept as symlinks (pack then resolves those that stay
+  // inside it, as it does for the CLI). Errors: kNotFound (no model_path),
+  // kInvalidArgument (the config, tensor data or a misc name is invalid; a
+  // special file in the model directory), kIoError. GIL: no Python calls;
+  // call it with the GIL released.
+  static Result<StagedCarton> Create(const std::string& parent, const std::string& model_path,
+                                     const StageContents& contents, ModelFiles how,
+                                     const std::string& output = "");
+
+  StagedCarton(StagedCarton&& other) noexcept;
+  StagedCarton& operator=(StagedCarton&& other) noexcept;
+  StagedCarton(const StagedCarton&) = delete;
+  StagedCarton& operator=(const StagedCarton&) = delete;
+  ~StagedCarton();
+
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit StagedCarton(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+}  // namespace carton::python

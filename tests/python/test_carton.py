@@ -1,0 +1,380 @@
+"""carton from Python: pack, load through the cache, infer and self-test
+through the noop runner, info, verify, hash, shrink, load_unpacked, and the
+errors a user meets."""
+
+import hashlib
+import os
+import shutil
+import zipfile
+
+import numpy as np
+import pytest
+
+import carton
+from conftest import noop_specs, run_cli
+
+
+def test_pack_load_infer_and_self_test(noop_carton, x):
+    with carton.load(noop_carton) as model:
+        out = model.infer({"x": x, "label": np.array(["u", "v"])})
+        assert set(out) == {"x", "label"}
+        np.testing.assert_array_equal(out["x"], x)
+        assert out["x"].dtype == np.float32
+        assert out["x"].flags.writeable  # an array of its own, not the runner's arena
+        assert out["label"].dtype == object
+        assert list(out["label"]) == ["u", "v"]
+        report = model.self_test()
+        assert report.passed and bool(report)
+        assert [t.name for t in report.tests] == ["identity"]
+        assert sorted(o.name for o in report.tests[0].outputs) == ["label", "x"]
+        assert all(o.passed for o in report.tests[0].outputs)
+    assert model.closed
+
+
+def test_outputs_outlive_the_next_call(noop_carton):
+    with carton.load(noop_carton) as model:
+        first = model.infer({"x": np.ones((2, 3), np.float32), "label": ["a"]})
+        model.infer({"x": np.zeros((2, 3), np.float32), "label": ["b"]})
+        np.testing.assert_array_equal(first["x"], np.ones((2, 3), np.float32))
+        assert list(first["label"]) == ["a"]
+
+
+def test_infer_takes_numbers_str_and_lists(noop_carton):
+    with carton.load(noop_carton) as model:
+        out = model.infer({"x": [[1, 2, 3]], "label": "one"})
+        # Python numbers take the declared dtype of the input.
+        assert out["x"].dtype == np.float32
+        np.testing.assert_array_equal(out["x"], [[1, 2, 3]])
+        assert out["label"].shape == () and out["label"][()] == "one"
+        out = model.infer({"x": np.arange(6, dtype=np.float32)[::2].reshape(1, 3), "label": []})
+        np.testing.assert_array_equal(out["x"], [[0, 2, 4]])  # a strided view, copied once
+
+
+def test_a_second_load_is_a_cache_hit_with_the_same_hash(noop_carton, tmp_path):
+    copy = tmp_path / "copy.carton"
+    shutil.copy(noop_carton, copy)
+    with carton.load(noop_carton) as a, carton.load(copy) as b:
+        assert a.model_dir == b.model_dir
+        assert a.info.manifest_sha256 == b.info.manifest_sha256 == carton.hash(noop_carton)
+        assert os.environ["CARTON_CACHE_DIR"] in a.model_dir
+
+
+def test_model_info_has_every_field_and_the_self_test_tensors(noop_carton, x):
+    with carton.load(noop_carton) as model:
+        info = model.info
+        assert info.model_name == "noop-test"
+        assert info.short_description == "returns its inputs"
+        assert info.license == "MIT"
+        assert info.model_description is None and info.homepage is None
+        assert info.runner == carton.RunnerInfo("noop", ">=1", 1, {})
+        assert info.inputs == [
+            carton.TensorSpec("x", "float32", [None, 3], description="features"),
+            carton.TensorSpec("label", "string", ["n"]),
+        ]
+        assert len(info.manifest_sha256) == 64
+        (test,) = info.self_tests
+        assert test.name == "identity"
+        np.testing.assert_array_equal(test.inputs["x"], x)
+        assert not test.inputs["x"].flags.writeable  # a view of the loaded carton
+        assert list(test.expected_out["label"]) == ["a", "b"]
+        assert model.runner_path.endswith("carton-runner-noop")
+
+
+def test_get_model_info_reads_metadata_without_loading(noop_carton):
+    info = carton.get_model_info(noop_carton)
+    assert info.model_name == "noop-test"
+    assert info.self_tests[0].inputs == {
+        "x": "@tensor_data/self_test_0_in_x",
+        "label": "@tensor_data/self_test_0_in_label",
+    }
+    paths = {f["path"] for f in info.files}
+    assert {"carton.toml", "model/notes.txt", "model/weights.bin", "model/sub/config.json"} <= paths
+    assert {t["name"] for t in info.tensors} >= {"self_test_0_in_x", "self_test_0_out_label"}
+    assert info.manifest_sha256 == carton.hash(noop_carton)
+    assert not os.path.exists(os.environ["CARTON_CACHE_DIR"])  # nothing was cached
+
+
+def test_verify_reports_a_good_carton(noop_carton):
+    report = carton.verify(noop_carton)
+    assert report.valid and bool(report)
+    assert report.problems == []
+    assert report.manifest_hash == carton.hash(noop_carton)
+    assert report.files_hashed >= 4
+    assert report.bytes_hashed > 256 * 1024
+
+
+def damage(path, marker_offset=1000):
+    """Flips one byte inside model/weights.bin's stored bytes."""
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo("model/weights.bin")
+        assert info.compress_type == zipfile.ZIP_STORED
+        data = z.read("model/weights.bin")
+    raw = bytearray(open(path, "rb").read())
+    at = raw.find(data[:64])
+    assert at > 0
+    raw[at + marker_offset] ^= 0xFF
+    open(path, "wb").write(bytes(raw))
+
+
+def test_a_damaged_carton_names_the_entry(noop_carton):
+    damage(noop_carton)
+    report = carton.verify(noop_carton)
+    assert not report.valid
+    assert any(p.where == "model/weights.bin" for p in report.problems), report.problems
+    with pytest.raises(carton.Corrupt) as e:
+        carton.load(noop_carton)
+    assert "model/weights.bin" in str(e.value)
+    assert e.value.code == "corrupt"
+    assert isinstance(e.value, carton.CartonError)
+
+
+def test_not_a_carton(tmp_path):
+    bad = tmp_path / "bad.carton"
+    bad.write_bytes(b"not a zip at all" * 10)
+    with pytest.raises(carton.Corrupt):
+        carton.load(bad)
+    with pytest.raises(carton.NotFound) as e:
+        carton.load(tmp_path / "missing.carton")
+    assert isinstance(e.value, FileNotFoundError)
+    assert "missing.carton" in str(e.value)
+
+
+def test_a_missing_runner_lists_the_runners_found(noop_carton):
+    with pytest.raises(carton.NotFound) as e:
+        carton.load(noop_carton, runner_name="nosuchrunner")
+    message = str(e.value)
+    assert "nosuchrunner" in message
+    assert "noop" in message  # the runners found, and why each was rejected
+
+
+def test_framework_version_override_applies_to_selection(noop_carton):
+    with pytest.raises(carton.NotFound) as e:
+        carton.load(noop_carton, required_framework_version="=9.9")
+    assert "9.9" in str(e.value)
+    with carton.load(noop_carton, required_framework_version="=1.0.0") as model:
+        assert model.infer({"x": np.ones((1, 3), np.float32), "label": ["a"]})["x"].shape == (1, 3)
+
+
+def test_runner_opts_reach_the_runner(noop_carton, capfd):
+    with carton.load(noop_carton, runner_opts={"threads": 4, "mode": "fast"}):
+        pass
+    err = capfd.readouterr().err
+    assert '[noop] carton-runner-noop: ignoring unknown option "threads"' in err
+    assert 'ignoring unknown option "mode"' in err
+
+
+def test_a_wrong_dtype_is_refused_naming_the_tensor(noop_carton, model_dir, tmp_path):
+    with carton.load(noop_carton) as model:
+        with pytest.raises(carton.InvalidArgument) as e:
+            model.infer({"x": np.ones((1, 3), np.float16), "label": ["a"]})
+        assert 'tensor "x"' in str(e.value) and "float16" in str(e.value)
+        with pytest.raises(carton.InvalidArgument) as e:
+            model.infer({"x": np.ones((1, 3), np.complex64), "label": ["a"]})
+        with pytest.raises(carton.InvalidArgument):
+            model.infer({"x": [1, "a"], "label": ["a"]})
+        with pytest.raises(ValueError):  # InvalidArgument is a ValueError
+            model.infer({"x": object(), "label": ["a"]})
+    with pytest.raises(carton.InvalidArgument) as e:
+        carton.pack(
+            model_dir,
+            output=tmp_path / "f16.carton",
+            runner_name="noop",
+            required_framework_version=">=1",
+            inputs=[carton.TensorSpec("x", "float16", [3])],
+        )
+    assert "float16" in str(e.value)
+    assert not (tmp_path / "f16.carton").exists()
+
+
+def test_close_is_idempotent_and_a_closed_model_refuses(noop_carton):
+    model = carton.load(noop_carton)
+    model.close()
+    model.close()
+    assert model.closed
+    with pytest.raises(carton.InvalidArgument) as e:
+        model.infer({"x": np.ones((1, 3), np.float32), "label": ["a"]})
+    assert "closed" in str(e.value)
+
+
+def test_pack_gives_the_bytes_the_cli_gives(model_dir, tmp_path, carton_bin):
+    # Without self-tests: the CLI's --runner flags write the same carton.toml.
+    py = carton.pack(
+        model_dir,
+        output=tmp_path / "py.carton",
+        runner_name="noop",
+        required_framework_version=">=1",
+        model_name="same",
+        short_description="same bytes",
+        license="MIT",
+        runner_opts={"threads": 2},
+    )
+    layout = tmp_path / "layout"
+    shutil.copytree(model_dir, layout / "model")
+    cli = tmp_path / "cli.carton"
+    run_cli(carton_bin, "pack", str(layout), "-o", str(cli), "--runner", "noop",
+            "--framework-version", ">=1", "--name", "same", "--description", "same bytes",
+            "--license", "MIT", "--opt", "threads=2")
+    assert open(py, "rb").read() == open(cli, "rb").read()
+
+
+def test_pack_with_self_tests_gives_the_cli_bytes_for_the_same_directory(
+    noop_carton, tmp_path, carton_bin
+):
+    # The same directory: carton.toml, model/, tensor_data/ and misc/ as
+    # pack wrote them (unpacked by the CLI).
+    layout = tmp_path / "layout"
+    run_cli(carton_bin, "unpack", str(noop_carton), str(layout))
+    assert (layout / "tensor_data" / "index.toml").exists()
+    cli = tmp_path / "cli.carton"
+    run_cli(carton_bin, "pack", str(layout), "-o", str(cli))
+    assert open(noop_carton, "rb").read() == open(cli, "rb").read()
+
+
+def test_pack_a_single_file_and_every_compression(tmp_path, x):
+    f = tmp_path / "model.bin"
+    f.write_bytes(bytes(range(256)) * 512)
+    for method in ("stored", "deflate", "zstd", "auto"):
+        out = carton.pack(
+            f,
+            output=tmp_path / f"{method}.carton",
+            runner_name="noop",
+            required_framework_version=">=1",
+            compression=method,
+        )
+        assert carton.verify(out).valid
+        info = carton.get_model_info(out)
+        (entry,) = [e for e in info.files if e["path"] == "model/model.bin"]
+        # auto: zstd where it pays, as for this repetitive file.
+        assert entry["method"] == ("zstd" if method == "auto" else method)
+    with pytest.raises(carton.InvalidArgument):
+        carton.pack(f, output=tmp_path / "x.carton", runner_name="noop",
+                    required_framework_version=">=1", compression="lzma")
+
+
+def test_pack_default_output_and_misc_files_and_examples(model_dir, x):
+    out = carton.pack(
+        model_dir,
+        runner_name="noop",
+        required_framework_version=">=1",
+        inputs=[carton.TensorSpec("x", "float32", None), carton.TensorSpec("img", "string", None)],
+        outputs=[carton.TensorSpec("x", "float32", None)],
+        examples=[carton.Example(name="e", inputs={"x": x, "img": b"\x89PNG"}, sample_out={"x": x})],
+        misc_files={"docs/readme.md": b"# hello\n"},
+    )
+    assert out.endswith("model.carton") and os.path.isfile(out)
+    assert carton.verify(out).valid
+    with carton.load(out) as model:
+        (example,) = model.info.examples
+        assert isinstance(example.inputs["img"], carton.MiscFile)
+        assert example.inputs["img"].read() == b"\x89PNG"
+        np.testing.assert_array_equal(example.sample_out["x"], x)
+        paths = {m.path: m.read() for m in model.info.misc_files}
+        assert paths["misc/docs/readme.md"] == b"# hello\n"
+
+
+def test_pack_into_the_model_directory_leaves_out_the_carton_and_the_staging(model_dir):
+    out = model_dir / "model.carton"
+    for _ in range(2):  # the second time, the first carton is there
+        carton.pack(model_dir, output=out, runner_name="noop", required_framework_version=">=1")
+        files = carton.get_model_info(out).files
+        paths = sorted(e["path"] for e in files if e["path"].startswith("model/"))
+        assert paths == ["model/notes.txt", "model/sub/config.json", "model/weights.bin"]
+    assert sorted(p.name for p in model_dir.iterdir()) == [
+        "model.carton", "notes.txt", "sub", "weights.bin"
+    ]
+
+
+def test_pack_refuses_bad_arguments_naming_them(model_dir, tmp_path):
+    base = dict(output=tmp_path / "o.carton", runner_name="noop", required_framework_version=">=1")
+    with pytest.raises(carton.InvalidArgument) as e:
+        carton.pack(model_dir, misc_files={"../escape": b"x"}, **base)
+    assert "../escape" in str(e.value)
+    with pytest.raises(carton.InvalidArgument) as e:
+        carton.pack(model_dir, model_name=3, **base)
+    assert "model_name" in str(e.value)
+    with pytest.raises(carton.InvalidArgument) as e:
+        carton.pack(model_dir, self_tests=[carton.SelfTest(inputs={"x": {"a": 1}})], **base)
+    assert "self_tests[0]" in str(e.value) and 'tensor "x"' in str(e.value)
+    with pytest.raises(carton.InvalidArgument):
+        carton.pack(model_dir, output=tmp_path / "o.carton", runner_name="noop",
+                    required_framework_version="not a requirement")
+    with pytest.raises(carton.NotFound):
+        carton.pack(tmp_path / "nothing", **base)
+    assert not (tmp_path / "o.carton").exists()
+    assert [p for p in os.listdir(tmp_path) if p.startswith(".carton-stage")] == []
+
+
+def test_shrink_links_files_and_load_fetches_them(noop_carton, http_server, tmp_path, x):
+    root, base = http_server
+    data = open(noop_carton, "rb").read()
+    info = carton.get_model_info(noop_carton)
+    with zipfile.ZipFile(noop_carton) as z:
+        weights = z.read("model/weights.bin")
+    sha = hashlib.sha256(weights).hexdigest()
+    (root / sha).write_bytes(weights)
+    small = carton.shrink(noop_carton, {sha: [f"{base}/{sha}"]}, output=tmp_path / "small.carton")
+    assert os.path.getsize(small) < len(data) - 200 * 1024
+    assert carton.hash(small) == info.manifest_sha256  # the manifest hash stays
+    report = carton.verify(small)
+    assert report.valid and report.linked_files == 1
+    linked = [f for f in carton.get_model_info(small).files if f["linked"]]
+    assert [f["path"] for f in linked] == ["model/weights.bin"]
+    # Loading fetches the linked file from the server (the GIL is released
+    # meanwhile, so the server thread answers).
+    with carton.load(small) as model:
+        assert open(os.path.join(model.model_dir, "weights.bin"), "rb").read() == weights
+        assert model.self_test().passed
+    with pytest.raises(carton.InvalidArgument) as e:
+        carton.shrink(noop_carton, {"0" * 64: ["http://127.0.0.1/x"]}, output=tmp_path / "n.carton")
+    assert "0" * 64 in str(e.value)
+    with pytest.raises(carton.InvalidArgument):
+        carton.shrink(noop_carton, {sha: ["ftp://example.com/x"]}, output=tmp_path / "n.carton")
+
+
+def test_pack_with_linked_files(model_dir, tmp_path):
+    sha = hashlib.sha256((model_dir / "weights.bin").read_bytes()).hexdigest()
+    out = carton.pack(
+        model_dir,
+        output=tmp_path / "linked.carton",
+        runner_name="noop",
+        required_framework_version=">=1",
+        linked_files={sha: ["https://example.com/blobs/" + sha]},
+    )
+    report = carton.verify(out)
+    assert report.valid and report.linked_files == 1
+    with zipfile.ZipFile(out) as z:
+        assert "model/weights.bin" not in z.namelist()
+        assert f"https://example.com/blobs/{sha}" in z.read("LINKS").decode()
+
+
+def test_load_unpacked_uses_the_folder_in_place(model_dir, x):
+    model = carton.load_unpacked(
+        model_dir,
+        runner_name="noop",
+        required_framework_version=">=1",
+        model_name="unpacked",
+        self_tests=[carton.SelfTest(inputs={"x": x}, expected_out={"x": x})],
+        **noop_specs(),
+    )
+    with model:
+        assert model.info.model_name == "unpacked"
+        assert model.info.manifest_sha256 is None
+        assert os.path.realpath(model.model_dir) == os.path.realpath(model_dir)
+        assert model.self_test().passed
+        np.testing.assert_array_equal(model.infer({"x": x, "label": ["q"]})["x"], x)
+        stage = os.path.dirname(model.model_dir)
+    assert not os.path.exists(stage)  # the staging directory went with the model
+    assert (model_dir / "weights.bin").exists()
+
+
+def test_errors_keep_code_and_message_through_the_hierarchy():
+    for cls, base in [
+        (carton.InvalidArgument, ValueError),
+        (carton.NotFound, FileNotFoundError),
+        (carton.IOError, OSError),
+        (carton.NetworkError, ConnectionError),
+        (carton.InternalError, RuntimeError),
+    ]:
+        assert issubclass(cls, carton.CartonError) and issubclass(cls, base)
+    assert issubclass(carton.Corrupt, carton.CartonError)
+    assert issubclass(carton.Unsupported, carton.CartonError)
