@@ -54,12 +54,15 @@ bool HasBlob(const std::string& path, const manifest::Digest& d) {
 
 Result<ShrinkReport> Shrink(const std::string& in, const std::string& out_path,
                             const ShrinkOptions& options) {
-  if (options.url_prefix.empty()) return InvalidArgument("a url prefix is required");
-  if (options.blobs_dir.empty()) return InvalidArgument("a blobs directory is required");
-  CARTON_RETURN_IF_ERROR(BlobUrl(options.url_prefix, manifest::Digest{}).status());
-  std::error_code ec;
-  fs::create_directories(options.blobs_dir, ec);
-  if (ec) return IoError(options.blobs_dir + ": cannot create: " + ec.message());
+  const bool by_digest = !options.urls.empty();
+  if (!by_digest) {
+    if (options.url_prefix.empty()) return InvalidArgument("a url prefix is required");
+    if (options.blobs_dir.empty()) return InvalidArgument("a blobs directory is required");
+    CARTON_RETURN_IF_ERROR(BlobUrl(options.url_prefix, manifest::Digest{}).status());
+    std::error_code ec;
+    fs::create_directories(options.blobs_dir, ec);
+    if (ec) return IoError(options.blobs_dir + ": cannot create: " + ec.message());
+  }
 
   const std::string out_dir = DirOf(out_path);
   CARTON_ASSIGN_OR_RETURN(CartonReader reader, CartonReader::OpenLocal(in, out_dir, options.link));
@@ -68,6 +71,17 @@ Result<ShrinkReport> Shrink(const std::string& in, const std::string& out_path,
   const ZipReader& zip = reader.zip();
   const ManifestFile& m = reader.manifest_file();
   links::Links new_links = reader.links().value_or(links::Links{});
+  for (const auto& [digest, list] : options.urls) {
+    const auto& entries = m.manifest.entries();
+    const bool movable = std::any_of(entries.begin(), entries.end(), [&](const auto& me) {
+      return me.sha256 == digest && !MustStay(me.path);
+    });
+    if (!movable) {
+      return InvalidArgument("sha256 " + manifest::ToHex(digest) + " names no file of " + in +
+                             " that can leave its zip (carton.toml and tensor_data/index.toml "
+                             "always stay)");
+    }
+  }
 
   CARTON_ASSIGN_OR_RETURN(ZipWriter writer,
                           ZipWriter::Create(out_path, internal::CartonWriterOptions(0)));
@@ -89,14 +103,15 @@ Result<ShrinkReport> Shrink(const std::string& in, const std::string& out_path,
       if (!target.ok()) return target.status().WithContext(in);
       size = zip.Find(*target)->size;
     }
-    if (size < options.min_size || MustStay(e.name)) {
+    const bool leaves = by_digest ? options.urls.count(me->sha256) != 0 : size >= options.min_size;
+    if (!leaves || MustStay(e.name)) {
       Status s = copier.Copy(e.name);
       if (!s.ok()) return s.WithContext(in);
       continue;
     }
     const std::string hex = manifest::ToHex(me->sha256);
     const std::string blob = options.blobs_dir + "/" + hex;
-    if (written.insert(me->sha256).second) {
+    if (!by_digest && written.insert(me->sha256).second) {
       const bool reused = HasBlob(blob, me->sha256);
       if (!reused) {
         Status s = reader.ExtractTo(e.name, blob);
@@ -110,9 +125,16 @@ Result<ShrinkReport> Shrink(const std::string& in, const std::string& out_path,
         CARTON_RETURN_IF_ERROR(internal::WriteEncodedCopy(blob, copy, enc));
       }
     }
-    CARTON_ASSIGN_OR_RETURN(std::string url, BlobUrl(options.url_prefix, me->sha256));
+    std::vector<std::string> add;
+    if (by_digest) {
+      add = options.urls.at(me->sha256);
+    } else {
+      CARTON_ASSIGN_OR_RETURN(std::string url, BlobUrl(options.url_prefix, me->sha256));
+      add.push_back(std::move(url));
+    }
     auto& urls = new_links.urls[me->sha256];
-    if (std::find(urls.begin(), urls.end(), url) == urls.end()) {
+    for (std::string& url : add) {
+      if (std::find(urls.begin(), urls.end(), url) != urls.end()) continue;
       if (urls.size() >= links::kMaxUrlsPerHash) {
         return InvalidArgument(e.name + ": LINKS already lists " + std::to_string(urls.size()) +
                                " urls for its sha256, the most allowed");
@@ -124,6 +146,10 @@ Result<ShrinkReport> Shrink(const std::string& in, const std::string& out_path,
   }
   if (!new_links.urls.empty()) {
     const std::string text = links::WriteLinks(new_links);
+    // ParseLinks holds every LINKS rule (WriteLinks escapes any text).
+    if (auto parsed = links::ParseLinks(text); by_digest && !parsed.ok()) {
+      return InvalidArgument("LINKS cannot hold these urls: " + parsed.status().message());
+    }
     CARTON_RETURN_IF_ERROR(writer.AddBytes("LINKS", AsBytes(text), Compression::kStored).status());
   }
   CARTON_RETURN_IF_ERROR(

@@ -10,11 +10,11 @@
 
 #include "bindings.h"
 #include "carton/carton/info.h"
+#include "carton/carton/links.h"
 #include "carton/carton/pack.h"
 #include "carton/carton/verify.h"
 #include "carton/loader/loader.h"
 #include "config_convert.h"
-#include "shrink_urls.h"
 #include "stage.h"
 
 namespace carton::python {
@@ -125,7 +125,10 @@ std::map<manifest::Digest, std::vector<std::string>> UrlsFromPython(py::handle u
 
 std::string ShrinkCarton(const std::string& path, const std::string& output, py::handle urls) {
   auto digests = UrlsFromPython(urls, "urls");
-  auto report = WithoutGil([&] { return ShrinkToUrls(path, output, digests); });
+  if (digests.empty()) Raise(InvalidArgument("urls is empty: it names no file to move to LINKS"));
+  ShrinkOptions options;
+  options.urls = std::move(digests);
+  auto report = WithoutGil([&] { return Shrink(path, output, options); });
   return manifest::ToHex(Unwrap(std::move(report)).manifest_hash);
 }
 
@@ -162,7 +165,9 @@ std::string PackModel(const std::string& path, const std::string& output, const 
     // leave the zip on the way to `output`.
     const std::string packed = stage.path() + "/packed.carton";
     CARTON_ASSIGN_OR_RETURN(PackReport r, Pack(stage.path(), packed, options));
-    CARTON_ASSIGN_OR_RETURN(ShrinkToUrlsReport s, ShrinkToUrls(packed, output, urls));
+    ShrinkOptions shrink;
+    shrink.urls = urls;
+    CARTON_ASSIGN_OR_RETURN(ShrinkReport s, Shrink(packed, output, shrink));
     (void)r;
     return manifest::ToHex(s.manifest_hash);
   }));

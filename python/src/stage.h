@@ -15,9 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "carton/common/status.h"
 #include "carton/format/config.h"
 #include "carton/format/tensor_data.h"
-#include "carton/common/status.h"
 
 namespace carton::python {
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,11 +39,16 @@ Result<BlobEncoding> ParseBlobEncoding(std::string_view name);
 
 struct ShrinkOptions {
   // Each moved file gets the URL `url_prefix` + "/" + <sha256 hex> (one
-  // trailing '/' of the prefix is dropped). Required.
+  // trailing '/' of the prefix is dropped). Required unless `urls` is set.
   std::string url_prefix;
   // Where the blobs are written, named by their sha256: the files to upload
-  // to `url_prefix`. Created if missing. Required.
+  // to `url_prefix`. Created if missing. Required unless `urls` is set.
   std::string blobs_dir;
+  // Instead of the above: exactly the files with these sha256s leave the
+  // zip, listed in LINKS with these URLs (the blobs already live there, so
+  // none is written; min_size and encodings are not used). Each sha256 must
+  // name a file that can leave (kInvalidArgument otherwise).
+  std::map<manifest::Digest, std::vector<std::string>> urls;
   // Files of at least this many bytes leave the zip. carton.toml and
   // tensor_data/index.toml always stay (they are the metadata `carton info`
   // reads).
