@@ -80,7 +80,7 @@ TEST_CASE("common: AtomicFile WriteAt fills in earlier bytes, buffered or not", 
   }
 }
 
-TEST_CASE("common: AtomicFile Preallocate sets the length; Commit cuts back to what was written",
+TEST_CASE("common: AtomicFile Preallocate sets the length, Commit cuts back to what was written",
           "[common]") {
   testing::TempDir dir;
   const std::string path = dir.file("p.bin");

@@ -112,7 +112,7 @@ std::size_t Count(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("python runner: identity; =major.minor selects the interpreter's patch release",
+TEST_CASE("python runner: identity, and =major.minor selects the interpreter's patch release",
           "[python]") {
   TempDir tmp;
   auto info = PythonRunner(tmp.file("cache"), "info");
@@ -404,7 +404,7 @@ TEST_CASE("python runner: outputs of dtypes carton lacks are errors naming the o
   CHECK_THAT(r.out, Catch::Contains("PASS ok"));  // the runner is still there
 }
 
-TEST_CASE("python runner: inputs are read-only views; a model keeping one is warned, then copied",
+TEST_CASE("python runner: inputs are read-only views, a model keeping one is warned, then copied",
           "[python][zero-copy]") {
   TempDir tmp;
   TensorData d;
