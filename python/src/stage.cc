@@ -10,6 +10,7 @@
 
 #include "bindings.h"
 #include "carton/common/atomic_file.h"
+#include "carton/common/posix_error.h"
 #include "carton/manifest/manifest.h"
 #include "carton/pybridge/numpy_tensor.h"
 #include "config_convert.h"
@@ -82,7 +83,7 @@ Status WriteBytes(const std::string& path, std::string_view bytes) {
   return WriteFileAtomically(path, AsBytes(bytes));
 }
 
-Status Errno(const std::string& what) { return IoError(what + ": " + std::strerror(errno)); }
+Status Errno(const std::string& what) { return ErrnoIoError(errno, what); }
 
 // A hard link to `from` at `to`, else a copy.
 Status LinkOrCopy(const fs::path& from, const fs::path& to) {

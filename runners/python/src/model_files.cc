@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "carton/common/atomic_file.h"
+#include "carton/common/posix_error.h"
 #include "carton/manifest/sha256.h"
 
 namespace carton::python_runner {
@@ -81,7 +82,7 @@ Result<std::string> PythonModelDir(const std::string& model_dir, const loader::L
   std::string pattern =
       (target.parent_path() / (".mirror-" + target.filename().string() + "-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
-    return IoError(pattern + ": " + std::strerror(errno));
+    return ErrnoIoError(errno, pattern);
   }
   const fs::path tmp = pattern;
   Status s = Mirror(model_dir, tmp, "", missing);
@@ -94,8 +95,7 @@ Result<std::string> PythonModelDir(const std::string& model_dir, const loader::L
     ::chmod(tmp.c_str(), 0755);  // mkdtemp made it 0700
     if (::rename(tmp.c_str(), target.c_str()) == 0) return target.string();
     if (errno != EEXIST && errno != ENOTEMPTY) {
-      s = IoError("renaming " + tmp.string() + " to " + target.string() + ": " +
-                  std::strerror(errno));
+      s = ErrnoIoError(errno, "renaming " + tmp.string() + " to " + target.string());
     }
   }
   fs::remove_all(tmp, ec);  // ours failed, or another process's won
