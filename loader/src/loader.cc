@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <random>
 
 #include "cache_internal.h"
@@ -12,8 +13,10 @@
 #include "carton/common/atomic_file.h"
 #include "carton/common/mapped_file.h"
 #include "carton/links/blob_cache.h"
+#include "carton/links/oci.h"
 #include "carton/manifest/manifest.h"
 #include "loaded.h"
+#include "oci_remote.h"
 #include "remote.h"
 
 namespace carton::loader {
@@ -159,20 +162,19 @@ Result<LoadedCarton> LoadFile(const std::string& path, const LoadOptions& option
   return FromEntry(std::move(entry), stats);
 }
 
-Result<LoadedCarton> LoadUrl(const std::string& url, const LoadOptions& options) {
+// A carton that lives elsewhere (a URL, a registry), known by its manifest
+// hash `hex`: a hit, else a miss that `download`s the carton under the
+// entry's materialize lock (so that other processes loading the same carton
+// wait for this entry instead of downloading it too), loads that file and
+// drops it (the entry now holds every file or links the download).
+Result<LoadedCarton> LoadRemote(const std::string& hex,
+                                const std::function<Status(const std::string&)>& download,
+                                const LoadOptions& options) {
   CARTON_ASSIGN_OR_RETURN(std::string root, CacheRoot(options));
-  CARTON_ASSIGN_OR_RETURN(std::string manifest_text, internal::ReadRemoteManifest(url));
-  auto m = manifest::Manifest::Parse(AsBytes(manifest_text));
-  if (!m.ok()) return m.status().WithContext(url);
-  std::string hex = manifest::ToHex(manifest::Sha256Of(AsBytes(manifest_text)));
   LoadStats stats;
   auto hit = internal::AcquireEntry(root, hex, nullptr, options.verify_cache_hit, &stats);
   if (hit.ok()) return FromEntry(std::move(hit).value(), stats);
   if (hit.status().code() != StatusCode::kNotFound) return hit.status();
-  // A miss: under the entry's materialize lock (so that other processes
-  // loading the same carton wait for this entry instead of downloading it
-  // too), download beside the cache, load that file, drop it (the entry
-  // now holds every file or links the download).
   CARTON_ASSIGN_OR_RETURN(internal::FileLock lock,
                           internal::FileLock::Open(internal::MaterializeLockPath(root, hex)));
   CARTON_ASSIGN_OR_RETURN(bool locked, lock.Lock(internal::FileLock::Mode::kExclusive));
@@ -185,10 +187,26 @@ Result<LoadedCarton> LoadUrl(const std::string& url, const LoadOptions& options)
   std::random_device rd;
   std::string dest =
       internal::DownloadsDir(root) + "/" + hex + "-" + std::to_string(rd()) + ".carton";
-  CARTON_RETURN_IF_ERROR(internal::DownloadCarton(url, dest));
+  CARTON_RETURN_IF_ERROR(download(dest));
   auto loaded = LoadFile(dest, options, &lock);
   fs::remove(dest, ec);
   return loaded;
+}
+
+Result<LoadedCarton> LoadUrl(const std::string& url, const LoadOptions& options) {
+  CARTON_ASSIGN_OR_RETURN(std::string manifest_text, internal::ReadRemoteManifest(url));
+  auto m = manifest::Manifest::Parse(AsBytes(manifest_text));
+  if (!m.ok()) return m.status().WithContext(url);
+  std::string hex = manifest::ToHex(manifest::Sha256Of(AsBytes(manifest_text)));
+  return LoadRemote(
+      hex, [&](const std::string& dest) { return internal::DownloadCarton(url, dest); }, options);
+}
+
+Result<LoadedCarton> LoadOci(const std::string& reference, const LoadOptions& options) {
+  CARTON_ASSIGN_OR_RETURN(std::string hex, internal::ResolveOci(reference, options));
+  return LoadRemote(
+      hex, [&](const std::string& dest) { return internal::PullOci(reference, dest, options); },
+      options);
 }
 
 // A cache entry given by its directory (runners are handed these): its
@@ -261,6 +279,7 @@ bool IsUrl(std::string_view s) {
 
 Result<LoadedCarton> Load(const std::string& path_or_url, const LoadOptions& options) {
   if (IsUrl(path_or_url)) return LoadUrl(path_or_url, options);
+  if (links::oci::IsReference(path_or_url)) return LoadOci(path_or_url, options);
   std::error_code ec;
   if (fs::is_directory(path_or_url, ec)) return LoadDirectory(path_or_url, options);
   return LoadFile(path_or_url, options);
@@ -284,6 +303,7 @@ Result<LoadedCarton> LoadUnpacked(const std::string& dir, const std::string& run
 
 Result<CartonInfo> GetModelInfo(const std::string& path_or_url) {
   if (IsUrl(path_or_url)) return internal::ReadRemoteInfo(path_or_url);
+  if (links::oci::IsReference(path_or_url)) return internal::ReadOciInfo(path_or_url);
   return ReadInfo(path_or_url);
 }
 

@@ -68,6 +68,8 @@ Result<Session> Start(const RunArgs& args) {
 int Load(const LoadArgs& args) {
   loader::LoadOptions options;
   options.verify_cache_hit = args.verify;
+  options.registry_config = args.registry.config;
+  options.plain_http = args.registry.plain_http;
   auto c = loader::Load(args.model, options);
   if (!c.ok()) return Fail("load", c.status());
   if (args.json) {
