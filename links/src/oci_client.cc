@@ -61,6 +61,40 @@ bool IsLoopbackRegistry(std::string_view registry) {
 }
 
 std::string PullScope(const std::string& repo) { return "repository:" + repo + ":pull"; }
+
+// `ours` plus the scopes of `theirs` (space-separated "type:name:actions")
+// that it does not already grant.
+std::string MergeScopes(const std::string& ours, const std::string& theirs) {
+  auto split = [](std::string_view s, char sep) {
+    std::vector<std::string> out;
+    while (!s.empty()) {
+      const auto at = s.find(sep);
+      if (at != 0) out.emplace_back(s.substr(0, at));
+      if (at == std::string_view::npos) break;
+      s.remove_prefix(at + 1);
+    }
+    return out;
+  };
+  std::string merged = ours;
+  const auto mine = split(ours, ' ');
+  for (const std::string& scope : split(theirs, ' ')) {
+    const auto colon = scope.rfind(':');
+    if (colon == std::string::npos) continue;
+    const std::string resource = scope.substr(0, colon);
+    const auto actions = split(std::string_view(scope).substr(colon + 1), ',');
+    bool granted = false;
+    for (const std::string& m : mine) {
+      const auto mc = m.rfind(':');
+      if (mc == std::string::npos || m.substr(0, mc) != resource) continue;
+      const auto have = split(std::string_view(m).substr(mc + 1), ',');
+      granted = std::all_of(actions.begin(), actions.end(), [&](const std::string& a) {
+        return std::find(have.begin(), have.end(), a) != have.end();
+      });
+    }
+    if (!granted) merged += " " + scope;
+  }
+  return merged;
+}
 std::string PushScope(const std::string& repo) { return "repository:" + repo + ":pull,push"; }
 
 // The registry's explanation of a failed response: its JSON error, else
@@ -104,6 +138,12 @@ struct Client::Impl {
   std::optional<Credentials> credentials;
 
   mutable std::mutex mu;
+  // Held while a token is fetched, so that threads that need one at once
+  // wait for one fetch instead of making their own.
+  mutable std::mutex auth_mu;
+  // A token server's refusal of our credentials: every later call fails
+  // with it instead of asking again. Guarded by auth_mu.
+  mutable Status auth_refused;
   mutable Auth auth = Auth::kUnknown;
   mutable std::string realm, service;
   mutable std::map<std::string, CachedToken> tokens;  // by the scope asked for
@@ -221,53 +261,85 @@ struct Client::Impl {
     return CachedToken{t.value, started + t.lifetime - margin};
   }
 
+  // The header the state has for `scope` now: "" for none, or nullopt
+  // when a bearer token must be fetched (none, or one with less than
+  // `margin` left). REQUIRES: mu held.
+  std::optional<std::string> CachedHeader(const std::string& scope,
+                                          std::chrono::seconds margin) const {
+    switch (auth) {
+      case Auth::kUnknown:
+      case Auth::kNone:
+        return std::string();
+      case Auth::kBasic:
+        return BasicHeader();
+      case Auth::kBearer:
+        break;
+    }
+    auto it = tokens.find(scope);
+    if (it != tokens.end() && Clock::now() + margin < it->second.expires) {
+      return "Authorization: Bearer " + it->second.value;
+    }
+    return std::nullopt;
+  }
+
   // The Authorization header to send for `scope` now ("" for none),
   // fetching a bearer token when the cached one has less than `margin`
-  // left.
+  // left. One thread fetches; the others wait for its token.
   Result<std::string> AuthHeader(const std::string& scope,
                                  std::chrono::seconds margin = std::chrono::seconds(0)) const {
+    {
+      std::lock_guard lock(mu);
+      if (auto h = CachedHeader(scope, margin)) return *h;
+    }
+    std::lock_guard fetching(auth_mu);
+    CARTON_RETURN_IF_ERROR(auth_refused);
     std::string token_realm, token_service;
     {
       std::lock_guard lock(mu);
-      switch (auth) {
-        case Auth::kUnknown:
-        case Auth::kNone:
-          return std::string();
-        case Auth::kBasic:
-          return BasicHeader();
-        case Auth::kBearer:
-          break;
-      }
-      auto it = tokens.find(scope);
-      if (it != tokens.end() && Clock::now() + margin < it->second.expires) {
-        return "Authorization: Bearer " + it->second.value;
-      }
+      if (auto h = CachedHeader(scope, margin)) return *h;
       token_realm = realm;
       token_service = service;
     }
-    CARTON_ASSIGN_OR_RETURN(CachedToken t, FetchToken(token_realm, token_service, scope));
+    auto t = FetchToken(token_realm, token_service, scope);
+    if (!t.ok()) {
+      auth_refused = t.status();
+      return t.status();
+    }
     std::lock_guard lock(mu);
-    tokens[scope] = t;
-    return "Authorization: Bearer " + t.value;
+    tokens[scope] = *t;
+    return "Authorization: Bearer " + t->value;
   }
 
-  // Learns from a 401 how to authenticate for `scope`, and does it.
-  Status Authenticate(const HttpReply& reply, const std::string& scope,
+  // Learns from a 401 to a request sent with `sent` (its Authorization
+  // header, or "") how to authenticate for `scope`, and does it. When
+  // another thread did meanwhile, its result is used.
+  Status Authenticate(const HttpReply& reply, const std::string& scope, const std::string& sent,
                       const std::string& what) const {
+    std::lock_guard fetching(auth_mu);
+    CARTON_RETURN_IF_ERROR(auth_refused);
+    {
+      std::lock_guard lock(mu);
+      if (auth == Auth::kBearer || (auth == Auth::kBasic && sent.empty())) {
+        auto h = CachedHeader(scope, std::chrono::seconds(0));
+        if (h && *h != sent) return Status::Ok();
+      }
+    }
     const std::vector<Challenge> challenges = ParseChallenges(reply.Headers("www-authenticate"));
     for (const Challenge& c : challenges) {
       if (c.scheme != "bearer") continue;
       auto r = c.params.find("realm");
       if (r == c.params.end() || r->second.empty()) continue;
-      std::string want = scope;
-      if (auto s = c.params.find("scope");
-          s != c.params.end() && !s->second.empty() && s->second != scope) {
-        // Ask for what the registry names as well as what this call needs.
-        want = scope + " " + s->second;
-      }
+      auto sc = c.params.find("scope");
+      // Ask for what the registry names as well as what this call needs.
+      const std::string want = MergeScopes(scope, sc == c.params.end() ? "" : sc->second);
       const auto sv = c.params.find("service");
       const std::string svc = sv == c.params.end() ? "" : sv->second;
-      CARTON_ASSIGN_OR_RETURN(CachedToken t, FetchToken(r->second, svc, want));
+      auto fetched = FetchToken(r->second, svc, want);
+      if (!fetched.ok()) {
+        auth_refused = fetched.status();
+        return fetched.status();
+      }
+      const CachedToken t = std::move(fetched).value();
       std::lock_guard lock(mu);
       auth = Auth::kBearer;
       realm = r->second;
@@ -281,6 +353,11 @@ struct Client::Impl {
         return NetworkError(what + ": the registry asks for credentials (" + Explain(reply) +
                             ") and none are configured for " + registry +
                             " (--registry-config, $CARTON_REGISTRY_AUTH, ~/.docker/config.json)");
+      }
+      if (!sent.empty()) {
+        // These very credentials were refused.
+        return NetworkError(what + ": access denied: " + Explain(reply) +
+                            " (with the credentials configured for " + registry + ")");
       }
       std::lock_guard lock(mu);
       auth = Auth::kBasic;
@@ -306,7 +383,7 @@ struct Client::Impl {
       CARTON_ASSIGN_OR_RETURN(HttpReply r, CallOnce(call));
       if (!r.refused.ok()) return r.refused;
       if (r.code == CURLE_OK && r.status == 401 && !authenticated) {
-        CARTON_RETURN_IF_ERROR(Authenticate(r, scope, what));
+        CARTON_RETURN_IF_ERROR(Authenticate(r, scope, header, what));
         authenticated = true;
         continue;
       }
