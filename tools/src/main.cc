@@ -13,13 +13,13 @@ int main(int argc, char** argv) {
   int rc = kExitOk;
   // --registry-config, --plain-http, --jobs: for commands that take oci://
   // references.
-  auto add_registry_options = [](CLI::App* cmd, RegistryArgs* r) {
+  auto add_registry_options = [](CLI::App* cmd, RegistryArgs* r, bool jobs = true) {
     cmd->add_option("--registry-config", r->config,
                     "Registry credentials in the ~/.docker/config.json format (default: "
                     "$CARTON_REGISTRY_AUTH, then ~/.docker/config.json)");
     cmd->add_flag("--plain-http", r->plain_http,
                   "Talk plain HTTP to a registry that is not on a loopback address");
-    cmd->add_option("--jobs", r->jobs, "Blobs moved at once")->capture_default_str();
+    if (jobs) cmd->add_option("--jobs", r->jobs, "Blobs moved at once")->capture_default_str();
   };
 
   auto* st = app.add_subcommand("safetensors", "Inspect and verify safetensors files");
@@ -176,7 +176,7 @@ int main(int argc, char** argv) {
   l->add_flag("--root", load.root, "Print the entry's root (carton.toml, model/, ...) instead");
   l->add_flag("--verify", load.verify, "Rehash the cached files even on a hit");
   l->add_flag("--json", load.json, "Print JSON: directories, manifest hash, hit or miss, bytes");
-  add_registry_options(l, &load.registry);
+  add_registry_options(l, &load.registry, /*jobs=*/false);
   l->callback([&] { rc = Load(load); });
 
   CacheArgs cache;
