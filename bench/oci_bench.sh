@@ -4,7 +4,8 @@
 # same bytes to and from the same registry's blob endpoint in the same run
 # (a monolithic PUT of the weights file; a GET of that blob), and a re-push
 # of the unchanged carton (one HEAD per blob and the manifest PUT) against
-# curl sending the same HEADs.
+# curl sending the same HEADs. Also times a pull whose blobs are all cached
+# (one manifest request and the rebuild), to show where a pull's time goes.
 #
 #   bash bench/oci_bench.sh CARTON [SCRATCH_DIR] [RUNS]
 #
@@ -61,7 +62,7 @@ curl_push() {  # $1: repository
 
 : > "$scratch/push.times"; : > "$scratch/curl_push.times"
 : > "$scratch/pull.times"; : > "$scratch/curl_pull.times"
-: > "$scratch/repush.times"; : > "$scratch/curl_heads.times"
+: > "$scratch/repush.times"; : > "$scratch/curl_heads.times"; : > "$scratch/rebuild.times"
 for i in $(seq "$runs"); do
   sync
   t0=$(now); curl_push "curl$i"; t1=$(now)
@@ -80,8 +81,8 @@ for i in $(seq "$runs"); do
   blobs=$(CARTON_CACHE_DIR="$scratch/cache" "$carton" push --json "$scratch/m.carton" "oci://127.0.0.1:$port/carton$i:v1" |
           python3 -c 'import json, sys; print(" ".join(b["digest"] for b in json.load(sys.stdin)["blobs"]))')
   urls=()
-  for b in $blobs; do urls+=(-I "$reg/v2/carton$i/blobs/$b"); done
-  t0=$(now); curl -sS -o /dev/null "${urls[@]}"; t1=$(now)
+  for b in $blobs; do urls+=("$reg/v2/carton$i/blobs/$b"); done
+  t0=$(now); curl -sS --head "${urls[@]}" >/dev/null; t1=$(now)
   echo "$t1 - $t0" | bc >> "$scratch/curl_heads.times"
 
   rm -f "$scratch/curl.out"; sync
@@ -93,16 +94,24 @@ for i in $(seq "$runs"); do
   t1=$(now)
   echo "$t1 - $t0" | bc >> "$scratch/pull.times"
   cmp -s "$scratch/pulled.carton" "$scratch/m.carton" || { echo "pull $i: not byte-identical" >&2; exit 1; }
-  echo "run $i: push $(tail -1 "$scratch/push.times") s (curl $(tail -1 "$scratch/curl_push.times")), pull $(tail -1 "$scratch/pull.times") s (curl $(tail -1 "$scratch/curl_pull.times")), re-push $(tail -1 "$scratch/repush.times") s ($(echo "$blobs" | wc -w) HEADs by curl: $(tail -1 "$scratch/curl_heads.times") s)" >&2
+  # The same pull with every blob cached: the manifest request and the
+  # rebuild of the carton from the cached blobs.
+  rm -f "$scratch/pulled.carton"; sync
+  t0=$(now)
+  CARTON_CACHE_DIR="$scratch/pull-cache" "$carton" pull "oci://127.0.0.1:$port/carton$i:v1" -o "$scratch/pulled.carton" >/dev/null 2>&1
+  t1=$(now)
+  echo "$t1 - $t0" | bc >> "$scratch/rebuild.times"
+  echo "run $i: push $(tail -1 "$scratch/push.times") s (curl $(tail -1 "$scratch/curl_push.times")), pull $(tail -1 "$scratch/pull.times") s (curl $(tail -1 "$scratch/curl_pull.times"); cached: $(tail -1 "$scratch/rebuild.times")), re-push $(tail -1 "$scratch/repush.times") s ($(echo "$blobs" | wc -w) HEADs by curl: $(tail -1 "$scratch/curl_heads.times") s)" >&2
 done
 
 m() { median < "$scratch/$1.times"; }
 push=$(m push); curl_push_t=$(m curl_push); pull=$(m pull); curl_pull_t=$(m curl_pull)
-repush=$(m repush); heads=$(m curl_heads)
+repush=$(m repush); heads=$(m curl_heads); rebuild=$(m rebuild)
 printf 'carton push 1 GiB:  %.3f s, curl PUT of the same bytes: %.3f s, ratio %.2f\n' \
   "$push" "$curl_push_t" "$(echo "$push / $curl_push_t" | bc -l)"
 printf 'carton pull 1 GiB:  %.3f s, curl GET of the same bytes: %.3f s, ratio %.2f\n' \
   "$pull" "$curl_pull_t" "$(echo "$pull / $curl_pull_t" | bc -l)"
+printf 'carton pull, every blob cached (manifest request + rebuild): %.3f s\n' "$rebuild"
 printf 'carton re-push:     %.3f s, curl HEAD of every blob: %.3f s, re-push minus HEADs: %.3f s\n' \
   "$repush" "$heads" "$(echo "$repush - $heads" | bc -l)"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

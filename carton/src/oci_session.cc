@@ -15,6 +15,9 @@ Result<OciSession> OpenOciSession(const std::string& reference, const OciOptions
   s.cache = links::BlobCache(s.cache_root);
   links::oci::ClientOptions client = options.client;
   if (client.cache_root.empty()) client.cache_root = s.cache_root;
+  // The progress lines of transfers running at once would overwrite each
+  // other.
+  if (options.jobs > 1) client.fetch.show_progress = false;
   auto opened = links::oci::Client::Open(s.ref.registry, client);
   if (!opened.ok()) return opened.status().WithContext(s.where);
   s.client = std::move(opened).value();

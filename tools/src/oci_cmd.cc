@@ -50,8 +50,6 @@ OciOptions OciOptionsFor(const RegistryArgs& args) {
   OciOptions o;
   o.client.registry_config = args.config;
   o.client.plain_http = args.plain_http;
-  // Progress lines of parallel transfers would overwrite each other.
-  o.client.fetch.show_progress = args.jobs <= 1;
   o.jobs = args.jobs;
   return o;
 }

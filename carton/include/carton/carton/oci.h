@@ -53,7 +53,7 @@ struct OciOptions {
   links::oci::ClientOptions client;
   // The blob cache root; empty: links::DefaultCacheDir().
   std::string cache_dir;
-  // Blobs moved at once (>= 1).
+  // Blobs moved at once (>= 1). With more than one, no progress is drawn.
   unsigned jobs = 4;
   // Threads for zstd when rebuilding (0: one per core); the output is the
   // same for any number.
