@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "carton/links/oci.h"
@@ -499,6 +500,152 @@ TEST_CASE("oci cli: LINKS naming a host the allowlist refuses are not fetched",
   r = Run("CARTON_ALLOWED_HOSTS=127.0.0.2 " + Carton(tmp) + " verify --fetch " + Q(small));
   CHECK(r.exit_code == 0);
   CHECK(ReadText(log).find("GET /blobs/") != std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+// Pushes a variant of the artifact at `tag`: its manifest and config
+// changed by `change_manifest` and `change_config` (the config's digest and
+// size are then fixed up), under `new_tag`.
+void PushVariant(const RegistryServer& registry, const std::string& repo, const std::string& tag,
+                 const std::string& new_tag, const std::function<void(Json&)>& change_manifest,
+                 const std::function<void(Json&)>& change_config) {
+  using carton::links::oci::Client;
+  auto client = Client::Open(registry.host(), {});
+  REQUIRE(client.ok());
+  auto m = (*client)->GetManifest(repo, tag);
+  REQUIRE(m.ok());
+  Json manifest = Json::parse(m->bytes);
+  auto config_digest =
+      carton::links::oci::ParseDigest(manifest["config"]["digest"].get<std::string>());
+  REQUIRE(config_digest.ok());
+  TempDir dir;
+  auto path = (*client)->FetchBlob(carton::links::BlobCache(dir.file("cache")), repo,
+                                   *config_digest, manifest["config"]["size"]);
+  REQUIRE(path.ok());
+  Json config = Json::parse(ReadText(*path));
+  change_config(config);
+  const std::string config_text = config.dump();
+  const auto digest = carton::manifest::Sha256Of(carton::AsBytes(config_text));
+  REQUIRE((*client)->PushBlob(repo, digest, carton::AsBytes(config_text)).ok());
+  manifest["config"]["digest"] = carton::links::oci::DigestString(digest);
+  manifest["config"]["size"] = config_text.size();
+  change_manifest(manifest);
+  const std::string text = manifest.dump();
+  REQUIRE((*client)
+              ->PutManifest(repo, new_tag, carton::links::oci::kImageManifestMediaType,
+                            carton::AsBytes(text))
+              .ok());
+}
+
+TEST_CASE("oci cli: artifacts that break the layout rules are refused before anything is written",
+          "[oci][cli][errors]") {
+  RegistryServer registry;
+  TempDir tmp;
+  const std::string v1 = PackVersion(tmp, "v1", 1);
+  REQUIRE(Run(Carton(tmp) + " push " + Q(v1) + " " + registry.Ref("m:good")).exit_code == 0);
+  auto none = [](Json&) {};
+  auto layer = [](Json& m, const std::string& title) -> Json& {
+    for (auto& l : m["layers"]) {
+      if (l["annotations"]["org.opencontainers.image.title"] == title) return l;
+    }
+    FAIL("no layer " << title);
+    return m;
+  };
+  struct Case {
+    std::string name;
+    std::function<void(Json&)> manifest, config;
+    int exit_code;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"config-version", none, [](Json& c) { c["version"] = 2; }, 1,
+       "carton config blob: version 2 is not supported (only 1)"},
+      {"config-hash", none, [](Json& c) { c["manifest_hash"] = std::string(64, 'a'); }, 1,
+       "the config names manifest hash " + std::string(64, 'a') + " but the MANIFEST layer is"},
+      {"config-json", none, [](Json& c) { c = "not an object"; }, 1,
+       "carton config blob: not a JSON object"},
+      {"config-alignment", none, [](Json& c) { c["zip"]["alignment"] = 3; }, 1,
+       "carton config blob: zip.alignment 3 is not a power of two in 1..32768"},
+      {"config-level", none,
+       [](Json& c) {
+         for (auto& e : c["zip"]["entries"]) {
+           if (e["method"] == "zstd") e["level"] = 99;
+         }
+       },
+       1, "is not a level of zstd"},
+      {"config-name", none, [](Json& c) { c["zip"]["entries"][0]["name"] = "../evil"; }, 1,
+       "carton config blob: zip.entries[0].name \"../evil\""},
+      {"config-duplicate", none,
+       [](Json& c) { c["zip"]["entries"].push_back(c["zip"]["entries"][0]); }, 1,
+       "carton config blob: zip.entries[5]: duplicate name carton.toml"},
+      {"config-missing-file", none,
+       [](Json& c) {
+         auto& e = c["zip"]["entries"];
+         for (std::size_t i = 0; i < e.size(); ++i) {
+           if (e[i]["name"] == "model/notes.txt") e.erase(i);
+         }
+       },
+       1, "model/notes.txt: neither a zip entry nor linked in the config"},
+      {"layer-digest",
+       [&](Json& m) {
+         // Another blob the registry has (it refuses a manifest naming none).
+         layer(m, "model/notes.txt")["digest"] = layer(m, "model/weights.bin")["digest"];
+         layer(m, "model/notes.txt")["size"] = layer(m, "model/weights.bin")["size"];
+       },
+       none, 1,
+       "model/notes.txt: its layer has digest " + Sha256Hex(Noise(700'000, 1)) +
+           " but MANIFEST says"},
+      {"layer-extra",
+       [&](Json& m) {
+         Json extra = layer(m, "model/notes.txt");
+         extra["annotations"]["org.opencontainers.image.title"] = "model/extra.bin";
+         m["layers"].push_back(extra);
+       },
+       none, 1, "layer model/extra.bin is not listed in MANIFEST"},
+      {"layer-title", [&](Json& m) { layer(m, "model/notes.txt")["annotations"] = Json::object(); },
+       none, 1, "has no org.opencontainers.image.title"},
+      {"layer-traversal",
+       [&](Json& m) {
+         layer(m, "model/notes.txt")["annotations"]["org.opencontainers.image.title"] =
+             "../../etc/passwd";
+       },
+       none, 1, ": title: path \"../../etc/passwd\""},
+      {"layer-type",
+       [&](Json& m) { layer(m, "model/notes.txt")["mediaType"] = "application/octet-stream"; },
+       none, 1, "media type \"application/octet-stream\" is not a carton layer type"},
+      {"no-manifest-layer",
+       [&](Json& m) {
+         auto& l = m["layers"];
+         for (std::size_t i = 0; i < l.size(); ++i) {
+           if (l[i]["annotations"]["org.opencontainers.image.title"] == "MANIFEST") l.erase(i);
+         }
+         m.erase("annotations");
+       },
+       none, 1, "no MANIFEST layer"},
+      {"annotation",
+       [](Json& m) { m["annotations"]["dev.carton.manifest-hash"] = std::string(64, 'b'); }, none,
+       1, "dev.carton.manifest-hash does not name the MANIFEST layer's digest"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    PushVariant(registry, "m", "good", c.name, c.manifest, c.config);
+    const std::string out = tmp.file(c.name + ".carton");
+    auto r = Run(Carton(tmp, "cache-" + c.name) + " pull " + registry.Ref("m:" + c.name) + " -o " +
+                 Q(out));
+    INFO(r.err);
+    CHECK(r.exit_code == c.exit_code);
+    CHECK(r.err.find(c.message) != std::string::npos);
+    CHECK(r.err.rfind("carton pull: " + registry.Ref("m:" + c.name), 0) == 0);
+    CHECK_FALSE(fs::exists(out));
+  }
+  // The untouched artifact, pushed again as a variant, pulls.
+  PushVariant(registry, "m", "good", "same", none, none);
+  auto r = Run(Carton(tmp) + " pull " + registry.Ref("m:same") + " -o " + Q(tmp.file("s.carton")));
+  CHECK(r.exit_code == 0);
+  CHECK(ReadText(tmp.file("s.carton")) == ReadText(v1));
 }
 
 }  // namespace
