@@ -253,11 +253,11 @@ Result<OciPullReport> PullCarton(const std::string& reference, const std::string
   const OciSession& s = p.session;
   // What the cache holds before this pull, for the report.
   std::set<manifest::Digest> was_cached;
-  if (s.cache.Get(p.artifact.config_digest, p.artifact.config_size).ok()) {
+  if (s.cache.Get(p.artifact.config_digest).ok()) {
     was_cached.insert(p.artifact.config_digest);
   }
   for (const internal::OciLayer& l : p.artifact.layers) {
-    if (s.cache.Get(l.digest, l.size).ok()) was_cached.insert(l.digest);
+    if (s.cache.Get(l.digest).ok()) was_cached.insert(l.digest);
   }
   CARTON_RETURN_IF_ERROR(LoadLayout(p));
   OciPullReport report;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -689,7 +690,18 @@ Result<BlobPush> Client::PushBlobLazily(const std::string& repo, const manifest:
 Result<std::string> Client::FetchBlob(const BlobCache& cache, const std::string& repo,
                                       const manifest::Digest& digest, std::uint64_t size) const {
   const Impl& m = *impl_;
-  if (auto hit = cache.Get(digest, size); hit.ok()) return hit;
+  // A cached blob was verified when it was written, so its size is the
+  // truth: a manifest that claims another is wrong (and must not make the
+  // cache discard a good blob).
+  if (auto hit = cache.Get(digest); hit.ok()) {
+    std::error_code ec;
+    const auto actual = std::filesystem::file_size(*hit, ec);
+    if (!ec && actual != size) {
+      return Corrupt(m.Where(repo) + ": blob " + DigestString(digest) + " is said to have " +
+                     std::to_string(size) + " bytes, but it has " + std::to_string(actual));
+    }
+    if (!ec) return hit;
+  }
   bool unknown = false;
   {
     std::lock_guard lock(m.mu);

@@ -641,6 +641,27 @@ TEST_CASE("oci cli: artifacts that break the layout rules are refused before any
     CHECK(r.err.rfind("carton pull: " + registry.Ref("m:" + c.name), 0) == 0);
     CHECK_FALSE(fs::exists(out));
   }
+  // A layer whose size is wrong: refused, and a good cached blob stays.
+  PushVariant(
+      registry, "m", "good", "size", [&](Json& m) { layer(m, "model/notes.txt")["size"] = 5; },
+      none);
+  auto sized = Run(Carton(tmp, "cache-size") + " pull " + registry.Ref("m:size") + " -o " +
+                   Q(tmp.file("size.carton")));
+  CHECK(sized.exit_code == 1);
+  CHECK(sized.err.find("model/notes.txt: " + registry.host() + "/m: blob sha256:") !=
+        std::string::npos);
+  REQUIRE(Run(Carton(tmp, "cache-size2") + " pull " + registry.Ref("m:good") + " -o " +
+              Q(tmp.file("good.carton")))
+              .exit_code == 0);
+  sized = Run(Carton(tmp, "cache-size2") + " pull " + registry.Ref("m:size") + " -o " +
+              Q(tmp.file("size.carton")));
+  CHECK(sized.exit_code == 1);
+  CHECK(sized.err.find(" is said to have 5 bytes, but it has ") != std::string::npos);
+  CHECK(Run(Carton(tmp, "cache-size2") + " pull " + registry.Ref("m:good") + " -o " +
+            Q(tmp.file("good2.carton")) + " --json")
+            .out.find("\"bytes_downloaded\": 0") != std::string::npos);
+  CHECK_FALSE(fs::exists(tmp.file("size.carton")));
+
   // The untouched artifact, pushed again as a variant, pulls.
   PushVariant(registry, "m", "good", "same", none, none);
   auto r = Run(Carton(tmp) + " pull " + registry.Ref("m:same") + " -o " + Q(tmp.file("s.carton")));
