@@ -97,13 +97,14 @@ print(server.server_address[1], flush=True)
 server.serve_forever()
 )PY";
 
-// A proxy that cuts blob downloads off half-way (DroppingProxy).
+// A proxy that cuts blob downloads off half-way and drops an upload chunk
+// (DroppingProxy).
 constexpr char kProxy[] = R"PY(
 import http.client, http.server, re, sys, threading
 
-upstream, drops, min_size, log = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+upstream, drops, min_size, log, drop_patch = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 lock = threading.Lock()
-state = {'dropped': 0}
+state = {'dropped': 0, 'patches': 0}
 blob = re.compile(r'^/v2/.+/blobs/sha256:[0-9a-f]{64}$')
 
 def note(line):
@@ -118,16 +119,36 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
     def forward(self, method):
+        length = int(self.headers.get('Content-Length', '0') or '0')
+        body = self.rfile.read(length) if length else None
+        drop_answer = False
+        if method == 'PATCH':
+            with lock:
+                state['patches'] += 1
+                drop_answer = state['patches'] == drop_patch
+                refuse = state['patches'] == -drop_patch
+            if refuse:
+                # Not forwarded: the registry's upload stays where it was.
+                note('patch-drop ' + self.path)
+                self.send_response(503)
+                self.send_header('Content-Length', '0')
+                self.end_headers()
+                return
         conn = http.client.HTTPConnection(upstream)
         headers = {k: v for k, v in self.headers.items() if k.lower() != 'host'}
-        conn.request(method, self.path, headers=headers)
+        conn.request(method, self.path, body=body, headers=headers)
         resp = conn.getresponse()
-        body = resp.read() if method != 'HEAD' else b''
+        data = resp.read() if method != 'HEAD' else b''
+        if drop_answer:
+            # The registry has the chunk; the client never hears of it.
+            note('patch-drop ' + self.path)
+            self.close_connection = True
+            return
         is_blob = method == 'GET' and blob.match(self.path) and resp.status == 200
         if is_blob:
             note('get ' + self.path)
         cut = False
-        if is_blob and len(body) > min_size:
+        if is_blob and len(data) > min_size:
             with lock:
                 if drops < 0 or state['dropped'] < drops:
                     state['dropped'] += 1
@@ -135,22 +156,35 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if cut:
             note('drop ' + self.path)
         self.send_response(resp.status)
+        me = 'http://' + self.headers.get('Host', '')
         for k, v in resp.getheaders():
-            if k.lower() not in ('connection', 'transfer-encoding'):
-                self.send_header(k, v)
+            if k.lower() in ('connection', 'transfer-encoding'):
+                continue
+            if k.lower() == 'location':
+                v = v.replace('http://' + upstream, me)
+            self.send_header(k, v)
         self.end_headers()
         if cut:
-            self.wfile.write(body[:len(body) // 2])
+            self.wfile.write(data[:len(data) // 2])
             self.wfile.flush()
             self.close_connection = True
             return
-        self.wfile.write(body)
+        self.wfile.write(data)
 
     def do_GET(self):
         self.forward('GET')
 
     def do_HEAD(self):
         self.forward('HEAD')
+
+    def do_POST(self):
+        self.forward('POST')
+
+    def do_PUT(self):
+        self.forward('PUT')
+
+    def do_PATCH(self):
+        self.forward('PATCH')
 
 server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
 server.daemon_threads = True
@@ -370,18 +404,23 @@ int RegistryServer::TokensRefused() const {
   return CountLines(ReadText(dir_.file("tokens.log")), "refused ");
 }
 
-DroppingProxy::DroppingProxy(const std::string& upstream_host, int drops, std::uint64_t min_size) {
+DroppingProxy::DroppingProxy(const std::string& upstream_host, int drops, std::uint64_t min_size,
+                             int drop_patch) {
   WriteBytes(dir_.file("proxy.py"), AsBytes(kProxy));
   WriteBytes(dir_.file("proxy.log"), {});
   port_ = std::stoi(
       process_.Start({kPython, dir_.file("proxy.py"), upstream_host, std::to_string(drops),
-                      std::to_string(min_size), dir_.file("proxy.log")},
+                      std::to_string(min_size), dir_.file("proxy.log"), std::to_string(drop_patch)},
                      dir_.file("proxy.err"), /*first_line=*/true));
 }
 
 std::string DroppingProxy::host() const { return "127.0.0.1:" + std::to_string(port_); }
 
 int DroppingProxy::Drops() const { return CountLines(ReadText(dir_.file("proxy.log")), "drop "); }
+
+int DroppingProxy::PatchDrops() const {
+  return CountLines(ReadText(dir_.file("proxy.log")), "patch-drop ");
+}
 
 int DroppingProxy::BlobGets() const { return CountLines(ReadText(dir_.file("proxy.log")), "get "); }
 

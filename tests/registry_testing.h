@@ -86,19 +86,25 @@ class RegistryServer {
   ChildProcess registry_;
 };
 
-// An HTTP proxy on 127.0.0.1 in front of a registry that forwards GET and
-// HEAD requests, but cuts each blob download (GET .../blobs/sha256:...) of
-// more than `min_size` bytes off after half its bytes, `drops` times (-1:
-// always), then lets them through.
+// An HTTP proxy on 127.0.0.1 in front of a registry. It forwards every
+// request (Location headers rewritten to point at the proxy), but cuts each
+// blob download (GET .../blobs/sha256:...) of more than `min_size` bytes
+// off after half its bytes, `drops` times (-1: always), then lets them
+// through; and when `drop_patch` is n > 0, it forwards the n-th PATCH (an
+// upload chunk) and then closes the connection without answering it: the
+// registry has the chunk, the client does not know; when it is -n, it
+// answers the n-th PATCH 503 without forwarding it.
 class DroppingProxy {
  public:
-  DroppingProxy(const std::string& upstream_host, int drops, std::uint64_t min_size = 0);
+  DroppingProxy(const std::string& upstream_host, int drops, std::uint64_t min_size = 0,
+                int drop_patch = 0);
   DroppingProxy(const DroppingProxy&) = delete;
   DroppingProxy& operator=(const DroppingProxy&) = delete;
   std::string host() const;
-  // Blob downloads cut off so far, and blob GETs received.
+  // Blob downloads cut off so far, blob GETs received, PATCHes dropped.
   int Drops() const;
   int BlobGets() const;
+  int PatchDrops() const;
 
  private:
   TempDir dir_;

@@ -478,12 +478,16 @@ struct Client::Impl {
     CARTON_ASSIGN_OR_RETURN(HttpReply r, Send(call, PushScope(repo), what));
     if (r.status != 204) return Failure(r, what + ": upload status");
     const std::string range = r.Header("range");
-    std::uint64_t end = 0;
-    const auto dash = range.find('-');
-    if (dash == std::string::npos) return std::pair<std::uint64_t, std::string>{0, location};
-    end = std::strtoull(range.c_str() + dash + 1, nullptr, 10);
     const std::string next = r.Header("location");
-    return std::pair<std::uint64_t, std::string>{end + 1, next.empty() ? location : Resolve(next)};
+    const std::string at = next.empty() ? location : Resolve(next);
+    const auto dash = range.find('-');
+    // "0-0" is what registries say for an empty upload (and for one byte,
+    // which chunks of more than one byte never leave).
+    if (dash == std::string::npos || range == "0-0") {
+      return std::pair<std::uint64_t, std::string>{0, at};
+    }
+    const std::uint64_t end = std::strtoull(range.c_str() + dash + 1, nullptr, 10);
+    return std::pair<std::uint64_t, std::string>{end + 1, at};
   }
 
   // Uploads in PATCH chunks, resuming after broken ones where the registry
@@ -511,8 +515,12 @@ struct Client::Impl {
         offset = end;
         continue;
       }
-      if (r.ok() && !r->transient())
+      // Any other answer but a refusal of our credentials (a 416 or a
+      // BLOB_UPLOAD_INVALID when a chunk the registry took, its answer
+      // lost, was sent again): ask the registry where the upload stands.
+      if (r.ok() && (r->status == 401 || r->status == 403)) {
         return Failure(*r, what + ": chunk at " + std::to_string(offset));
+      }
       if (!r.ok() && r.status().code() != StatusCode::kNetworkError) return r.status();
       if (++failures >= options.fetch.attempts_per_url) {
         return r.ok() ? Failure(*r, what) : r.status();
@@ -520,8 +528,10 @@ struct Client::Impl {
       std::this_thread::sleep_for(options.fetch.initial_backoff);
       auto state = UploadStatus(repo, location, what);
       if (!state.ok()) {
-        *retryable = true;  // the session is lost: a new one may work
-        return state.status();
+        // The session is lost (a registry may refuse an upload state it
+        // has moved past): a new one may work.
+        *retryable = true;
+        return r.ok() ? Failure(*r, what + ": chunk at " + std::to_string(offset)) : r.status();
       }
       offset = std::min<std::uint64_t>(state->first, data.size());
       location = state->second;

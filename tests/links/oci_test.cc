@@ -246,6 +246,59 @@ TEST_CASE("oci: large blobs go up in chunks", "[oci][registry]") {
   CHECK(carton::testing::ReadText(*path) == data);
 }
 
+TEST_CASE("oci: a chunk lost with its connection is sent again where the upload stands",
+          "[oci][registry]") {
+  RegistryServer registry;
+  DroppingProxy proxy(registry.host(), 0, 0, /*drop_patch=*/2);
+  ClientOptions o = Quick();
+  o.chunk_size = 64 << 10;
+  auto client = Client::Open(proxy.host(), o);
+  REQUIRE(client.ok());
+  const std::string data = Blob(300'000, 12);
+  const manifest::Digest digest = manifest::Sha256Of(AsBytes(data));
+  auto pushed = (*client)->PushBlob("resume", digest, AsBytes(data));
+  INFO(pushed.status().ToString());
+  REQUIRE(pushed.ok());
+  CHECK(*pushed == BlobPush::kUploaded);
+  CHECK(proxy.PatchDrops() == 1);
+  // The registry had moved past the state the client held, so it refused
+  // to resume that session (a status request, answered 404): the blob went
+  // up again in a new one.
+  CHECK(registry.Requests("GET", "/v2/resume/blobs/uploads/") == 1);
+  CHECK(registry.Requests("POST", "/v2/resume/blobs/uploads/") == 2);
+  CHECK(registry.Requests("PUT", "digest=sha256%3A" + manifest::ToHex(digest)) == 1);
+  TempDir dir;
+  auto path =
+      Open(registry, Quick())->FetchBlob(BlobCache(dir.file("c")), "resume", digest, data.size());
+  REQUIRE(path.ok());
+  CHECK(carton::testing::ReadText(*path) == data);
+}
+
+TEST_CASE("oci: a chunk the registry did not take is sent again where the upload stands",
+          "[oci][registry]") {
+  RegistryServer registry;
+  DroppingProxy proxy(registry.host(), 0, 0, /*drop_patch=*/-3);
+  ClientOptions o = Quick();
+  o.chunk_size = 64 << 10;
+  auto client = Client::Open(proxy.host(), o);
+  REQUIRE(client.ok());
+  const std::string data = Blob(300'000, 13);
+  const manifest::Digest digest = manifest::Sha256Of(AsBytes(data));
+  auto pushed = (*client)->PushBlob("resume", digest, AsBytes(data));
+  INFO(pushed.status().ToString());
+  REQUIRE(pushed.ok());
+  CHECK(proxy.PatchDrops() == 1);
+  // One session: a status request, then the third chunk again and the rest.
+  CHECK(registry.Requests("POST", "/v2/resume/blobs/uploads/") == 1);
+  CHECK(registry.Requests("GET", "/v2/resume/blobs/uploads/") == 1);
+  CHECK(registry.Requests("PATCH", "/v2/resume/blobs/uploads/") == 5);
+  TempDir dir;
+  auto path =
+      Open(registry, Quick())->FetchBlob(BlobCache(dir.file("c")), "resume", digest, data.size());
+  REQUIRE(path.ok());
+  CHECK(carton::testing::ReadText(*path) == data);
+}
+
 TEST_CASE("oci: a blob known in another repository is mounted", "[oci][registry]") {
   RegistryServer registry;
   TempDir dir;
