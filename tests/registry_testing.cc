@@ -359,8 +359,7 @@ std::string RegistryServer::WriteDockerConfig(const std::string& password) const
   return path;
 }
 
-std::string RegistryServer::BlobDataPath(const manifest::Digest& digest) const {
-  const std::string hex = manifest::ToHex(digest);
+std::string RegistryServer::BlobDataPath(const std::string& hex) const {
   return dir_.file("storage/docker/registry/v2/blobs/sha256/" + hex.substr(0, 2) + "/" + hex +
                    "/data");
 }

@@ -17,7 +17,6 @@
 #include <string_view>
 #include <vector>
 
-#include "carton/manifest/sha256.h"
 #include "testing.h"
 
 namespace carton::testing {
@@ -66,8 +65,8 @@ class RegistryServer {
   // A docker config.json naming this registry with `password` (the right
   // one by default), written into the registry's directory.
   std::string WriteDockerConfig(const std::string& password = "") const;
-  // Where the registry keeps a blob's bytes.
-  std::string BlobDataPath(const manifest::Digest& digest) const;
+  // Where the registry keeps the bytes of the blob whose sha256 is `hex`.
+  std::string BlobDataPath(const std::string& hex) const;
   // Request lines of the registry's log whose method is `method` and whose
   // URI contains `uri_part`.
   int Requests(std::string_view method, std::string_view uri_part) const;

@@ -328,7 +328,8 @@ TEST_CASE("oci: a blob whose bytes are wrong is refused and never cached", "[oci
   REQUIRE(client->PushBlob("tamper", digest, AsBytes(data)).ok());
   std::string damaged = data;
   damaged[7] ^= 1;
-  carton::testing::WriteBytes(registry.BlobDataPath(digest), AsBytes(damaged));
+  carton::testing::WriteBytes(registry.BlobDataPath(carton::manifest::ToHex(digest)),
+                              AsBytes(damaged));
   BlobCache cache(dir.file("cache"));
   auto path = client->FetchBlob(cache, "tamper", digest, data.size());
   REQUIRE_FALSE(path.ok());

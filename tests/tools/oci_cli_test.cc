@@ -324,7 +324,8 @@ TEST_CASE("oci cli: a tampered blob on the registry is refused and never cached"
   const auto digest = carton::manifest::Sha256Of(carton::AsBytes(weights));
   std::string damaged = weights;
   damaged[123'456] ^= 0x20;
-  carton::testing::WriteBytes(registry.BlobDataPath(digest), carton::AsBytes(damaged));
+  carton::testing::WriteBytes(registry.BlobDataPath(carton::manifest::ToHex(digest)),
+                              carton::AsBytes(damaged));
 
   auto r =
       Run(Carton(tmp, "c2") + " pull " + registry.Ref("m:v1") + " -o " + Q(tmp.file("x.carton")));
