@@ -37,7 +37,8 @@ struct PushItem {
   manifest::Digest digest{};
   std::uint64_t size = 0;  // 0 and unknown for a linked file until resolved
   enum class Source { kEntry, kLinked, kBytes } source = Source::kEntry;
-  std::string entry;                               // kEntry: the zip entry holding the bytes
+  std::string entry;     // kEntry: the zip entry holding the bytes
+  bool symlink = false;  // `path` is a symlink entry (`entry` is its target)
   const std::vector<std::string>* urls = nullptr;  // kLinked
   std::string bytes;                               // kBytes: MANIFEST, LINKS, the config
   std::string action;
@@ -135,6 +136,7 @@ Result<OciPushReport> PushCarton(const std::string& carton_path, const std::stri
     } else {
       item.entry = e->name;
       if (e->is_symlink) {
+        item.symlink = true;
         // Its bytes are the target's (ReadManifestForCopy checked it).
         for (const auto& o : layout->entries) {
           if (o.name == e->name) item.entry = o.target;
@@ -145,9 +147,13 @@ Result<OciPushReport> PushCarton(const std::string& carton_path, const std::stri
     auto [it, inserted] = by_digest.emplace(me.sha256, items.size());
     if (inserted) {
       items.push_back(std::move(item));
-    } else if (items[it->second].source == PushItem::Source::kLinked &&
-               item.source == PushItem::Source::kEntry) {
-      items[it->second] = std::move(item);  // the zip has the bytes after all
+    } else if ((items[it->second].source == PushItem::Source::kLinked &&
+                item.source == PushItem::Source::kEntry) ||
+               (items[it->second].symlink && item.source == PushItem::Source::kEntry &&
+                !item.symlink)) {
+      // The zip has the bytes after all; or the blob is reported under a
+      // file rather than a link to it.
+      items[it->second] = std::move(item);
     }
     layer_item.push_back(it->second);
   }

@@ -2,11 +2,13 @@
 // Debian's docker-registry on 127.0.0.1: shared blobs uploaded once,
 // byte-identical pulls, loads by tag and digest, auth (basic and bearer,
 // the registry verifying the tokens), and every error the issue names.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "carton/links/oci.h"
 #include "carton/manifest/sha256.h"
@@ -224,6 +226,51 @@ TEST_CASE("oci cli: a carton written by another zip tool keeps its manifest hash
   // The directory entries survive.
   auto listing = Run("unzip -Z1 " + Q(tmp.file("pulled.carton")));
   CHECK(listing.out.find("model/\n") != std::string::npos);
+}
+
+TEST_CASE("oci cli: a symlink entry travels as its target's blob", "[oci][cli]") {
+  RegistryServer registry;
+  TempDir tmp;
+  const std::string v1 = PackVersion(tmp, "v1", 1);
+  const std::string unpacked = tmp.file("unpacked");
+  REQUIRE(Run(carton::testing::CartonBin() + " unpack " + Q(v1) + " " + Q(unpacked)).exit_code ==
+          0);
+  // model/link.bin -> weights.bin, listed in MANIFEST with its target's
+  // sha256, as the original implementation writes symlinks.
+  fs::create_symlink("weights.bin", unpacked + "/model/link.bin");
+  std::vector<std::string> lines;
+  {
+    std::istringstream in(ReadText(unpacked + "/MANIFEST"));
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+  }
+  lines.push_back("model/link.bin=" + Sha256Hex(Noise(700'000, 1)));
+  std::sort(lines.begin(), lines.end());
+  std::string manifest;
+  for (const auto& l : lines) manifest += l + "\n";
+  Write(unpacked + "/MANIFEST", manifest);
+  const std::string with_link = tmp.file("link.carton");
+  REQUIRE(Run("cd " + Q(unpacked) + " && zip -q -X -y -r " + Q(with_link) +
+              " carton.toml MANIFEST model tensor_data")
+              .exit_code == 0);
+  REQUIRE(Run("unzip -Z " + Q(with_link) + " model/link.bin").out.find("lrw") != std::string::npos);
+  REQUIRE(Run(carton::testing::CartonBin() + " verify " + Q(with_link)).exit_code == 0);
+
+  auto r = Run(Carton(tmp) + " push --json " + Q(with_link) + " " + registry.Ref("m:link"));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  Json report = Parse(r.out);
+  CHECK(report["reproducible"] == false);
+  // The link and its target share one blob.
+  CHECK(ActionOf(report, "model/link.bin").empty());
+  CHECK(ActionOf(report, "model/weights.bin") == "uploaded");
+  const std::string out = tmp.file("pulled.carton");
+  r = Run(Carton(tmp, "c2") + " pull " + registry.Ref("m:link") + " -o " + Q(out));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == Run(carton::testing::CartonBin() + " hash " + Q(with_link)).out);
+  CHECK(Run(carton::testing::CartonBin() + " verify " + Q(out)).exit_code == 0);
+  // Rebuilt as a file holding the target's bytes (ZipWriter writes no
+  // symlinks), as `carton fetch` does.
+  CHECK(Run("unzip -p " + Q(out) + " model/link.bin").out == Noise(700'000, 1));
 }
 
 TEST_CASE("oci cli: linked files travel as blobs and stay linked", "[oci][cli][links]") {
