@@ -480,6 +480,35 @@ TEST_CASE("oci cli: the bearer token flow, the registry verifying the tokens", "
   CHECK(registry.TokensRefused() == 1);
 }
 
+TEST_CASE("oci cli: anonymous callers of a token registry pull but may not push",
+          "[oci][cli][auth]") {
+  RegistryOptions ro;
+  ro.auth = RegistryOptions::Auth::kToken;
+  RegistryServer registry(ro);
+  TempDir tmp;
+  const std::string v1 = PackVersion(tmp, "v1", 1);
+  REQUIRE(Run(Carton(tmp) + " push " + Q(v1) + " " + registry.Ref("team/m:v1") +
+              " --registry-config " + Q(registry.WriteDockerConfig()))
+              .exit_code == 0);
+  // The token server grants anonymous callers pull only.
+  auto r = Run(Carton(tmp, "anon") + " pull " + registry.Ref("team/m:v1") + " -o " +
+               Q(tmp.file("a.carton")));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(ReadText(tmp.file("a.carton")) == ReadText(v1));
+  const int refused_before = registry.TokensRefused();
+  r = Run(Carton(tmp, "anon2") + " push " + Q(v1) + " " + registry.Ref("team/m:v2"));
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  // The registry's own words, and that no credentials were configured.
+  CHECK(r.err.find("access denied: http status 401 (UNAUTHORIZED: authentication required)") !=
+        std::string::npos);
+  CHECK(r.err.find("(no credentials are configured for " + registry.host() + ")") !=
+        std::string::npos);
+  CHECK(registry.TokensRefused() == refused_before);
+  CHECK(Run(Carton(tmp, "anon3") + " hash " + registry.Ref("team/m:v2")).exit_code == 2);
+}
+
 TEST_CASE("oci cli: a second repository mounts the blobs of the first", "[oci][cli]") {
   RegistryServer registry;
   TempDir tmp;
