@@ -5,7 +5,9 @@
 # (a monolithic PUT of the weights file; a GET of that blob), and a re-push
 # of the unchanged carton (one HEAD per blob and the manifest PUT) against
 # curl sending the same HEADs. Also times a pull whose blobs are all cached
-# (one manifest request and the rebuild), to show where a pull's time goes.
+# (one manifest request and the rebuild), and `dd` writing the downloaded
+# blob a second time (a pull writes every byte into the blob cache, then
+# into the carton), to show where a pull's time goes.
 #
 #   bash bench/oci_bench.sh CARTON [SCRATCH_DIR] [RUNS]
 #
@@ -63,6 +65,7 @@ curl_push() {  # $1: repository
 : > "$scratch/push.times"; : > "$scratch/curl_push.times"
 : > "$scratch/pull.times"; : > "$scratch/curl_pull.times"
 : > "$scratch/repush.times"; : > "$scratch/curl_heads.times"; : > "$scratch/rebuild.times"
+: > "$scratch/copy.times"
 for i in $(seq "$runs"); do
   sync
   t0=$(now); curl_push "curl$i"; t1=$(now)
@@ -85,9 +88,14 @@ for i in $(seq "$runs"); do
   t0=$(now); curl -sS --head "${urls[@]}" >/dev/null; t1=$(now)
   echo "$t1 - $t0" | bc >> "$scratch/curl_heads.times"
 
-  rm -f "$scratch/curl.out"; sync
+  rm -f "$scratch/curl.out" "$scratch/curl.copy"; sync
   t0=$(now); curl -sS -f -o "$scratch/curl.out" "$reg/v2/curl$i/blobs/$digest"; t1=$(now)
   echo "$t1 - $t0" | bc >> "$scratch/curl_pull.times"
+  # A pull writes the bytes twice (the blob cache, then the carton): the
+  # same second write of the downloaded file, in 256 KiB writes as the
+  # carton's writer makes them.
+  t0=$(now); dd if="$scratch/curl.out" of="$scratch/curl.copy" bs=256K status=none; t1=$(now)
+  echo "$t1 - $t0" | bc >> "$scratch/copy.times"
   rm -rf "$scratch/pull-cache" "$scratch/pulled.carton"; sync
   t0=$(now)
   CARTON_CACHE_DIR="$scratch/pull-cache" "$carton" pull "oci://127.0.0.1:$port/carton$i:v1" -o "$scratch/pulled.carton" >/dev/null 2>&1
@@ -101,16 +109,18 @@ for i in $(seq "$runs"); do
   CARTON_CACHE_DIR="$scratch/pull-cache" "$carton" pull "oci://127.0.0.1:$port/carton$i:v1" -o "$scratch/pulled.carton" >/dev/null 2>&1
   t1=$(now)
   echo "$t1 - $t0" | bc >> "$scratch/rebuild.times"
-  echo "run $i: push $(tail -1 "$scratch/push.times") s (curl $(tail -1 "$scratch/curl_push.times")), pull $(tail -1 "$scratch/pull.times") s (curl $(tail -1 "$scratch/curl_pull.times"); cached: $(tail -1 "$scratch/rebuild.times")), re-push $(tail -1 "$scratch/repush.times") s ($(echo "$blobs" | wc -w) HEADs by curl: $(tail -1 "$scratch/curl_heads.times") s)" >&2
+  echo "run $i: push $(tail -1 "$scratch/push.times") s (curl $(tail -1 "$scratch/curl_push.times")), pull $(tail -1 "$scratch/pull.times") s (curl $(tail -1 "$scratch/curl_pull.times"); cached: $(tail -1 "$scratch/rebuild.times")), copy $(tail -1 "$scratch/copy.times") s, re-push $(tail -1 "$scratch/repush.times") s ($(echo "$blobs" | wc -w) HEADs by curl: $(tail -1 "$scratch/curl_heads.times") s)" >&2
 done
 
 m() { median < "$scratch/$1.times"; }
 push=$(m push); curl_push_t=$(m curl_push); pull=$(m pull); curl_pull_t=$(m curl_pull)
-repush=$(m repush); heads=$(m curl_heads); rebuild=$(m rebuild)
+repush=$(m repush); heads=$(m curl_heads); rebuild=$(m rebuild); copy=$(m copy)
 printf 'carton push 1 GiB:  %.3f s, curl PUT of the same bytes: %.3f s, ratio %.2f\n' \
   "$push" "$curl_push_t" "$(echo "$push / $curl_push_t" | bc -l)"
 printf 'carton pull 1 GiB:  %.3f s, curl GET of the same bytes: %.3f s, ratio %.2f\n' \
   "$pull" "$curl_pull_t" "$(echo "$pull / $curl_pull_t" | bc -l)"
+printf 'carton pull 1 GiB:  %.3f s, curl GET + a second write of the same bytes (dd): %.3f + %.3f s, ratio %.2f\n' \
+  "$pull" "$curl_pull_t" "$copy" "$(echo "$pull / ($curl_pull_t + $copy)" | bc -l)"
 printf 'carton pull, every blob cached (manifest request + rebuild): %.3f s\n' "$rebuild"
 printf 'carton re-push:     %.3f s, curl HEAD of every blob: %.3f s, re-push minus HEADs: %.3f s\n' \
   "$repush" "$heads" "$(echo "$repush - $heads" | bc -l)"
