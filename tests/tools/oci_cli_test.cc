@@ -94,7 +94,7 @@ std::string ActionOf(const Json& report, const std::string& path) {
   return "";
 }
 
-TEST_CASE("oci cli: a weight shared by two versions is uploaded once; pulls are byte-identical",
+TEST_CASE("oci cli: a weight shared by two versions is uploaded once, and pulls are byte-identical",
           "[oci][cli]") {
   RegistryServer registry;
   TempDir tmp;
@@ -152,7 +152,7 @@ TEST_CASE("oci cli: a weight shared by two versions is uploaded once; pulls are 
   CHECK(ReadText(tmp.file("digest.carton")) == ReadText(v2));
 }
 
-TEST_CASE("oci cli: load by tag and by digest; a cached load costs one manifest request",
+TEST_CASE("oci cli: load by tag and by digest, and a cached load costs one manifest request",
           "[oci][cli][load]") {
   RegistryServer registry;
   TempDir tmp;
