@@ -6,9 +6,9 @@
 #include <set>
 
 #include "carton/carton/oci.h"
-#include "carton/zip/reader.h"
 #include "carton/links/oci.h"
 #include "carton/manifest/manifest.h"
+#include "carton/zip/reader.h"
 
 namespace carton::internal {
 namespace {

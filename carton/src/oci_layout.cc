@@ -8,24 +8,19 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "carton/carton/symlink.h"
+#include "carton/zip/layout.h"
+#include "carton/zip/writer.h"
 #include "writer_options.h"
-#include "zip_codec.h"
-#include "zip_format.h"
 
 namespace carton::internal {
 namespace {
 
-namespace fmt = zip_format;
 using Json = nlohmann::json;
 
 // Compressed entries up to this size are tried at every level when the
 // likely ones do not give their size; larger ones only at those.
 constexpr std::uint64_t kSearchAllLevelsUpTo = 16 << 20;
 constexpr int kMaxJsonDepth = 8;
-// A local header's zip64 field with both sizes (APPNOTE 4.5.3).
-constexpr std::size_t kLocalZip64Field = fmt::kExtraHeaderSize + 16;
-constexpr std::size_t kMinAlignmentField = fmt::kExtraHeaderSize + 2;
 
 // The alignments tried, most likely first.
 constexpr std::array<std::uint32_t, 16> kAlignments = {
@@ -43,82 +38,32 @@ std::string_view KindName(OciEntryKind k) {
   return "?";
 }
 
-// The bytes ZipWriter gives the zip64 field of a local header and the
-// alignment field before stored data: these mirror ZipWriter (zip_writer.cc,
-// LocalZip64Size and AlignmentFieldSize) so that offsets can be predicted
-// without writing anything.
-std::uint64_t LocalZip64Size(std::uint64_t size, std::uint64_t compressed) {
-  if (size < fmt::kMax32 && compressed < fmt::kMax32) return 0;
-  if (size > fmt::kMax32 || compressed > fmt::kMax32) return kLocalZip64Field;
-  return fmt::kExtraHeaderSize;
-}
-
-std::uint64_t AlignmentFieldSize(std::uint64_t end, std::uint32_t alignment) {
-  if (alignment <= 1) return 0;
-  const std::uint64_t misalignment = end % alignment;
-  if (misalignment == 0) return 0;
-  std::uint64_t field = alignment - misalignment;
-  while (field < kMinAlignmentField) field += alignment;
-  return field;
-}
-
 // True when ZipWriter, writing the entries in this order with this
 // alignment, puts every stored file's data where it is in `zip`.
 bool OffsetsMatch(const ZipReader& zip, std::uint32_t alignment, std::uint64_t file_size) {
   std::uint64_t next = 0;
   for (const ZipEntry& e : zip.entries()) {
     if (e.is_dir) {
-      next += fmt::kLocalHeaderSize + e.name.size();
+      next = PlaceZipDirectory(next, e.name.size());
       continue;
     }
-    const bool stored = e.method == fmt::kMethodStored;
-    const std::uint64_t prefix =
-        fmt::kLocalHeaderSize + e.name.size() + LocalZip64Size(e.size, e.compressed_size);
-    const std::uint64_t data =
-        next + prefix + (stored ? AlignmentFieldSize(next + prefix, alignment) : 0);
-    if (stored) {
+    const auto method = CompressionFromZipMethod(e.method);
+    if (!method) return false;
+    const ZipEntryPlacement p =
+        PlaceZipEntry(next, e.name.size(), *method, e.size, e.compressed_size, alignment);
+    if (*method == Compression::kStored) {
       auto actual = zip.DataOffset(e.name);
-      if (!actual.ok() || *actual != data) return false;
+      if (!actual.ok() || *actual != p.data_offset) return false;
     }
-    next = data + e.compressed_size;
+    next = p.next_header;
   }
   return next <= file_size;
-}
-
-struct Trial {
-  Compression method;
-  int level;
-  int workers;
-};
-
-// Whether compressing entry `e` at `trial` gives exactly its compressed
-// size. Stops as soon as the output is longer.
-Result<bool> CompressesToSize(const ZipReader& zip, const ZipEntry& e, const Trial& trial) {
-  auto encoder = zip_codec::MakeEncoder(trial.method, trial.level, e.size, trial.workers);
-  if (!encoder.ok()) return false;
-  std::uint64_t out = 0;
-  bool longer = false;
-  const zip_codec::ByteSink count = [&](ByteView b) {
-    out += b.size();
-    if (out > e.compressed_size) {
-      longer = true;
-      return Internal("longer");  // stops the encoder; not an error here
-    }
-    return Status::Ok();
-  };
-  Status s = zip.ReadTo(e.name, [&](ByteView chunk) { return (*encoder)->Update(chunk, count); });
-  if (longer) return false;
-  CARTON_RETURN_IF_ERROR(s);
-  s = (*encoder)->Finish(count);
-  if (longer) return false;
-  CARTON_RETURN_IF_ERROR(s);
-  return out == e.compressed_size;
 }
 
 std::vector<int> CandidateLevels(Compression method, std::optional<int> hint, bool all) {
   std::vector<int> levels;
   if (hint) levels.push_back(*hint);
-  if (auto d = zip_codec::ResolveLevel(method, 0); d.ok()) levels.push_back(*d);
+  if (auto d = ResolveZipLevel(method, 0); d.ok()) levels.push_back(*d);
   if (all) {
     const int top = method == Compression::kDeflate ? 9 : kZipMaxZstdLevel;
     for (int l = 1; l <= top; ++l) levels.push_back(l);
@@ -272,8 +217,8 @@ Result<OciLayout> ParseOciLayout(std::string_view json) {
     e.name = r.String(j, "name", where);
     const std::string kind = r.String(j, "kind", where);
     if (!r.error.empty()) return bad(r.error);
-    if (auto why = zip_format::CheckEntryName(e.name)) {
-      return bad(where + ".name " + zip_format::QuoteName(e.name) + " " + *why);
+    if (auto why = ZipEntryNameProblem(e.name)) {
+      return bad(where + ".name " + QuoteZipEntryName(e.name) + " " + *why);
     }
     if (!names.insert(e.name).second) return bad(where + ": duplicate name " + e.name);
     if (kind == "directory") {
@@ -308,8 +253,8 @@ Result<OciLayout> ParseOciLayout(std::string_view json) {
     const std::int64_t l = level->get<std::int64_t>();
     if (e.method == Compression::kStored) {
       if (l != 0) return bad(where + ".level must be 0 for a stored entry");
-    } else if (l < -1000 || l > 1000 ||
-               !zip_codec::ResolveLevel(e.method, static_cast<int>(l)).ok() || l == 0) {
+    } else if (l < -1000 || l > 1000 || !ResolveZipLevel(e.method, static_cast<int>(l)).ok() ||
+               l == 0) {
       return bad(where + ".level " + std::to_string(l) + " is not a level of " + method);
     }
     e.level = static_cast<int>(l);
@@ -326,11 +271,11 @@ Result<OciLayout> ParseOciLayout(std::string_view json) {
   return layout;
 }
 
-Result<OciLayout> InferOciLayout(const ZipReader& zip, const manifest::Manifest& m,
-                                 const manifest::Digest& manifest_hash, std::uint64_t file_size,
-                                 unsigned threads) {
+Result<OciLayout> InferOciLayout(const CartonReader& reader, unsigned threads) {
+  const ZipReader& zip = reader.zip();
+  const std::uint64_t file_size = zip.archive().size();
   OciLayout layout;
-  layout.manifest_hash = manifest_hash;
+  layout.manifest_hash = reader.manifest_file().hash;
   layout.size = file_size;
   bool reproducible = true;
   for (const ZipEntry& e : zip.entries()) {
@@ -345,15 +290,13 @@ Result<OciLayout> InferOciLayout(const ZipReader& zip, const manifest::Manifest&
     o.compressed_size = e.compressed_size;
     if (e.is_symlink) {
       o.kind = OciEntryKind::kSymlink;
-      CARTON_ASSIGN_OR_RETURN(o.target, ResolveSymlinkEntry(zip, e, &m));
+      CARTON_ASSIGN_OR_RETURN(o.target, reader.DataEntry(e.name));
       reproducible = false;  // ZipWriter writes no symlink entries
     }
     if (e.encrypted) reproducible = false;
     layout.entries.push_back(std::move(o));
   }
-  for (const auto& me : m.entries()) {
-    if (zip.Find(me.path) == nullptr) layout.linked.push_back(me.path);
-  }
+  for (const LinkedFile& f : reader.linked_files()) layout.linked.push_back(f.path);
 
   // The alignment ZipWriter must have used, if it wrote this archive.
   std::optional<std::uint32_t> alignment;
@@ -391,7 +334,7 @@ Result<OciLayout> InferOciLayout(const ZipReader& zip, const manifest::Manifest&
         if (o.method != Compression::kZstd && !mt) break;
         for (int level : CandidateLevels(o.method, h, all)) {
           CARTON_ASSIGN_OR_RETURN(bool same,
-                                  CompressesToSize(zip, e, {o.method, level, mt ? workers : 0}));
+                                  ZipEntryCompressesTo(zip, e, o.method, level, mt ? workers : 0));
           if (same) {
             found = level;
             if (o.method == Compression::kZstd) multithreaded = mt;
@@ -406,7 +349,7 @@ Result<OciLayout> InferOciLayout(const ZipReader& zip, const manifest::Manifest&
       o.level = *found;
     } else {
       reproducible = false;
-      auto d = zip_codec::ResolveLevel(o.method, 0);
+      auto d = ResolveZipLevel(o.method, 0);
       o.level = h.value_or(d.ok() ? *d : 1);
     }
   }
@@ -424,7 +367,7 @@ Result<manifest::Digest> LayoutSha256(const ZipReader& zip) {
   }
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
   for (const ZipEntry& e : zip.entries()) {
-    if (e.is_dir || e.is_symlink || e.method != fmt::kMethodStored) continue;
+    if (e.is_dir || e.is_symlink || e.method != ZipMethodNumber(Compression::kStored)) continue;
     CARTON_ASSIGN_OR_RETURN(std::uint64_t offset, zip.DataOffset(e.name));
     ranges.emplace_back(offset, e.size);
   }

@@ -17,9 +17,11 @@
 #include <string_view>
 #include <vector>
 
-#include "carton/zip/reader.h"
+#include "carton/carton/reader.h"
 #include "carton/common/status.h"
 #include "carton/manifest/manifest.h"
+#include "carton/zip/compression.h"
+#include "carton/zip/reader.h"
 
 namespace carton::internal {
 
@@ -62,16 +64,15 @@ std::string WriteOciLayout(const OciLayout& layout);
 // another version.
 Result<OciLayout> ParseOciLayout(std::string_view json);
 
-// The layout of the carton `zip` (already checked: FirstEntryProblem), and
-// whether ZipWriter reproduces it: the stored entries' data offsets must be
-// those ZipWriter gives for some alignment, and every compressed entry must
-// compress to its size at some level (tried by compressing it: the level
-// found for the previous entry of the same method, the default, then the
-// others for entries up to 16 MiB). `threads` as for pack (zstd workers).
-// Errors: read errors naming the entry.
-Result<OciLayout> InferOciLayout(const ZipReader& zip, const manifest::Manifest& m,
-                                 const manifest::Digest& manifest_hash, std::uint64_t file_size,
-                                 unsigned threads);
+// The layout of the carton `reader` reads, and whether ZipWriter
+// reproduces it: the stored entries' data offsets must be those ZipWriter
+// gives for some alignment (PlaceZipEntry), and every compressed entry must
+// compress to its size at some level (ZipEntryCompressesTo: the level found
+// for the previous entry of the same method, the default, then the others
+// for entries up to 16 MiB). `threads` as for pack (zstd workers).
+// REQUIRES: reader.Check() succeeded and the archive is mapped
+// (CartonReader::Open or OpenLocal). Errors: read errors naming the entry.
+Result<OciLayout> InferOciLayout(const CartonReader& reader, unsigned threads);
 
 // The sha256 of the archive's bytes outside the data of its stored file
 // entries, each left-out range replaced by its offset and length. Those

@@ -3,21 +3,20 @@
 // stored files are sent straight from the carton's mapping, compressed ones
 // decoded first, linked ones from the blob cache.
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
 
 #include "carton/carton/links.h"
 #include "carton/carton/oci.h"
+#include "carton/carton/reader.h"
 #include "carton/common/mapped_file.h"
 #include "carton/common/parallel.h"
+#include "carton/common/posix_error.h"
 #include "carton/common/unique_fd.h"
-#include "entry_copy.h"
 #include "oci_artifact.h"
 #include "oci_layout.h"
 #include "oci_session.h"
@@ -62,14 +61,13 @@ Result<Decoded> Decode(const ZipReader& zip, const ZipEntry& e, const std::strin
   std::filesystem::create_directories(temp_dir, ec);
   std::string path = temp_dir + "/.push-XXXXXX";
   UniqueFd fd(::mkostemp(path.data(), O_CLOEXEC));
-  if (!fd.valid()) return IoError(path + ": cannot create: " + std::strerror(errno));
+  if (!fd.valid()) return ErrnoIoError(errno, path + ": cannot create");
   ::unlink(path.c_str());  // gone when the descriptor closes
   CARTON_RETURN_IF_ERROR(zip.ReadTo(e.name, [&](ByteView chunk) {
     while (!chunk.empty()) {
       const ssize_t n = ::write(fd.get(), chunk.data(), chunk.size());
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0)
-        return IoError(temp_dir + ": cannot write a decoded entry: " + std::strerror(errno));
+      if (n <= 0) return ErrnoIoError(errno, temp_dir + ": cannot write a decoded entry");
       chunk = chunk.subspan(static_cast<std::size_t>(n));
     }
     return Status::Ok();
@@ -96,29 +94,22 @@ Result<OciPushReport> PushCarton(const std::string& carton_path, const std::stri
   link.cache_dir = s.cache_root;
   link.fetch = options.client.fetch;
   link.fetch.allow_file_links = options.allow_file_links;
+  // Every byte is read (pushed or compressed to infer the layout), so a
+  // carton given by URL is downloaded first.
   CARTON_ASSIGN_OR_RETURN(
-      LocalCarton local,
-      LocalCarton::Make(carton_path, std::filesystem::temp_directory_path().string(), link));
-  CARTON_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::Open(local.path()));
-  auto with_path = [&](const Status& st) { return st.WithContext(carton_path); };
-  auto mc = internal::ReadManifestForCopy(zip);
-  if (!mc.ok()) return with_path(mc.status());
-  const manifest::Manifest& m = mc->manifest;
-  const manifest::Digest manifest_hash = manifest::Sha256Of(AsBytes(mc->text));
-  auto links = ReadLinks(zip);
-  if (!links.ok()) return with_path(links.status());
-  auto linked = LinkedFiles(zip, m, *links);
-  if (!linked.ok()) return with_path(linked.status());
+      CartonReader reader,
+      CartonReader::OpenLocal(carton_path, std::filesystem::temp_directory_path().string(), link));
+  // The entry rules, MANIFEST, LINKS and which files it covers.
+  CARTON_RETURN_IF_ERROR(reader.Check());
+  const ZipReader& zip = reader.zip();
+  const ManifestFile& mf = reader.manifest_file();
+  const manifest::Manifest& m = mf.manifest;
+  const manifest::Digest manifest_hash = mf.hash;
   std::map<std::string, const LinkedFile*> linked_by_path;
-  for (const LinkedFile& f : *linked) linked_by_path[f.path] = &f;
+  for (const LinkedFile& f : reader.linked_files()) linked_by_path[f.path] = &f;
 
-  struct stat st {};
-  if (::stat(local.path().c_str(), &st) != 0) {
-    return IoError(local.path() + ": cannot stat: " + std::strerror(errno));
-  }
-  auto layout = internal::InferOciLayout(zip, m, manifest_hash,
-                                         static_cast<std::uint64_t>(st.st_size), options.threads);
-  if (!layout.ok()) return with_path(layout.status());
+  auto layout = internal::InferOciLayout(reader, options.threads);
+  if (!layout.ok()) return layout.status().WithContext(carton_path);
 
   // One item per distinct digest; a file's bytes come from a regular entry
   // when one has them (a symlink entry's digest is its target's).
@@ -137,10 +128,11 @@ Result<OciPushReport> PushCarton(const std::string& carton_path, const std::stri
       item.entry = e->name;
       if (e->is_symlink) {
         item.symlink = true;
-        // Its bytes are the target's (ReadManifestForCopy checked it).
-        for (const auto& o : layout->entries) {
-          if (o.name == e->name) item.entry = o.target;
-        }
+        // Its bytes are the target's (Check() resolved it and compared
+        // their sha256 with MANIFEST's).
+        auto target = reader.DataEntry(e->name);
+        if (!target.ok()) return target.status().WithContext(carton_path);
+        item.entry = *target;
       }
       item.size = zip.Find(item.entry)->size;
     }
@@ -168,12 +160,12 @@ Result<OciPushReport> PushCarton(const std::string& carton_path, const std::stri
     if (inserted) items.push_back(std::move(item));
     return it->second;
   };
-  const std::size_t manifest_item = add_bytes("MANIFEST", mc->text);
+  const std::size_t manifest_item = add_bytes("MANIFEST", mf.text);
   std::optional<std::size_t> links_item;
   if (zip.Find("LINKS") != nullptr) {
-    auto text = zip.Read("LINKS");
-    if (!text.ok()) return with_path(text.status());
-    links_item = add_bytes("LINKS", std::string(AsChars(*text)));
+    auto text = reader.ReadText("LINKS", links::kMaxLinksSize);
+    if (!text.ok()) return text.status().WithContext(carton_path);
+    links_item = add_bytes("LINKS", std::move(text).value());
   }
   const std::string config = internal::WriteOciLayout(*layout);
   const std::size_t config_item = add_bytes("(config)", config);

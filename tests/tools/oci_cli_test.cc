@@ -347,7 +347,7 @@ TEST_CASE("oci cli: a manifest that is not a carton", "[oci][cli][errors]") {
               ->PutManifest("image", "latest", carton::links::oci::kImageManifestMediaType,
                             carton::AsBytes(manifest))
               .ok());
-  for (const std::string command :
+  for (const std::string& command :
        {"pull " + registry.Ref("image") + " -o " + Q(tmp.file("x")),
         "load " + registry.Ref("image"), "info " + registry.Ref("image")}) {
     auto r = Run(Carton(tmp) + " " + command);
