@@ -106,8 +106,7 @@ Result<LoadedCarton> LoadOci(const std::string& reference, const LoadOptions& op
   CARTON_ASSIGN_OR_RETURN(std::string root, CacheRoot(options));
   CARTON_ASSIGN_OR_RETURN(manifest::Digest hash, internal::ResolveOci(reference, options));
   internal::CartonSource source = internal::CartonSource::Fetched(
-      reference, hash,
-      [reference, options](const std::string& dest) {
+      reference, hash, [reference, options](const std::string& dest) {
         return internal::PullOci(reference, dest, options);
       });
   LoadStats stats;

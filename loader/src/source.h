@@ -64,7 +64,7 @@ class CartonSource {
   std::shared_ptr<const ManifestFile> manifest_;
   std::optional<CartonReader> whole_;
   std::string download_;  // removed on destruction
-  FetchFn fetch_;          // set for a fetched source
+  FetchFn fetch_;         // set for a fetched source
   manifest::Digest fetched_hash_{};
 };
 

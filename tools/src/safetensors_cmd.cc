@@ -33,7 +33,6 @@ constexpr unsigned kRemoteShardThreads = 8;
 // request each for a remote file).
 constexpr std::uint64_t kCopyChunk = 16 << 20;
 
-
 // model.safetensors.index.json, or any .json: a sharded checkpoint's index.
 bool IsIndex(std::string_view s) {
   if (IsCartonUrl(s)) s = s.substr(0, s.find_first_of("?#"));

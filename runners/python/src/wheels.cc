@@ -9,10 +9,10 @@
 #include <filesystem>
 #include <system_error>
 
-#include "carton/zip/reader.h"
 #include "carton/common/unique_fd.h"
 #include "carton/links/blob_cache.h"
 #include "carton/manifest/sha256.h"
+#include "carton/zip/reader.h"
 
 namespace carton::python_runner {
 namespace {

@@ -78,7 +78,7 @@ bool HoldsOnlyStrings(const c10::IValue& list) {
 // unsigned type U, checking every value's range.
 template <typename S, typename U>
 Result<Tensor> Narrow(const std::string& name, const at::Tensor& t, DataType dtype,
-                              std::vector<std::uint64_t> shape) {
+                      std::vector<std::uint64_t> shape) {
   const auto* src = t.data_ptr<S>();
   const auto n = static_cast<std::size_t>(t.numel());
   std::vector<std::byte> bytes(n * sizeof(U));
@@ -100,7 +100,7 @@ Result<Tensor> Narrow(const std::string& name, const at::Tensor& t, DataType dty
 // reference to it) unless it must be moved to the CPU, made contiguous,
 // narrowed to a declared unsigned type or converted from bool.
 Result<Tensor> TensorOutput(const std::string& name, at::Tensor t,
-                                    std::optional<DataType> declared) {
+                            std::optional<DataType> declared) {
   t = t.detach();
   // Nested and sparse tensors have no sizes/strides to read as a plain
   // tensor; ask before touching either.
@@ -263,7 +263,7 @@ std::string TorchScriptTypeName(const c10::IValue& value) {
 }
 
 Result<Tensor> FromIValue(const std::string& name, const c10::IValue& value,
-                                  std::optional<DataType> declared) {
+                          std::optional<DataType> declared) {
   if (value.isTensor()) return TensorOutput(name, value.toTensor(), declared);
   if (value.isString()) return Tensor::Strings(name, {}, {value.toStringRef()});
   if (value.isList() && HoldsOnlyStrings(value)) {

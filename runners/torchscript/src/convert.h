@@ -20,8 +20,8 @@
 #include <optional>
 #include <string>
 
-#include "carton/format/data_type.h"
 #include "carton/common/status.h"
+#include "carton/format/data_type.h"
 #include "carton/format/tensor.h"
 
 namespace carton::torchscript {
@@ -55,6 +55,6 @@ std::string TorchScriptTypeName(const c10::IValue& value);
 // kInvalidArgument for values out of the declared type's range. Torch may
 // throw (c10::Error) on tensors in unusual states; callers catch.
 Result<Tensor> FromIValue(const std::string& name, const c10::IValue& value,
-                                  std::optional<DataType> declared);
+                          std::optional<DataType> declared);
 
 }  // namespace carton::torchscript

@@ -38,8 +38,8 @@
 #include <string>
 #include <vector>
 
-#include "carton/format/data_type.h"
 #include "carton/common/status.h"
+#include "carton/format/data_type.h"
 #include "carton/runner/runner.h"
 
 namespace carton::pybridge {
