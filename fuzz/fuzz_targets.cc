@@ -19,7 +19,9 @@
 #include "carton/common/unique_fd.h"
 #include "carton/format/config.h"
 #include "carton/format/tensor_data.h"
+#include "carton/links/http_access.h"
 #include "carton/links/links.h"
+#include "carton/links/oci.h"
 #include "carton/manifest/manifest.h"
 #include "carton/safetensors/file.h"
 #include "carton/safetensors/slice.h"
@@ -198,6 +200,39 @@ void FuzzLinks(Input data) {
   FUZZ_CHECK(*again == *links);
 }
 
+void FuzzRegistryText(Input data) {
+  if (data.empty()) return;
+  const std::string_view text = Text(data.subspan(1));
+  switch (data[0] % 5) {
+    case 0: {
+      auto ref = links::oci::ParseReference(text);
+      if (!ref.ok()) return;
+      auto again = links::oci::ParseReference(ref->ToString());
+      FUZZ_CHECK(again.ok());
+      FUZZ_CHECK(again->ToString() == ref->ToString());
+      return;
+    }
+    case 1:
+      (void)links::oci::ParseDockerConfig(text, "fuzz");
+      return;
+    case 2:
+      (void)links::ParseHostHeaders(text);
+      return;
+    case 3: {
+      auto pattern = links::ParseHostPattern(text);
+      if (!pattern.ok()) return;
+      auto again = links::ParseHostPattern(links::ToString(*pattern));
+      FUZZ_CHECK(again.ok());
+      FUZZ_CHECK(*again == *pattern);
+      return;
+    }
+    default:
+      (void)links::RefusedTarget(text);
+      (void)links::CheckUrlAccess(text, links::HttpAccess{});
+      return;
+  }
+}
+
 void FuzzZip(Input data) {
   const ByteView bytes = Bytes(data);
   ZipReaderOptions options;
@@ -320,7 +355,7 @@ void FuzzSlice(Input data) {
 }
 
 std::span<const Target> AllTargets() {
-  static constexpr std::array<Target, 9> kTargets = {{
+  static constexpr std::array<Target, 10> kTargets = {{
       {"safetensors", FuzzSafetensors},
       {"config", FuzzConfig},
       {"tensor_index", FuzzTensorIndex},
@@ -330,6 +365,7 @@ std::span<const Target> AllTargets() {
       {"zip_source", FuzzZipSource},
       {"carton", FuzzCarton},
       {"slice", FuzzSlice},
+      {"registry_text", FuzzRegistryText},
   }};
   return kTargets;
 }

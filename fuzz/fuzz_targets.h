@@ -45,6 +45,12 @@ void FuzzZipSource(Input data);
 // A whole .carton: Verify, ReadInfo and ManifestHash on the bytes (held in
 // an anonymous in-memory file, so nothing touches the disk).
 void FuzzCarton(Input data);
+// Text from a registry or the environment; the first byte picks the
+// parser: links::oci::ParseReference (ToString re-parses to the same
+// reference), ParseDockerConfig, ParseHostHeaders, ParseHostPattern
+// (ToString re-parses to an equal pattern), or RefusedTarget and
+// CheckUrlAccess on a host or URL.
+void FuzzRegistryText(Input data);
 // The slice parser: ParseSlice, SliceToString round trip, and PlanSlice /
 // ReadSlice against a tensor whose dtype and shape come from the first bytes.
 void FuzzSlice(Input data);

@@ -173,6 +173,18 @@ int main(int argc, char** argv) {
   Write(root / "links", "seed-1", links::WriteLinks(l));
   Write(root / "links", "seed-2", "version = 1\n[urls]\n");
 
+  // registry_text: the first byte picks the parser (fuzz_targets.h).
+  auto registry_seed = [&](const std::string& name, char parser, const std::string& text) {
+    Write(root / "registry_text", name, std::string(1, parser) + text);
+  };
+  registry_seed("seed-ref", 0,
+                "oci://registry.example.com:5000/team/m:v1@sha256:" + std::string(kHexA));
+  registry_seed("seed-docker-config", 1,
+                R"({"auths": {"127.0.0.1:5000": {"auth": "YWxpY2U6cHc="}}})");
+  registry_seed("seed-headers", 2, "hub.example.com Authorization: Bearer t\n");
+  registry_seed("seed-pattern", 3, "*.cdn.example.com:443");
+  registry_seed("seed-target", 4, "http://[fe80::1]:8080/latest");
+
   ZipSeeds(root / "zip");
   ZipSeeds(root / "zip_source");
   const fs::path scratch = root / ".scratch";

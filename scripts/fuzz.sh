@@ -3,7 +3,8 @@
 # if needed (clang-14 with ASan + UBSan, in ${FUZZ_BUILD_DIR:-build-fuzz}).
 #   bash scripts/fuzz.sh TARGET SECONDS [extra libFuzzer flags...]
 #   bash scripts/fuzz.sh list
-# Targets: safetensors config tensor_index manifest links zip zip_source carton slice.
+# Targets: safetensors config tensor_index manifest links zip zip_source carton slice
+# registry_text.
 # The corpus grows in build-fuzz/corpus/TARGET (seeded from carton's own
 # writers by carton_fuzz_seeds, and from the inputs kept in tests/hostile/);
 # crashing inputs land in
@@ -11,7 +12,7 @@
 # One job, one worker: the whole run stays on one core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets="safetensors config tensor_index manifest links zip zip_source carton slice"
+targets="safetensors config tensor_index manifest links zip zip_source carton slice registry_text"
 if [ "${1:-}" = "list" ]; then echo "$targets"; exit 0; fi
 if [ $# -lt 2 ]; then
   echo "usage: scripts/fuzz.sh TARGET SECONDS [libFuzzer flags...] (targets: $targets)" >&2

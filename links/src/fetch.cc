@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "http_hop.h"
 #include "transfer.h"
 #include "url.h"
 
@@ -61,9 +62,10 @@ Status Aggregate(const manifest::Digest& expected, const std::vector<Status>& fa
 // attempts. A failure's message names the attempts when there were several.
 AttemptResult TryUrl(Transfer& transfer, const std::string& url, const manifest::Digest* expected,
                      std::uint64_t expected_size_or_0, const std::string& dest_path,
-                     const FetchOptions& options) {
+                     const FetchOptions& options, const HttpAccess& access) {
   for (int attempt = 1;; ++attempt) {
-    AttemptResult r = transfer.Attempt(url, expected, expected_size_or_0, dest_path, options);
+    AttemptResult r =
+        transfer.Attempt(url, expected, expected_size_or_0, dest_path, options, access);
     if (r.status.ok() || r.fatal) return r;
     if (!r.transient || attempt == options.attempts_per_url) {
       if (attempt > 1) {
@@ -88,6 +90,7 @@ Status FetchToFile(const std::vector<std::string>& urls, const manifest::Digest&
   if (urls.empty()) {
     return InvalidArgument("sha256 " + manifest::ToHex(expected) + ": no urls to fetch from");
   }
+  CARTON_ASSIGN_OR_RETURN(const HttpAccess access, ResolveAccess(options));
   CARTON_ASSIGN_OR_RETURN(Transfer transfer, Transfer::Create());
 
   std::vector<Status> failures;
@@ -96,7 +99,8 @@ Status FetchToFile(const std::vector<std::string>& urls, const manifest::Digest&
       failures.push_back(std::move(allowed));
       continue;
     }
-    AttemptResult r = TryUrl(transfer, url, &expected, expected_size_or_0, dest_path, options);
+    AttemptResult r =
+        TryUrl(transfer, url, &expected, expected_size_or_0, dest_path, options, access);
     if (r.status.ok() || r.fatal) return r.status;
     failures.push_back(std::move(r.status));
   }
@@ -107,8 +111,9 @@ Status DownloadToFile(const std::string& url, const std::string& dest_path,
                       const FetchOptions& options) {
   CARTON_RETURN_IF_ERROR(CheckOptions(options, 0));
   CARTON_RETURN_IF_ERROR(CheckAllowed(url, options));
+  CARTON_ASSIGN_OR_RETURN(const HttpAccess access, ResolveAccess(options));
   CARTON_ASSIGN_OR_RETURN(Transfer transfer, Transfer::Create());
-  return TryUrl(transfer, url, nullptr, 0, dest_path, options).status;
+  return TryUrl(transfer, url, nullptr, 0, dest_path, options, access).status;
 }
 
 }  // namespace carton::links

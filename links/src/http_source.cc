@@ -14,13 +14,13 @@
 #include <thread>
 #include <vector>
 
+#include "http_hop.h"
 #include "transfer.h"
 #include "url.h"
 
 namespace carton::links {
 namespace {
 
-constexpr char kWebProtocols[] = "http,https";
 constexpr char kUserAgent[] = "carton";
 
 std::string Lower(std::string_view s) {
@@ -68,6 +68,7 @@ struct Response {
   CURL* curl = nullptr;
   std::uint64_t cap = 0;  // most body bytes accepted
   bool status_checked = false;
+  bool skipping = false;  // the body of a redirect
   long refused_status = 0;
   bool over_cap = false;
   std::string content_range, etag, last_modified, content_encoding;
@@ -106,12 +107,15 @@ std::size_t OnBody(char* data, std::size_t, std::size_t n, void* user) {
     r->status_checked = true;
     long status = 0;
     curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &status);
-    // Anything but 206 is not the range: stop before reading a whole file.
-    if (status != 206) {
+    if (IsRedirectStatus(status)) {
+      r->skipping = true;
+    } else if (status != 206) {
+      // Anything but 206 is not the range: stop before reading a whole file.
       r->refused_status = status;
       return 0;
     }
   }
+  if (r->skipping) return n;
   if (n > r->cap - r->body.size()) {
     r->over_cap = true;
     return 0;
@@ -136,6 +140,7 @@ struct Extent {
 struct HttpRangeSource::Impl {
   std::string url;
   HttpSourceOptions options;
+  HttpAccess access;
   CurlEasy curl;
   std::array<char, CURL_ERROR_SIZE> error_buffer{};
   bool sized = false;
@@ -152,28 +157,33 @@ struct HttpRangeSource::Impl {
   Result<Extent> RequestOnce(const std::string& range, std::uint64_t want, bool* transient) {
     *transient = false;
     CURL* c = curl.get();
-    curl_easy_reset(c);
     Response r;
     r.curl = c;
     r.cap = want != 0 ? want : options.head_size != 0 ? options.head_size : options.tail_size;
     error_buffer.fill('\0');
     const FetchOptions& f = options.fetch;
-    const bool configured =
-        Set(c, CURLOPT_URL, url.c_str()) && Set(c, CURLOPT_NOSIGNAL, 1L) &&
-        Set(c, CURLOPT_ERRORBUFFER, error_buffer.data()) &&
-        Set(c, CURLOPT_PROTOCOLS_STR, kWebProtocols) &&
-        Set(c, CURLOPT_REDIR_PROTOCOLS_STR, kWebProtocols) && Set(c, CURLOPT_FOLLOWLOCATION, 1L) &&
-        Set(c, CURLOPT_MAXREDIRS, static_cast<long>(f.max_redirects)) &&
-        Set(c, CURLOPT_USERAGENT, kUserAgent) &&
-        Set(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(f.connect_timeout.count())) &&
-        Set(c, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(f.low_speed_limit)) &&
-        Set(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(f.low_speed_time.count())) &&
-        Set(c, CURLOPT_RANGE, range.c_str()) && Set(c, CURLOPT_HEADERFUNCTION, &OnHeader) &&
-        Set(c, CURLOPT_HEADERDATA, &r) && Set(c, CURLOPT_WRITEFUNCTION, &OnBody) &&
-        Set(c, CURLOPT_WRITEDATA, &r);
-    if (!configured) return Internal(url + ": libcurl rejected an option");
+    auto configure = [&](CURL* h) {
+      // Each hop of a redirect starts a response of its own.
+      r.status_checked = false;
+      r.skipping = false;
+      return Set(h, CURLOPT_NOSIGNAL, 1L) && Set(h, CURLOPT_ERRORBUFFER, error_buffer.data()) &&
+             Set(h, CURLOPT_USERAGENT, kUserAgent) &&
+             Set(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(f.connect_timeout.count())) &&
+             Set(h, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(f.low_speed_limit)) &&
+             Set(h, CURLOPT_LOW_SPEED_TIME, static_cast<long>(f.low_speed_time.count())) &&
+             Set(h, CURLOPT_RANGE, range.c_str()) && Set(h, CURLOPT_HEADERFUNCTION, &OnHeader) &&
+             Set(h, CURLOPT_HEADERDATA, &r) && Set(h, CURLOPT_WRITEFUNCTION, &OnBody) &&
+             Set(h, CURLOPT_WRITEDATA, &r);
+    };
+    HopRequest request;
+    request.access = &access;
+    request.origin_headers = f.headers;
+    request.max_redirects = f.max_redirects;
     ++stats.requests;
-    const CURLcode code = curl_easy_perform(c);
+    const HopResult hops = PerformHops(c, url, request, {}, configure);
+    if (!hops.refused.ok()) return hops.refused;
+    if (hops.code == CURLE_FAILED_INIT) return Internal(url + ": libcurl rejected an option");
+    const CURLcode code = hops.code;
     stats.bytes_received += r.body.size();
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
@@ -278,6 +288,7 @@ Result<std::unique_ptr<HttpRangeSource>> HttpRangeSource::Open(const std::string
   auto impl = std::make_unique<Impl>();
   impl->url = url;
   impl->options = options;
+  CARTON_ASSIGN_OR_RETURN(impl->access, ResolveAccess(options.fetch));
   CARTON_ASSIGN_OR_RETURN(impl->curl, NewCurlHandle());
   // The first answer tells the size (Content-Range: bytes FIRST-LAST/SIZE)
   // and the validator later answers must match.

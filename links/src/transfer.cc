@@ -8,15 +8,11 @@
 
 #include "carton/common/atomic_file.h"
 #include "hashing_writer.h"
+#include "http_hop.h"
 
 namespace carton::links {
 namespace {
 
-// Redirects may only lead to plain web URLs, even when file links are
-// allowed: a server must never be able to point us at a local file.
-constexpr char kRedirectProtocols[] = "http,https";
-constexpr char kWebProtocols[] = "http,https";
-constexpr char kWebAndFileProtocols[] = "http,https,file";
 constexpr char kUserAgent[] = "carton";
 constexpr auto kProgressInterval = std::chrono::milliseconds(200);
 // libcurl's receive buffer (default 16 KiB): larger chunks mean fewer write
@@ -121,6 +117,7 @@ struct Sink {
   std::uint64_t cap = 0;
   std::uint64_t received = 0;
   bool status_checked = false;
+  bool skipping = false;  // the body of a redirect, which is not the file
   long refused_status = 0;
   bool over_cap = false;
 };
@@ -131,12 +128,15 @@ std::size_t OnBody(char* data, std::size_t, std::size_t n, void* user) {
     sink->status_checked = true;
     long status = 0;
     curl_easy_getinfo(sink->curl, CURLINFO_RESPONSE_CODE, &status);
-    // An error page is not the file; stop before storing any of it.
-    if (status != 0 && !IsSuccess(status)) {
+    if (IsRedirectStatus(status)) {
+      sink->skipping = true;
+    } else if (status != 0 && !IsSuccess(status)) {
+      // An error page is not the file; stop before storing any of it.
       sink->refused_status = status;
       return 0;
     }
   }
+  if (sink->skipping) return n;
   if (n > sink->cap - sink->received) {
     sink->over_cap = true;
     return 0;
@@ -184,7 +184,7 @@ Result<Transfer> Transfer::Create() {
 
 AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest* expected,
                                 std::uint64_t expected_size_or_0, const std::string& dest_path,
-                                const FetchOptions& options) {
+                                const FetchOptions& options, const HttpAccess& access) {
   auto file = AtomicFile::Create(dest_path, {.buffer_size = HashingWriter::kWriteSize});
   if (!file.ok()) {
     AttemptResult r = Fail(file.status());
@@ -192,7 +192,6 @@ AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest* 
     return r;
   }
   CURL* curl = curl_.get();
-  curl_easy_reset(curl);
 
   HashingWriter writer(&*file);
   Sink sink;
@@ -203,29 +202,33 @@ AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest* 
                     options.show_progress);
   error_buffer_.fill('\0');
 
-  const bool configured =
-      Set(curl, CURLOPT_URL, url.c_str()) && Set(curl, CURLOPT_NOSIGNAL, 1L) &&
-      Set(curl, CURLOPT_ERRORBUFFER, error_buffer_.data()) &&
-      Set(curl, CURLOPT_PROTOCOLS_STR,
-          options.allow_file_links ? kWebAndFileProtocols : kWebProtocols) &&
-      Set(curl, CURLOPT_REDIR_PROTOCOLS_STR, kRedirectProtocols) &&
-      Set(curl, CURLOPT_FOLLOWLOCATION, 1L) &&
-      Set(curl, CURLOPT_MAXREDIRS, static_cast<long>(options.max_redirects)) &&
-      // "" asks for every encoding this libcurl decodes (gzip, deflate, br, zstd).
-      Set(curl, CURLOPT_ACCEPT_ENCODING, "") && Set(curl, CURLOPT_USERAGENT, kUserAgent) &&
-      Set(curl, CURLOPT_BUFFERSIZE, kReceiveBufferSize) &&
-      Set(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.connect_timeout.count())) &&
-      Set(curl, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(options.low_speed_limit)) &&
-      Set(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options.low_speed_time.count())) &&
-      Set(curl, CURLOPT_WRITEFUNCTION, &OnBody) && Set(curl, CURLOPT_WRITEDATA, &sink) &&
-      (!progress.enabled() ||
-       (Set(curl, CURLOPT_XFERINFOFUNCTION, &OnProgress) &&
-        Set(curl, CURLOPT_XFERINFODATA, &progress) && Set(curl, CURLOPT_NOPROGRESS, 0L)));
-  if (!configured) return Fail(Internal(url + ": libcurl rejected an option"));
-
-  const CURLcode code = curl_easy_perform(curl);
-  long status = 0;
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+  auto configure = [&](CURL* c) {
+    // Each hop of a redirect starts a response of its own.
+    sink.status_checked = false;
+    sink.skipping = false;
+    return Set(c, CURLOPT_NOSIGNAL, 1L) && Set(c, CURLOPT_ERRORBUFFER, error_buffer_.data()) &&
+           // "" asks for every encoding this libcurl decodes (gzip, deflate, br, zstd).
+           Set(c, CURLOPT_ACCEPT_ENCODING, "") && Set(c, CURLOPT_USERAGENT, kUserAgent) &&
+           Set(c, CURLOPT_BUFFERSIZE, kReceiveBufferSize) &&
+           Set(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.connect_timeout.count())) &&
+           Set(c, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(options.low_speed_limit)) &&
+           Set(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options.low_speed_time.count())) &&
+           Set(c, CURLOPT_WRITEFUNCTION, &OnBody) && Set(c, CURLOPT_WRITEDATA, &sink) &&
+           (!progress.enabled() ||
+            (Set(c, CURLOPT_XFERINFOFUNCTION, &OnProgress) &&
+             Set(c, CURLOPT_XFERINFODATA, &progress) && Set(c, CURLOPT_NOPROGRESS, 0L)));
+  };
+  HopRequest request;
+  request.access = &access;
+  request.origin_headers = options.headers;
+  request.max_redirects = options.max_redirects;
+  request.allow_file = options.allow_file_links;
+  const HopResult hops = PerformHops(curl, url, request, {}, configure);
+  if (hops.code == CURLE_FAILED_INIT && hops.refused.ok()) {
+    return Fail(Internal(url + ": libcurl rejected an option"));
+  }
+  const CURLcode code = hops.code;
+  const long status = hops.status;
 
   // Whatever ended the transfer, a failed write of bytes accepted before it
   // is reported first, as when it stopped the transfer.
@@ -242,6 +245,7 @@ AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest* 
              ? "the expected " + std::to_string(expected_size_or_0) + " bytes"
              : "the limit of " + std::to_string(options.max_decoded_size) + " decoded bytes")));
   }
+  if (!hops.refused.ok()) return Fail(hops.refused);
   if (sink.refused_status != 0 || (code == CURLE_OK && status != 0 && !IsSuccess(status))) {
     const long shown = sink.refused_status != 0 ? sink.refused_status : status;
     AttemptResult r = Fail(NetworkError(url + ": http status " + std::to_string(shown)),
@@ -254,14 +258,6 @@ AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest* 
     return r;
   }
   if (code != CURLE_OK) {
-    // A redirect to a refused protocol leaves the 3xx status, and libcurl
-    // has already made the refused target the effective URL.
-    char* target = nullptr;
-    if (code == CURLE_UNSUPPORTED_PROTOCOL && status >= 300 && status <= 399 &&
-        curl_easy_getinfo(curl, CURLINFO_EFFECTIVE_URL, &target) == CURLE_OK && target != nullptr) {
-      return Fail(NetworkError(url + ": redirect to " + target +
-                               " refused (only http and https redirects are followed)"));
-    }
     std::string message = url + ": " + curl_easy_strerror(code);
     if (error_buffer_[0] != '\0') message += std::string(" (") + error_buffer_.data() + ")";
     return Fail(NetworkError(std::move(message)), IsTransientCurlError(code));

@@ -13,6 +13,7 @@
 
 #include "carton/common/status.h"
 #include "carton/links/fetch.h"
+#include "carton/links/http_access.h"
 #include "carton/manifest/sha256.h"
 
 namespace carton::links {
@@ -55,11 +56,12 @@ class Transfer {
   // decoded bytes (on a HashingWriter's thread while libcurl decodes), and
   // renames it over `dest_path` only if the size (when `expected_size_or_0`
   // is non-zero) and sha256 (when `expected` is not null) match.
+  // Redirects are followed hop by hop under `access` (http_hop.h).
   // REQUIRES: `url` passed UrlProblem() and its scheme is allowed by
   // `options`.
   AttemptResult Attempt(const std::string& url, const manifest::Digest* expected,
                         std::uint64_t expected_size_or_0, const std::string& dest_path,
-                        const FetchOptions& options);
+                        const FetchOptions& options, const HttpAccess& access);
 
  private:
   explicit Transfer(CurlEasy curl) : curl_(std::move(curl)) {}

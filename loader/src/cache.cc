@@ -77,7 +77,7 @@ std::string DownloadsDir(const std::string& root) { return root + "/downloads"; 
 
 Result<AcquiredEntry> AcquireEntry(const std::string& root, CartonSource* source,
                                    const LoadOptions& options, LoadStats* stats) {
-  const manifest::Digest& hash = source->manifest().hash;
+  const manifest::Digest& hash = source->manifest_hash();
   const std::string hex = manifest::ToHex(hash);
   const std::string dir = CartonsDir(root) + "/" + hex;
   CARTON_ASSIGN_OR_RETURN(FileLock use, FileLock::Open(UseLockPath(root, hex)));

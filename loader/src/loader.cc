@@ -7,8 +7,11 @@
 #include "carton/common/atomic_file.h"
 #include "carton/common/mapped_file.h"
 #include "carton/links/blob_cache.h"
+#include "carton/links/oci.h"
 #include "carton/manifest/manifest.h"
 #include "loaded.h"
+#include "oci_remote.h"
+#include "source.h"
 
 namespace carton::loader {
 namespace {
@@ -97,6 +100,21 @@ Result<LoadedCarton> LoadCarton(const std::string& path_or_url, const LoadOption
   return FromEntry(std::move(entry), stats);
 }
 
+// An oci:// reference: the entry named by the manifest hash the registry
+// gives (one manifest request), the carton pulled on a miss.
+Result<LoadedCarton> LoadOci(const std::string& reference, const LoadOptions& options) {
+  CARTON_ASSIGN_OR_RETURN(std::string root, CacheRoot(options));
+  CARTON_ASSIGN_OR_RETURN(manifest::Digest hash, internal::ResolveOci(reference, options));
+  internal::CartonSource source = internal::CartonSource::Fetched(
+      reference, hash, [reference, options](const std::string& dest) {
+        return internal::PullOci(reference, dest, options);
+      });
+  LoadStats stats;
+  CARTON_ASSIGN_OR_RETURN(internal::AcquiredEntry entry,
+                          internal::AcquireEntry(root, &source, options, &stats));
+  return FromEntry(std::move(entry), stats);
+}
+
 // A cache entry given by its directory (runners are handed these): its
 // mapped files come from the linked source, as for any hit.
 Result<LoadedCarton> LoadEntryDirectory(const std::string& dir, const LoadOptions& options) {
@@ -155,6 +173,7 @@ Result<LoadedCarton> LoadDirectory(const std::string& dir, const LoadOptions& op
 }  // namespace
 
 Result<LoadedCarton> Load(const std::string& path_or_url, const LoadOptions& options) {
+  if (links::oci::IsReference(path_or_url)) return LoadOci(path_or_url, options);
   std::error_code ec;
   if (!IsCartonUrl(path_or_url) && fs::is_directory(path_or_url, ec)) {
     return LoadDirectory(path_or_url, options);
@@ -178,6 +197,9 @@ Result<LoadedCarton> LoadUnpacked(const std::string& dir, const std::string& run
   return internal::LoadedCartonFactory::Make(std::move(impl));
 }
 
-Result<CartonInfo> GetModelInfo(const std::string& path_or_url) { return ReadInfo(path_or_url); }
+Result<CartonInfo> GetModelInfo(const std::string& path_or_url) {
+  if (links::oci::IsReference(path_or_url)) return internal::ReadOciInfo(path_or_url);
+  return ReadInfo(path_or_url);
+}
 
 }  // namespace carton::loader

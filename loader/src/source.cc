@@ -39,6 +39,19 @@ Result<CartonSource> CartonSource::Open(const std::string& path_or_url) {
   return s;
 }
 
+CartonSource CartonSource::Fetched(std::string location, const manifest::Digest& manifest_hash,
+                                   FetchFn fetch) {
+  CartonSource s;
+  s.location_ = std::move(location);
+  s.fetch_ = std::move(fetch);
+  s.fetched_hash_ = manifest_hash;
+  return s;
+}
+
+const manifest::Digest& CartonSource::manifest_hash() const {
+  return manifest_ != nullptr ? manifest_->hash : fetched_hash_;
+}
+
 CartonSource::CartonSource(CartonSource&&) noexcept = default;
 CartonSource& CartonSource::operator=(CartonSource&&) noexcept = default;
 
@@ -61,14 +74,18 @@ Result<const CartonReader*> CartonSource::Whole(const std::string& downloads_dir
     std::error_code ec;
     std::filesystem::create_directories(downloads_dir, ec);
     std::random_device rd;
-    const std::string dest = downloads_dir + "/" + manifest::ToHex(manifest_->hash) + "-" +
+    const std::string dest = downloads_dir + "/" + manifest::ToHex(manifest_hash()) + "-" +
                              std::to_string(rd()) + ".carton";
-    CARTON_RETURN_IF_ERROR(DownloadCarton(location_, dest));
-    download_ = dest;
+    download_ = dest;  // removed on destruction, also after a failed fetch
+    CARTON_RETURN_IF_ERROR(fetch_ ? fetch_(dest) : DownloadCarton(location_, dest));
     CARTON_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(dest));
     file_ = std::make_shared<const MappedFile>(std::move(file));
   }
   CARTON_RETURN_IF_ERROR(OpenWhole());
+  if (fetch_ && manifest_->hash != fetched_hash_) {
+    return Corrupt(location_ + ": MANIFEST hashes to " + manifest::ToHex(manifest_->hash) +
+                   ", but the reference names " + manifest::ToHex(fetched_hash_));
+  }
   return &*whole_;
 }
 

@@ -13,6 +13,7 @@
 // Not thread-safe; one per load.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,13 +30,21 @@ class CartonSource {
   // read cannot handle is opened whole at once. Errors: kNotFound,
   // kIoError, kCorrupt (naming the carton), the URL's network errors.
   static Result<CartonSource> Open(const std::string& path_or_url);
+  // A carton known by its manifest hash alone until a miss, when `fetch`
+  // writes it whole to a path (an oci:// reference: the registry names
+  // MANIFEST's digest; the carton is pulled on a miss). Whole() refuses a
+  // fetched carton whose MANIFEST does not hash to `manifest_hash`.
+  using FetchFn = std::function<Status(const std::string& dest_path)>;
+  static CartonSource Fetched(std::string location, const manifest::Digest& manifest_hash,
+                              FetchFn fetch);
 
   CartonSource(CartonSource&&) noexcept;
   CartonSource& operator=(CartonSource&&) noexcept;
   ~CartonSource();
 
   const std::string& location() const { return location_; }
-  const ManifestFile& manifest() const { return *manifest_; }
+  // The manifest hash: MANIFEST's, or the one a fetched source was given.
+  const manifest::Digest& manifest_hash() const;
 
   // The whole archive, checked by every carton reader's rules
   // (CartonReader::Check), opened once: the local file, or the URL
@@ -55,6 +64,8 @@ class CartonSource {
   std::shared_ptr<const ManifestFile> manifest_;
   std::optional<CartonReader> whole_;
   std::string download_;  // removed on destruction
+  FetchFn fetch_;         // set for a fetched source
+  manifest::Digest fetched_hash_{};
 };
 
 }  // namespace carton::loader::internal

@@ -520,7 +520,8 @@ TEST_CASE("carton zip: entries sharing bytes are rejected", "[zip][corrupt]") {
   CHECK_THAT(z.status().message(), Catch::Contains("entry \"b\" overlaps entry \"a\""));
 }
 
-TEST_CASE("carton zip: Read refuses entries over the size limit; ReadTo streams them", "[zip]") {
+TEST_CASE("carton zip: Read refuses entries over the size limit, and ReadTo streams them",
+          "[zip]") {
   TempDir dir;
   std::string path = dir.file("big.zip");
   WriteArchive(path, {{"zeros", std::vector<std::byte>(1 << 20)}}, Compression::kZstd);

@@ -9,6 +9,7 @@
 #include "carton/runner/runner.h"
 #include "commands.h"
 #include "exit_code.h"
+#include "oci_cmd.h"
 
 namespace carton::cli {
 namespace {
@@ -227,7 +228,9 @@ int Verify(const VerifyArgs& a) {
   o.threads = a.threads;
   o.fetch_links = a.fetch;
   o.links.fetch.allow_file_links = a.allow_file_links;
-  auto r = carton::Verify(a.carton, o);
+  auto r = links::oci::IsReference(a.carton)
+               ? VerifyOciCarton(a.carton, o, OciOptionsFor(a.registry))
+               : carton::Verify(a.carton, o);
   if (!r.ok()) return Fail("verify", r.status());
   if (a.json) {
     Json j;
@@ -261,7 +264,8 @@ int Verify(const VerifyArgs& a) {
 }
 
 int Info(const InfoArgs& a) {
-  auto r = ReadInfo(a.carton);
+  auto r = links::oci::IsReference(a.carton) ? ReadOciInfo(a.carton, OciOptionsFor(a.registry))
+                                             : ReadInfo(a.carton);
   if (!r.ok()) return Fail("info", r.status());
   if (a.json) {
     std::cout << InfoJson(*r).dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
@@ -279,8 +283,9 @@ int Unpack(const UnpackArgs& a) {
   return kExitOk;
 }
 
-int Hash(const std::string& carton) {
-  auto r = ManifestHash(carton);
+int Hash(const std::string& carton, const RegistryArgs& registry) {
+  auto r = links::oci::IsReference(carton) ? OciManifestHash(carton, OciOptionsFor(registry))
+                                           : ManifestHash(carton);
   if (!r.ok()) return Fail("hash", r.status());
   std::cout << manifest::ToHex(*r) << '\n';
   return kExitOk;

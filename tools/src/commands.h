@@ -33,6 +33,14 @@ int SafetensorsGet(const SafetensorsGetArgs& args);
 
 namespace carton::cli {
 
+// How to reach an OCI registry, for every command that takes oci://
+// references (oci_cmd.cc).
+struct RegistryArgs {
+  std::string config;       // --registry-config: a docker config.json
+  bool plain_http = false;  // --plain-http
+  unsigned jobs = 4;        // --jobs: blobs moved at once
+};
+
 struct PackArgs {
   std::string dir;
   std::string output;
@@ -57,12 +65,14 @@ struct VerifyArgs {
   unsigned threads = 0;
   bool fetch = false;
   bool allow_file_links = false;
+  RegistryArgs registry;
 };
 int Verify(const VerifyArgs& args);
 
 struct InfoArgs {
   std::string carton;
   bool json = false;
+  RegistryArgs registry;
 };
 int Info(const InfoArgs& args);
 
@@ -72,7 +82,24 @@ struct UnpackArgs {
   bool allow_file_links = false;
 };
 int Unpack(const UnpackArgs& args);
-int Hash(const std::string& carton);
+int Hash(const std::string& carton, const RegistryArgs& registry);
+
+// oci_cmd.cc
+struct PushArgs {
+  std::string carton;
+  std::string reference;
+  bool json = false;
+  RegistryArgs registry;
+};
+int Push(const PushArgs& args);
+
+struct PullArgs {
+  std::string reference;
+  std::string output;
+  bool json = false;
+  RegistryArgs registry;
+};
+int Pull(const PullArgs& args);
 
 // links_cmd.cc
 struct ShrinkArgs {
@@ -105,6 +132,7 @@ struct LoadArgs {
   bool root = false;    // print the entry's root instead of model/
   bool verify = false;  // rehash the cache entry on a hit
   bool json = false;
+  RegistryArgs registry;
 };
 int Load(const LoadArgs& args);
 

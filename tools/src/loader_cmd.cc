@@ -68,6 +68,8 @@ Result<Session> Start(const RunArgs& args) {
 int Load(const LoadArgs& args) {
   loader::LoadOptions options;
   options.verify_cache_hit = args.verify;
+  options.registry_config = args.registry.config;
+  options.plain_http = args.registry.plain_http;
   auto c = loader::Load(args.model, options);
   if (!c.ok()) return Fail("load", c.status());
   if (args.json) {
@@ -187,7 +189,7 @@ int SelfTest(const RunArgs& args) {
   Status runner_failure;
   auto report = runner::RunSelfTests(
       session->carton,
-      [&](const std::vector<loader::Tensor>& in) -> Result<std::vector<loader::Tensor>> {
+      [&](const std::vector<carton::Tensor>& in) -> Result<std::vector<carton::Tensor>> {
         auto out = session->process.Infer(in);
         if (!out.ok() && out.status().code() == StatusCode::kInternal && runner_failure.ok()) {
           runner_failure = out.status();
@@ -206,7 +208,7 @@ int SelfTest(const RunArgs& args) {
 
 int Infer(const RunArgs& args) {
   if (args.output.empty()) return Fail("infer", InvalidArgument("--output is required"));
-  std::vector<loader::Tensor> inputs;
+  std::vector<carton::Tensor> inputs;
   for (const auto& spec : args.inputs) {
     auto t = runner::ReadTensorArg(spec);
     if (!t.ok()) return Fail("infer", t.status());

@@ -11,6 +11,16 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "carton 0.1.0");
   app.require_subcommand(1);
   int rc = kExitOk;
+  // --registry-config, --plain-http, --jobs: for commands that take oci://
+  // references.
+  auto add_registry_options = [](CLI::App* cmd, RegistryArgs* r, bool jobs = true) {
+    cmd->add_option("--registry-config", r->config,
+                    "Registry credentials in the ~/.docker/config.json format (default: "
+                    "$CARTON_REGISTRY_AUTH, then ~/.docker/config.json)");
+    cmd->add_flag("--plain-http", r->plain_http,
+                  "Talk plain HTTP to a registry that is not on a loopback address");
+    if (jobs) cmd->add_option("--jobs", r->jobs, "Blobs moved at once")->capture_default_str();
+  };
 
   auto* st = app.add_subcommand(
       "safetensors",
@@ -71,20 +81,25 @@ int main(int argc, char** argv) {
 
   VerifyArgs verify_carton;
   auto* v = app.add_subcommand("verify", "Check a .carton: structure, metadata, every hash");
-  v->add_option("MODEL", verify_carton.carton, "A .carton file or an http(s) URL")->required();
+  v->add_option("MODEL", verify_carton.carton,
+                "A .carton file, an http(s) URL or an oci:// reference")
+      ->required();
   v->add_flag("--json", verify_carton.json, "Print a JSON report");
   v->add_flag("--fetch", verify_carton.fetch,
               "Also fetch linked files (LINKS) through the blob cache and hash them");
   v->add_flag("--allow-file-links", verify_carton.allow_file_links,
               "Let LINKS use file:// URLs (refused by default)");
   v->add_option("-j,--threads", verify_carton.threads, "Hashing threads (0: one per core)");
+  add_registry_options(v, &verify_carton.registry);
   v->callback([&] { rc = Verify(verify_carton); });
 
   InfoArgs info;
   auto* i = app.add_subcommand(
       "info", "Show a .carton's metadata without unpacking it (a URL costs a few range requests)");
-  i->add_option("MODEL", info.carton, "A .carton file or an http(s) URL")->required();
+  i->add_option("MODEL", info.carton, "A .carton file, an http(s) URL or an oci:// reference")
+      ->required();
   i->add_flag("--json", info.json, "Print JSON");
+  add_registry_options(i, &info.registry);
   i->callback([&] { rc = Info(info); });
 
   UnpackArgs unpack;
@@ -97,9 +112,31 @@ int main(int argc, char** argv) {
   u->callback([&] { rc = Unpack(unpack); });
 
   std::string hash_carton;
+  RegistryArgs hash_registry;
   auto* h = app.add_subcommand("hash", "Print a .carton's manifest hash");
-  h->add_option("MODEL", hash_carton, "A .carton file or an http(s) URL")->required();
-  h->callback([&] { rc = Hash(hash_carton); });
+  h->add_option("MODEL", hash_carton, "A .carton file, an http(s) URL or an oci:// reference")
+      ->required();
+  add_registry_options(h, &hash_registry);
+  h->callback([&] { rc = Hash(hash_carton, hash_registry); });
+
+  PushArgs push;
+  auto* ps = app.add_subcommand(
+      "push", "Push a .carton to an OCI registry (one blob per file; only missing blobs move)");
+  ps->add_option("MODEL", push.carton, "A .carton file or an http(s) URL")->required();
+  ps->add_option("REFERENCE", push.reference, "oci://HOST[:PORT]/REPOSITORY[:TAG]")->required();
+  ps->add_flag("--json", push.json, "Print a JSON report (each blob and what happened to it)");
+  add_registry_options(ps, &push.registry);
+  ps->callback([&] { rc = Push(push); });
+
+  PullArgs pull;
+  auto* pl = app.add_subcommand("pull",
+                                "Pull a carton from an OCI registry, byte for byte the one pushed");
+  pl->add_option("REFERENCE", pull.reference, "oci://HOST[:PORT]/REPOSITORY[:TAG|@sha256:DIGEST]")
+      ->required();
+  pl->add_option("-o,--output", pull.output, "The .carton to write")->required();
+  pl->add_flag("--json", pull.json, "Print a JSON report");
+  add_registry_options(pl, &pull.registry);
+  pl->callback([&] { rc = Pull(pull); });
 
   ShrinkArgs shrink;
   auto* sh = app.add_subcommand(
@@ -150,10 +187,12 @@ int main(int argc, char** argv) {
   LoadArgs load;
   auto* l =
       app.add_subcommand("load", "Load a .carton through the cache; print its model directory");
-  l->add_option("MODEL", load.model, "A .carton file, URL or carton directory")->required();
+  l->add_option("MODEL", load.model, "A .carton file, URL, oci:// reference or carton directory")
+      ->required();
   l->add_flag("--root", load.root, "Print the entry's root (carton.toml, model/, ...) instead");
   l->add_flag("--verify", load.verify, "Rehash the cached files even on a hit");
   l->add_flag("--json", load.json, "Print JSON: directories, manifest hash, hit or miss, bytes");
+  add_registry_options(l, &load.registry, /*jobs=*/false);
   l->callback([&] { rc = Load(load); });
 
   CacheArgs cache;

@@ -11,6 +11,7 @@
 #include <optional>
 #include <variant>
 
+#include "carton/carton/reader.h"
 #include "carton/links/http_source.h"
 #include "carton/safetensors/file.h"
 #include "carton/safetensors/sharded.h"
@@ -32,11 +33,9 @@ constexpr unsigned kRemoteShardThreads = 8;
 // request each for a remote file).
 constexpr std::uint64_t kCopyChunk = 16 << 20;
 
-bool IsUrl(std::string_view s) { return s.starts_with("http://") || s.starts_with("https://"); }
-
 // model.safetensors.index.json, or any .json: a sharded checkpoint's index.
 bool IsIndex(std::string_view s) {
-  if (IsUrl(s)) s = s.substr(0, s.find_first_of("?#"));
+  if (IsCartonUrl(s)) s = s.substr(0, s.find_first_of("?#"));
   return s.ends_with(".json");
 }
 
@@ -53,7 +52,7 @@ Result<std::shared_ptr<const RandomAccessSource>> OpenRemote(const std::string& 
 }
 
 Result<File> OpenFile(const std::string& path_or_url) {
-  if (!IsUrl(path_or_url)) return File::Open(path_or_url);
+  if (!IsCartonUrl(path_or_url)) return File::Open(path_or_url);
   CARTON_ASSIGN_OR_RETURN(auto source, OpenRemote(path_or_url));
   return File::OpenSource(std::move(source));
 }
@@ -96,7 +95,7 @@ Result<std::string> ReadRemoteIndex(const std::string& url) {
 }
 
 Result<ShardedFile> OpenSharded(const std::string& path_or_url) {
-  if (!IsUrl(path_or_url)) return ShardedFile::Open(path_or_url);
+  if (!IsCartonUrl(path_or_url)) return ShardedFile::Open(path_or_url);
   CARTON_ASSIGN_OR_RETURN(std::string text, ReadRemoteIndex(path_or_url));
   return ShardedFile::FromIndex(
       path_or_url, text,

@@ -32,6 +32,7 @@
 
 #include "carton/common/posix_error.h"
 #include "carton/common/unique_fd.h"
+#include "carton/zip/layout.h"
 #include "codec.h"
 #include "entry_source.h"
 #include "libzip.h"
@@ -47,10 +48,6 @@ using zip_internal::EntryData;
 using zip_internal::EntrySource;
 
 constexpr std::size_t kChunkSize = 4 << 20;
-// An alignment field holds at least its 16-bit alignment value.
-constexpr std::size_t kMinAlignmentField = zip_internal::kExtraHeaderSize + 2;
-// Local header zip64 field: both sizes (APPNOTE 4.5.3).
-constexpr std::size_t kLocalZip64Field = zip_internal::kExtraHeaderSize + 16;
 
 // A source of an entry's uncompressed bytes, in chunks; an empty chunk means
 // the end.
@@ -102,26 +99,6 @@ std::string EntryContext(std::string_view name) { return "entry " + zip_internal
 Status ChangedSize(std::string_view name, std::uint64_t size) {
   return IoError(EntryContext(name) + ": source changed size while being read (expected " +
                  std::to_string(size) + " bytes)");
-}
-
-// Bytes libzip adds to a local header for the zip64 field: with either size
-// at or past 0xFFFFFFFF it writes the field, holding both sizes when one of
-// them exceeds that value (libzip 1.7, _zip_dirent_write).
-std::size_t LocalZip64Size(std::uint64_t size, std::uint64_t compressed) {
-  if (size < zip_internal::kMax32 && compressed < zip_internal::kMax32) return 0;
-  if (size > zip_internal::kMax32 || compressed > zip_internal::kMax32) return kLocalZip64Field;
-  return zip_internal::kExtraHeaderSize;
-}
-
-// Size of the alignment extra field (0 for none) that makes data following a
-// header prefix ending at `end` start at a multiple of `alignment`.
-std::size_t AlignmentFieldSize(std::uint64_t end, std::uint32_t alignment) {
-  if (alignment <= 1) return 0;
-  std::uint64_t misalignment = end % alignment;
-  if (misalignment == 0) return 0;
-  std::uint64_t field = alignment - misalignment;
-  while (field < kMinAlignmentField) field += alignment;
-  return static_cast<std::size_t>(field);
 }
 
 }  // namespace
@@ -188,13 +165,13 @@ struct ZipWriter::Impl {
   Result<std::uint64_t> AddToArchive(EntryData data) {
     const std::string name = data.name;
     const bool stored = data.method == zip_internal::kMethodStored;
-    const std::uint64_t prefix = zip_internal::kLocalHeaderSize + name.size() +
-                                 LocalZip64Size(data.size, data.compressed_size);
-    const std::size_t pad =
-        stored ? AlignmentFieldSize(next_header + prefix, options.alignment) : 0;
-    data.data_offset = next_header + prefix + pad;
+    const ZipEntryPlacement placement =
+        PlaceZipEntry(next_header, name.size(),
+                      CompressionFromZipMethod(data.method).value_or(Compression::kStored),
+                      data.size, data.compressed_size, options.alignment);
+    const auto pad = static_cast<std::size_t>(placement.alignment_field);
+    data.data_offset = placement.data_offset;
     const std::uint64_t data_offset = data.data_offset;
-    const std::uint64_t compressed_size = data.compressed_size;
 
     auto source = std::make_unique<EntrySource>(std::move(data), &spool, out.get());
     CARTON_ASSIGN_OR_RETURN(zip_internal::SourcePtr src, source->MakeSource());
@@ -221,7 +198,7 @@ struct ZipWriter::Impl {
     }
     names.insert(name);
     ++entries;
-    next_header = data_offset + compressed_size;
+    next_header = placement.next_header;
     return data_offset;
   }
 
@@ -303,7 +280,7 @@ struct ZipWriter::Impl {
         i, dir, (zip_internal::kUnixDirMode << 16) | zip_internal::kDosDirAttribute));
     names.insert(dir);
     ++entries;
-    next_header += zip_internal::kLocalHeaderSize + dir.size();
+    next_header = PlaceZipDirectory(next_header, dir.size());
     return Status::Ok();
   }
 

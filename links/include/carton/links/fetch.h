@@ -19,10 +19,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "carton/common/status.h"
+#include "carton/links/http_access.h"
 #include "carton/manifest/sha256.h"
 
 namespace carton::links {
@@ -48,7 +50,16 @@ struct FetchOptions {
   // A Retry-After header (on 429 or 503) replaces the backoff, capped here.
   std::chrono::seconds max_retry_after{60};
   // Redirects followed per attempt (>= 0); only to http and https URLs.
+  // carton follows them itself, checking each target against `access`
+  // before connecting to it.
   int max_redirects = kDefaultMaxRedirects;
+  // Where requests may go and the per-host headers and netrc credentials
+  // they carry (http_access.h); nullopt: HttpAccessFromEnvironment(), read
+  // at each call.
+  std::optional<HttpAccess> access;
+  // Headers sent to the scheme, host and port of each URL tried (a
+  // registry's Authorization, say), never after a redirect to another host.
+  std::vector<std::string> headers;
   // Most decoded bytes accepted; the transfer is aborted past it. When the
   // expected size is known, that size is the cap.
   std::uint64_t max_decoded_size = kDefaultMaxDecodedSize;
@@ -66,7 +77,8 @@ struct FetchOptions {
 // On success `dest_path` holds exactly those bytes (replaced atomically).
 // Errors, after every URL failed (one message lists each URL's failure):
 //   kInvalidArgument  no URLs, bad options, or only refused URLs (file://
-//                     without allow_file_links, other schemes).
+//                     without allow_file_links, other schemes, hosts or
+//                     redirect targets that `access` refuses).
 //   kNetworkError     transfers failed (connection, timeout, HTTP status
 //                     >= 400 or otherwise not 2xx, refused redirect).
 //   kCorrupt          bodies arrived but had the wrong size or sha256, or

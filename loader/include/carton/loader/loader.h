@@ -59,6 +59,12 @@ struct LoadOptions {
   // Files named in LINKS may be fetched from file:// URLs (trusted cartons
   // only).
   bool allow_file_links = false;
+  // oci:// references (carton/oci.h): a docker config.json with the
+  // registry's credentials (empty: $CARTON_REGISTRY_AUTH, then
+  // ~/.docker/config.json), and plain HTTP for a registry that is not on a
+  // loopback address.
+  std::string registry_config;
+  bool plain_http = false;
 };
 
 // A file of misc/ (or of the model directory) by its path in the carton.
@@ -132,9 +138,13 @@ class LoadedCarton {
   std::shared_ptr<const Impl> impl_;
 };
 
-// Loads a .carton file, a URL, or a directory holding an unpacked carton
-// (carton.toml, model/, ...; loaded in place, checked against its MANIFEST
-// only if verify_cache_hit is set). Input is untrusted.
+// Loads a .carton file, a URL, an oci:// reference, or a directory holding
+// an unpacked carton (carton.toml, model/, ...; loaded in place, checked
+// against its MANIFEST only if verify_cache_hit is set). Input is untrusted.
+// An oci:// reference costs one manifest request on a hit (its MANIFEST
+// layer's digest is the manifest hash); a miss pulls the carton
+// (carton/oci.h) and loads it like a downloaded URL (loader/FORMAT.md
+// "OCI references").
 // Errors: kNotFound, kCorrupt (bad archive, a file whose sha256 is not the
 // one in MANIFEST, a damaged cache entry that cannot be rebuilt; naming the
 // file), kUnsupported (also: a server that ignores HTTP Range),
@@ -153,7 +163,9 @@ Result<LoadedCarton> LoadUnpacked(const std::string& dir, const std::string& run
                                   std::uint64_t runner_compat_version = 1);
 
 // Metadata only: reads the central directory, carton.toml, MANIFEST and
-// tensor_data/index.toml (by range requests for a URL); nothing is cached.
+// tensor_data/index.toml (by range requests for a URL; for an oci://
+// reference, those blobs and the config, into the blob cache); no carton
+// is cached.
 // Errors as ReadInfo (info.h).
 Result<CartonInfo> GetModelInfo(const std::string& path_or_url);
 

@@ -1,0 +1,190 @@
+#include "http_call.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstring>
+
+#include "http_hop.h"
+#include "transfer.h"
+
+namespace carton::links {
+namespace {
+
+constexpr char kUserAgent[] = "carton";
+// libcurl's upload buffer (default 64 KiB): larger chunks mean fewer read
+// callbacks and send calls per GiB.
+constexpr long kUploadBufferSize = 2 << 20;
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+struct State {
+  CURL* curl = nullptr;
+  const HttpCall* call = nullptr;
+  HttpReply* reply = nullptr;
+  std::uint64_t sent = 0;  // offset into the request body
+  bool skipping = false;   // a redirect's body
+  bool status_checked = false;
+};
+
+std::size_t OnHeader(char* data, std::size_t, std::size_t n, void* user) {
+  auto* st = static_cast<State*>(user);
+  const std::string_view line(data, n);
+  if (line.substr(0, 5) == "HTTP/") {
+    st->reply->headers.clear();  // a new response: a redirect's, or after a 100
+    return n;
+  }
+  const auto colon = line.find(':');
+  if (colon == std::string_view::npos) return n;
+  st->reply->headers.emplace_back(Lower(Trim(line.substr(0, colon))),
+                                  std::string(Trim(line.substr(colon + 1))));
+  return n;
+}
+
+std::size_t OnBody(char* data, std::size_t, std::size_t n, void* user) {
+  auto* st = static_cast<State*>(user);
+  if (!st->status_checked) {
+    st->status_checked = true;
+    long status = 0;
+    curl_easy_getinfo(st->curl, CURLINFO_RESPONSE_CODE, &status);
+    st->skipping = IsRedirectStatus(status);
+  }
+  if (st->skipping) return n;
+  std::string& body = st->reply->body;
+  const std::uint64_t room =
+      st->call->max_body - std::min<std::uint64_t>(body.size(), st->call->max_body);
+  if (n > room) st->reply->body_truncated = true;
+  body.append(data, std::min<std::uint64_t>(n, room));
+  return n;
+}
+
+std::size_t OnRead(char* buffer, std::size_t size, std::size_t count, void* user) {
+  auto* st = static_cast<State*>(user);
+  const ByteView body = st->call->body;
+  const std::size_t n = std::min<std::uint64_t>(size * count, body.size() - st->sent);
+  std::memcpy(buffer, body.data() + st->sent, n);
+  st->sent += n;
+  return n;
+}
+
+// libcurl rewinds the body when it must send it again (a connection that
+// died before the request was answered).
+int OnSeek(void* user, curl_off_t offset, int origin) {
+  auto* st = static_cast<State*>(user);
+  if (origin != SEEK_SET || offset < 0 ||
+      static_cast<std::uint64_t>(offset) > st->call->body.size()) {
+    return CURL_SEEKFUNC_CANTSEEK;
+  }
+  st->sent = static_cast<std::uint64_t>(offset);
+  return CURL_SEEKFUNC_OK;
+}
+
+template <typename T>
+bool Set(CURL* curl, CURLoption option, T value) {
+  return curl_easy_setopt(curl, option, value) == CURLE_OK;
+}
+
+}  // namespace
+
+std::string HttpReply::Header(std::string_view name) const {
+  for (const auto& [k, v] : headers) {
+    if (k == name) return v;
+  }
+  return "";
+}
+
+std::vector<std::string> HttpReply::Headers(std::string_view name) const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : headers) {
+    if (k == name) out.push_back(v);
+  }
+  return out;
+}
+
+bool HttpReply::transient() const {
+  if (!refused.ok()) return false;
+  if (code != CURLE_OK) return IsTransientCurlError(code);
+  return IsTransientStatus(status);
+}
+
+HttpReply Call(CURL* curl, const HttpCall& call, const HttpAccess& access,
+               const FetchOptions& options) {
+  HttpReply reply;
+  State st;
+  st.curl = curl;
+  st.call = &call;
+  st.reply = &reply;
+  std::array<char, CURL_ERROR_SIZE> error{};
+  const bool upload = call.method == "PUT" || call.method == "PATCH";
+  const bool post = call.method == "POST";
+  const bool head = call.method == "HEAD";
+  std::vector<std::string> headers = call.headers;
+  // No "Expect: 100-continue" round trip before a body: the registry has
+  // answered the requests that would refuse it already.
+  if (upload || post) headers.push_back("Expect:");
+
+  auto configure = [&](CURL* c) {
+    st.sent = 0;
+    st.skipping = false;
+    st.status_checked = false;
+    reply.body.clear();
+    reply.body_truncated = false;
+    bool ok =
+        Set(c, CURLOPT_NOSIGNAL, 1L) && Set(c, CURLOPT_ERRORBUFFER, error.data()) &&
+        Set(c, CURLOPT_USERAGENT, kUserAgent) &&
+        Set(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.connect_timeout.count())) &&
+        Set(c, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(options.low_speed_limit)) &&
+        Set(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options.low_speed_time.count())) &&
+        Set(c, CURLOPT_HEADERFUNCTION, &OnHeader) && Set(c, CURLOPT_HEADERDATA, &st) &&
+        Set(c, CURLOPT_WRITEFUNCTION, &OnBody) && Set(c, CURLOPT_WRITEDATA, &st);
+    if (head) {
+      ok = ok && Set(c, CURLOPT_NOBODY, 1L);
+    } else if (upload) {
+      ok = ok && Set(c, CURLOPT_UPLOAD, 1L) &&
+           Set(c, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(call.body.size())) &&
+           Set(c, CURLOPT_READFUNCTION, &OnRead) && Set(c, CURLOPT_READDATA, &st) &&
+           Set(c, CURLOPT_SEEKFUNCTION, &OnSeek) && Set(c, CURLOPT_SEEKDATA, &st) &&
+           Set(c, CURLOPT_UPLOAD_BUFFERSIZE, kUploadBufferSize) &&
+           (call.method == "PUT" || Set(c, CURLOPT_CUSTOMREQUEST, call.method.c_str()));
+    } else if (post) {
+      ok = ok && Set(c, CURLOPT_POST, 1L) &&
+           Set(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(call.body.size())) &&
+           Set(c, CURLOPT_READFUNCTION, &OnRead) && Set(c, CURLOPT_READDATA, &st) &&
+           Set(c, CURLOPT_SEEKFUNCTION, &OnSeek) && Set(c, CURLOPT_SEEKDATA, &st);
+    } else if (call.method != "GET") {
+      ok = ok && Set(c, CURLOPT_CUSTOMREQUEST, call.method.c_str());
+    }
+    return ok;
+  };
+  HopRequest request;
+  request.access = &access;
+  request.origin_headers = call.origin_headers;
+  request.max_redirects = options.max_redirects;
+  request.follow_redirects = call.method == "GET" || head;
+  const HopResult hops = PerformHops(curl, call.url, request, headers, configure);
+  reply.code = hops.code;
+  reply.status = hops.status;
+  reply.url = hops.url;
+  reply.refused = hops.refused;
+  reply.bytes_sent = st.sent;
+  if (reply.code != CURLE_OK) {
+    reply.error = curl_easy_strerror(reply.code);
+    if (error[0] != '\0') reply.error += std::string(" (") + error.data() + ")";
+  }
+  return reply;
+}
+
+}  // namespace carton::links

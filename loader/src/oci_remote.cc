@@ -1,0 +1,33 @@
+#include "oci_remote.h"
+
+#include "carton/carton/oci.h"
+
+namespace carton::loader::internal {
+namespace {
+
+OciOptions OptionsFor(const LoadOptions& options) {
+  OciOptions o;
+  o.cache_dir = options.cache_dir;
+  o.threads = options.threads;
+  o.client.registry_config = options.registry_config;
+  o.client.plain_http = options.plain_http;
+  return o;
+}
+
+}  // namespace
+
+Result<manifest::Digest> ResolveOci(const std::string& reference, const LoadOptions& options) {
+  CARTON_ASSIGN_OR_RETURN(OciResolved r, ResolveOciCarton(reference, OptionsFor(options)));
+  return r.manifest_hash;
+}
+
+Status PullOci(const std::string& reference, const std::string& dest_path,
+               const LoadOptions& options) {
+  return PullCarton(reference, dest_path, OptionsFor(options)).status();
+}
+
+Result<CartonInfo> ReadOciInfo(const std::string& reference) {
+  return carton::ReadOciInfo(reference);
+}
+
+}  // namespace carton::loader::internal

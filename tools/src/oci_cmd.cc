@@ -1,0 +1,106 @@
+// carton push | pull: thin shells over carton/oci.h.
+#include "oci_cmd.h"
+
+#include <algorithm>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "exit_code.h"
+
+namespace carton::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json BlobsJson(const std::vector<OciBlobReport>& blobs) {
+  Json a = Json::array();
+  for (const auto& b : blobs) {
+    a.push_back({{"path", b.path},
+                 {"digest", links::oci::DigestString(b.digest)},
+                 {"size", b.size},
+                 {"action", b.action}});
+  }
+  return a;
+}
+
+// "3 uploaded (1048576 bytes), 1 present" from the blobs' actions.
+std::string Summary(const std::vector<OciBlobReport>& blobs, std::uint64_t bytes,
+                    const char* moving_action) {
+  std::vector<std::pair<std::string, int>> counts;
+  for (const auto& b : blobs) {
+    auto it = std::find_if(counts.begin(), counts.end(),
+                           [&](const auto& c) { return c.first == b.action; });
+    if (it == counts.end()) {
+      counts.push_back({b.action, 1});
+    } else {
+      ++it->second;
+    }
+  }
+  std::string out = std::to_string(blobs.size()) + " blobs:";
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    out += (i == 0 ? " " : ", ") + std::to_string(counts[i].second) + " " + counts[i].first;
+    if (counts[i].first == moving_action) out += " (" + std::to_string(bytes) + " bytes)";
+  }
+  return out;
+}
+
+}  // namespace
+
+OciOptions OciOptionsFor(const RegistryArgs& args) {
+  OciOptions o;
+  o.client.registry_config = args.config;
+  o.client.plain_http = args.plain_http;
+  o.jobs = args.jobs;
+  return o;
+}
+
+int Push(const PushArgs& args) {
+  auto r = PushCarton(args.carton, args.reference, OciOptionsFor(args.registry));
+  if (!r.ok()) return Fail("push", r.status());
+  const std::string digest = links::oci::DigestString(r->manifest_digest);
+  if (args.json) {
+    Json j;
+    j["reference"] = r->reference;
+    j["digest"] = digest;
+    j["manifest_hash"] = manifest::ToHex(r->manifest_hash);
+    j["reproducible"] = r->reproducible;
+    j["bytes_uploaded"] = r->bytes_uploaded;
+    j["blobs"] = BlobsJson(r->blobs);
+    std::cout << j.dump(2) << '\n';
+    return kExitOk;
+  }
+  std::cerr << "pushed " << args.carton << " to " << r->reference << ": "
+            << Summary(r->blobs, r->bytes_uploaded, "uploaded") << '\n';
+  std::cout << digest << '\n';
+  return kExitOk;
+}
+
+int Pull(const PullArgs& args) {
+  auto r = PullCarton(args.reference, args.output, OciOptionsFor(args.registry));
+  if (!r.ok()) return Fail("pull", r.status());
+  if (args.json) {
+    Json j;
+    j["reference"] = r->reference;
+    j["digest"] = links::oci::DigestString(r->manifest_digest);
+    j["manifest_hash"] = manifest::ToHex(r->manifest_hash);
+    j["output"] = args.output;
+    j["byte_identical"] = r->byte_identical;
+    if (!r->byte_identical) j["not_identical_reason"] = r->not_identical_reason;
+    j["bytes_downloaded"] = r->bytes_downloaded;
+    j["blobs"] = BlobsJson(r->blobs);
+    std::cout << j.dump(2) << '\n';
+    return kExitOk;
+  }
+  std::cerr << "pulled " << r->reference << " into " << args.output << ": "
+            << Summary(r->blobs, r->bytes_downloaded, "downloaded") << '\n';
+  if (r->byte_identical) {
+    std::cerr << "carton pull: byte for byte the carton that was pushed\n";
+  } else {
+    std::cerr << "carton pull: not checked to be byte for byte the pushed carton: "
+              << r->not_identical_reason << "; every file was checked against MANIFEST\n";
+  }
+  std::cout << manifest::ToHex(r->manifest_hash) << '\n';
+  return kExitOk;
+}
+
+}  // namespace carton::cli

@@ -1,0 +1,14 @@
+// Private to tools/src: registry options from the command line, shared by
+// the commands that take oci:// references.
+#pragma once
+
+#include "carton/carton/oci.h"
+#include "commands.h"
+
+namespace carton::cli {
+
+// The OciOptions for `args`; registry access (the allowlist, per-host
+// headers, netrc) comes from the environment.
+OciOptions OciOptionsFor(const RegistryArgs& args);
+
+}  // namespace carton::cli
