@@ -144,8 +144,11 @@ class Model:
                 memory the runner reads.
 
         Returns:
-            {name: numpy.ndarray} of the outputs: arrays of their own
-            (writable); string outputs are arrays of str (dtype object).
+            {name: numpy.ndarray} of the outputs; string outputs are arrays
+            of str (dtype object). Numeric outputs are not copied: they are
+            writable arrays over the shared memory the runner wrote them
+            to, which stays theirs (the runner writes later calls' outputs
+            elsewhere) for as long as they, or views of them, live.
 
         Raises:
             InvalidArgument: a value that is not a tensor, or the runner

@@ -46,8 +46,9 @@ class Model:
     def runner_path(self) -> str:
         """The runner executable serving the model."""
     def infer(self, tensors: Mapping[str, TensorValue]) -> Dict[str, np.ndarray]:
-        """Runs the model once; outputs are arrays of their own (strings as
-        arrays of str)."""
+        """Runs the model once; outputs are writable arrays over the runner's
+        shared memory, theirs for as long as they live, not copies (strings
+        as arrays of str)."""
     def self_test(self, rtol: float = ..., atol: float = ...) -> SelfTestReport:
         """Runs every [[self_test]] and compares the outputs."""
     def close(self) -> None:

@@ -136,9 +136,13 @@ class Model {
       if (!process_) return InvalidArgument("the model is closed");
       return process_->Infer(tensors);
     });
-    // The outputs view the runner's arena, which the next call rewrites:
-    // copied into arrays of their own while the lock is held.
-    return Unwrap(pybridge::TensorsToDict(Unwrap(std::move(outputs)), pybridge::ArrayMode::kCopy));
+    // No copy: the arrays view the runner's output arena, which their base
+    // keeps mapped and reserved for them (the runner writes later replies
+    // elsewhere while they live). It is mapped writable and the runner
+    // never reads it back, so the arrays are writable like arrays of their
+    // own.
+    return Unwrap(
+        pybridge::TensorsToDict(Unwrap(std::move(outputs)), pybridge::ArrayMode::kWritableView));
   }
 
   py::dict SelfTest(double rtol, double atol) {

@@ -3,12 +3,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "carton/common/posix_error.h"
+#include "carton/runner/runner.h"
 #include "stderr_reader.h"
 #include "subprocess.h"
 #include "wire.h"
@@ -55,9 +57,23 @@ struct RunnerProcess::Impl {
   std::unique_ptr<internal::StderrReader> stderr_reader;
   internal::Subprocess child;
   UniqueFd sock;
-  internal::Arena inputs;         // ours: requests are written here
-  internal::ArenaReader outputs;  // the runner's: replies are read here
+  internal::Arena inputs{"carton-inputs"};  // ours: requests are written here
+  // The runner's output arenas, by number: each mapped once (writable, see
+  // client.h) and kept while the runner keeps it.
+  struct OutputArena {
+    std::shared_ptr<const internal::ArenaMapping> mapping;
+    // The owner of the views of the last reply read from it: the arena is
+    // busy (the runner must not rewrite it) while that owner lives.
+    std::weak_ptr<const void> held;
+  };
+  std::array<OutputArena, internal::kMaxOutputArenas> outputs;
   bool broken = false;
+
+  // A protocol violation by the runner: the process is not used again.
+  Status Broken(std::string_view what) {
+    broken = true;
+    return Internal("runner " + path + ": " + std::string(what));
+  }
 
   // Turns a failed wait for the runner into an error that says what became
   // of it: exit status and the end of its stderr.
@@ -132,6 +148,17 @@ Result<RunnerProcess> RunnerProcess::Start(const std::string& runner_path, const
     impl->broken = true;
     return Status(s.code(), "runner " + runner_path + ": " + s.message());
   }
+  int version = 0;
+  try {
+    version = nlohmann::json::parse(ready->text).at("protocol_version").get<int>();
+  } catch (const std::exception&) {
+  }
+  if (version != kProtocolVersion) {
+    impl->broken = true;
+    return Unsupported("runner " + runner_path + " speaks serve protocol version " +
+                       std::to_string(version) + "; this client speaks version " +
+                       std::to_string(kProtocolVersion) + " (rebuild the runner)");
+  }
   return RunnerProcess(std::move(impl));
 }
 
@@ -140,7 +167,16 @@ Result<std::vector<Tensor>> RunnerProcess::Infer(const std::vector<Tensor>& inpu
   if (im.broken) return Internal("runner " + im.path + " is no longer usable");
   bool replaced = false;
   CARTON_ASSIGN_OR_RETURN(std::size_t size, im.inputs.Write(inputs, &replaced));
-  nlohmann::json request = {{"op", "infer"}, {"size", size}};
+  // An arena is busy while a view of it lives; the runner writes this
+  // reply elsewhere. Listed before sending: an output dropped meanwhile
+  // only frees its arena for a later call.
+  std::array<bool, internal::kMaxOutputArenas> held{};
+  nlohmann::json busy = nlohmann::json::array();
+  for (std::size_t i = 0; i < im.outputs.size(); ++i) {
+    held[i] = !im.outputs[i].held.expired();
+    if (held[i]) busy.push_back(i);
+  }
+  nlohmann::json request = {{"op", "infer"}, {"size", size}, {"busy", busy}};
   Status sent =
       internal::SendMessage(im.sock.get(), request.dump(), replaced ? im.inputs.fd() : -1);
   if (!sent.ok()) return im.Failure("while inferring", sent);
@@ -153,20 +189,48 @@ Result<std::vector<Tensor>> RunnerProcess::Infer(const std::vector<Tensor>& inpu
     return Status(s.code(), "runner " + im.path + ": " + s.message());
   }
   std::size_t out_size = 0;
+  int arena = -1;  // a one-off arena, not kept by the runner
   try {
-    out_size = nlohmann::json::parse(reply->text).at("size").get<std::size_t>();
+    auto j = nlohmann::json::parse(reply->text);
+    out_size = j.at("size").get<std::size_t>();
+    if (auto it = j.find("arena"); it != j.end()) arena = it->get<int>();
   } catch (const std::exception&) {
-    im.broken = true;
-    return Internal("runner " + im.path + ": reply without a size");
+    return im.Broken("reply without a size, or with a bad arena number");
   }
+  if (arena < -1 || arena >= static_cast<int>(im.outputs.size())) {
+    return im.Broken("reply in output arena " + std::to_string(arena) + ", past the " +
+                     std::to_string(im.outputs.size()) + " a runner may keep");
+  }
+  std::shared_ptr<const internal::ArenaMapping> mapping;
   if (reply->fd.valid()) {
-    Status adopted = im.outputs.Adopt(std::move(reply->fd));
-    if (!adopted.ok()) {
+    auto mapped = internal::ArenaMapping::Map(std::move(reply->fd), /*writable=*/true);
+    if (!mapped.ok()) {
       im.broken = true;
-      return Status(adopted.code(), "runner " + im.path + ": " + adopted.message());
+      return Status(mapped.status().code(), "runner " + im.path + ": " + mapped.status().message());
     }
+    mapping = std::move(mapped).value();
   }
-  auto outputs = im.outputs.Read(out_size);
+  std::shared_ptr<const void> owner;
+  if (arena < 0) {
+    if (mapping == nullptr) return im.Broken("reply in a one-off arena without its fd");
+    owner = mapping;
+  } else {
+    Impl::OutputArena& slot = im.outputs[static_cast<std::size_t>(arena)];
+    if (held[static_cast<std::size_t>(arena)]) {
+      return im.Broken("reply in output arena " + std::to_string(arena) +
+                       ", which the caller still holds");
+    }
+    if (mapping != nullptr) slot.mapping = mapping;
+    if (slot.mapping == nullptr) {
+      return im.Broken("reply in output arena " + std::to_string(arena) + ", never sent");
+    }
+    mapping = slot.mapping;
+    // One owner per reply: the views hold it (and through it the mapping);
+    // the slot watches it.
+    owner = std::make_shared<const std::shared_ptr<const internal::ArenaMapping>>(mapping);
+    slot.held = owner;
+  }
+  auto outputs = mapping->Read(out_size, std::move(owner));
   if (!outputs.ok()) {
     return Status(outputs.status().code(),
                   "runner " + im.path + ": outputs: " + outputs.status().message());

@@ -165,8 +165,8 @@ class Main {
     }
     Json ready = {{"ok", true}, {"protocol_version", kProtocolVersion}};
     if (Status s = internal::SendMessage(a.fd, ready.dump(), -1); !s.ok()) return Fail("serve", s);
-    internal::ArenaReader inputs;  // the caller's requests
-    internal::Arena outputs;       // our replies
+    internal::ArenaReader inputs;    // the caller's requests
+    internal::OutputArenas outputs;  // our replies
     for (;;) {
       auto m = internal::ReceiveMessage(a.fd, -1);
       if (!m.ok()) {
@@ -175,15 +175,34 @@ class Main {
       }
       std::string op;
       std::size_t size = 0;
+      std::vector<int> busy;
+      Status s;
       try {
         auto j = nlohmann::json::parse(m->text);
         op = j.at("op").get<std::string>();
-        if (op == "infer") size = j.at("size").get<std::size_t>();
+        if (op == "infer") {
+          size = j.at("size").get<std::size_t>();
+          // The output arenas the caller still holds views into.
+          if (auto it = j.find("busy"); it != j.end()) {
+            if (!it->is_array()) {
+              s = InvalidArgument("infer request: \"busy\" is not a list");
+            } else {
+              for (const auto& id : *it) {
+                if (!id.is_number_integer()) {
+                  s = InvalidArgument("infer request: \"busy\" holds " + id.dump() +
+                                      ", not an arena number");
+                  break;
+                }
+                busy.push_back(id.get<int>());
+              }
+            }
+          }
+        }
       } catch (const std::exception&) {
         op = "";
       }
       if (op == "close") return 0;
-      Status s = Answer(op, size, std::move(m->fd), &inputs, &outputs, a.fd);
+      if (s.ok()) s = Answer(op, size, busy, std::move(m->fd), &inputs, &outputs, a.fd);
       if (s.ok()) continue;
       if (Status e = internal::SendMessage(a.fd, internal::ErrorReply(s), -1); !e.ok()) {
         return Fail("serve", e);
@@ -192,17 +211,17 @@ class Main {
   }
 
   // Runs one request; OK once the reply is sent.
-  Status Answer(const std::string& op, std::size_t size, UniqueFd fd, internal::ArenaReader* inputs,
-                internal::Arena* outputs, int sock) {
+  Status Answer(const std::string& op, std::size_t size, const std::vector<int>& busy, UniqueFd fd,
+                internal::ArenaReader* inputs, internal::OutputArenas* outputs, int sock) {
     if (op != "infer") return InvalidArgument("unknown request");
     if (fd.valid()) CARTON_RETURN_IF_ERROR(inputs->Adopt(std::move(fd)));
     CARTON_ASSIGN_OR_RETURN(auto in, inputs->Read(size));
     CARTON_ASSIGN_OR_RETURN(auto out, runner_.Infer(in));
-    bool replaced = false;
-    auto written = outputs->Write(out, &replaced);
+    auto written = outputs->Write(out, busy);
     if (!written.ok()) return written.status().WithContext("outputs");
-    Json reply = {{"ok", true}, {"size", *written}};
-    Status sent = internal::SendMessage(sock, reply.dump(), replaced ? outputs->fd() : -1);
+    Json reply = {{"ok", true}, {"size", written->size}};
+    if (written->arena >= 0) reply["arena"] = written->arena;
+    Status sent = internal::SendMessage(sock, reply.dump(), written->fd);
     if (!sent.ok()) {
       std::fprintf(stderr, "%s serve: %s\n", program_.c_str(), sent.message().c_str());
       std::exit(2);

@@ -148,12 +148,14 @@ Status WriteTensorsFile(const std::string& path, const std::vector<Tensor>& tens
 }
 
 Arena::Arena(Arena&& o) noexcept
-    : fd_(std::move(o.fd_)),
+    : name_(o.name_),
+      fd_(std::move(o.fd_)),
       data_(std::exchange(o.data_, nullptr)),
       capacity_(std::exchange(o.capacity_, 0)) {}
 Arena& Arena::operator=(Arena&& o) noexcept {
   if (this != &o) {
     if (data_ != nullptr) ::munmap(data_, capacity_);
+    name_ = o.name_;
     fd_ = std::move(o.fd_);
     data_ = std::exchange(o.data_, nullptr);
     capacity_ = std::exchange(o.capacity_, 0);
@@ -169,7 +171,7 @@ Status Arena::Reserve(std::size_t n, bool* replaced) {
   if (fd_.valid() && n <= capacity_) return Status::Ok();
   std::size_t cap = 1 << 20;
   while (cap < n) cap *= 2;
-  UniqueFd fd(::memfd_create("carton-tensors", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  UniqueFd fd(::memfd_create(name_, MFD_CLOEXEC | MFD_ALLOW_SEALING));
   if (!fd.valid()) return ErrnoIoError(errno, "memfd_create");
   if (::ftruncate(fd.get(), static_cast<off_t>(cap)) != 0) {
     return ErrnoIoError(errno, "memfd: cannot size");
@@ -205,40 +207,68 @@ Result<std::size_t> Arena::Write(const std::vector<Tensor>& tensors, bool* repla
   return static_cast<std::size_t>(total);
 }
 
-struct ArenaReader::Mapping {
-  const std::byte* data = nullptr;
-  std::size_t size = 0;
-  ~Mapping() {
-    if (data != nullptr) ::munmap(const_cast<std::byte*>(data), size);
-  }
-};
-
-Status ArenaReader::Adopt(UniqueFd fd) {
+Result<std::shared_ptr<const ArenaMapping>> ArenaMapping::Map(UniqueFd fd, bool writable) {
   int seals = ::fcntl(fd.get(), F_GET_SEALS);
   if (seals < 0 || (seals & F_SEAL_SHRINK) == 0) {
     return Corrupt("tensor arena is not a memfd sealed against shrinking");
   }
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return ErrnoIoError(errno, "memfd");
-  auto m = std::make_shared<Mapping>();
-  m->size = static_cast<std::size_t>(st.st_size);
-  if (m->size == 0) return Corrupt("tensor arena is empty");
-  void* p = ::mmap(nullptr, m->size, PROT_READ, MAP_SHARED, fd.get(), 0);
+  const auto size = static_cast<std::size_t>(st.st_size);
+  if (size == 0) return Corrupt("tensor arena is empty");
+  void* p =
+      ::mmap(nullptr, size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd.get(), 0);
   if (p == MAP_FAILED) return ErrnoIoError(errno, "memfd: cannot map");
-  m->data = static_cast<const std::byte*>(p);
-  mapping_ = std::move(m);
+  std::shared_ptr<ArenaMapping> m(new ArenaMapping());
+  m->data_ = static_cast<std::byte*>(p);
+  m->size_ = size;
+  return std::shared_ptr<const ArenaMapping>(std::move(m));
+}
+
+ArenaMapping::~ArenaMapping() {
+  if (data_ != nullptr) ::munmap(data_, size_);
+}
+
+Result<std::vector<Tensor>> ArenaMapping::Read(std::size_t size,
+                                               std::shared_ptr<const void> owner) const {
+  if (size > size_) {
+    return Corrupt("message of " + std::to_string(size) + " bytes past the arena's " +
+                   std::to_string(size_));
+  }
+  auto file = safetensors::File::FromBuffer(ByteView(data_, size));
+  if (!file.ok()) return file.status().WithContext("tensor arena");
+  return DecodeTensors(*file, std::move(owner));
+}
+
+Status ArenaReader::Adopt(UniqueFd fd) {
+  CARTON_ASSIGN_OR_RETURN(mapping_, ArenaMapping::Map(std::move(fd), /*writable=*/false));
   return Status::Ok();
 }
 
 Result<std::vector<Tensor>> ArenaReader::Read(std::size_t size) const {
   if (mapping_ == nullptr) return Corrupt("no tensor arena was sent");
-  if (size > mapping_->size) {
-    return Corrupt("message of " + std::to_string(size) + " bytes past the arena's " +
-                   std::to_string(mapping_->size));
+  return mapping_->Read(size, mapping_);
+}
+
+Result<OutputArenas::Written> OutputArenas::Write(const std::vector<Tensor>& tensors,
+                                                  const std::vector<int>& busy) {
+  Written w;
+  std::size_t i = 0;
+  while (i < arenas_.size() &&
+         std::find(busy.begin(), busy.end(), static_cast<int>(i)) != busy.end()) {
+    ++i;
   }
-  auto file = safetensors::File::FromBuffer(ByteView(mapping_->data, size));
-  if (!file.ok()) return file.status().WithContext("tensor arena");
-  return DecodeTensors(*file, mapping_);
+  bool replaced = false;
+  if (i == arenas_.size() && arenas_.size() >= kMaxOutputArenas) {
+    CARTON_ASSIGN_OR_RETURN(w.size, w.one_off.Write(tensors, &replaced));
+    w.fd = w.one_off.fd();
+    return w;
+  }
+  if (i == arenas_.size()) arenas_.emplace_back("carton-outputs");
+  CARTON_ASSIGN_OR_RETURN(w.size, arenas_[i].Write(tensors, &replaced));
+  w.arena = static_cast<int>(i);
+  w.fd = replaced ? arenas_[i].fd() : -1;
+  return w;
 }
 
 Status SendMessage(int sock, std::string_view text, int fd) {

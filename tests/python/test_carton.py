@@ -5,6 +5,7 @@ errors a user meets."""
 import hashlib
 import os
 import shutil
+import signal
 import zipfile
 
 import numpy as np
@@ -20,7 +21,7 @@ def test_pack_load_infer_and_self_test(noop_carton, x):
         assert set(out) == {"x", "label"}
         np.testing.assert_array_equal(out["x"], x)
         assert out["x"].dtype == np.float32
-        assert out["x"].flags.writeable  # an array of its own, not the runner's arena
+        assert out["x"].flags.writeable  # writable, though not a copy (see below)
         assert out["label"].dtype == object
         assert list(out["label"]) == ["u", "v"]
         report = model.self_test()
@@ -37,6 +38,107 @@ def test_outputs_outlive_the_next_call(noop_carton):
         model.infer({"x": np.zeros((2, 3), np.float32), "label": ["b"]})
         np.testing.assert_array_equal(first["x"], np.ones((2, 3), np.float32))
         assert list(first["label"]) == ["a"]
+
+
+def output_arenas():
+    """How many of the runner's output arenas this process has mapped."""
+    with open("/proc/self/maps") as f:
+        return sum("/memfd:carton-outputs" in line for line in f)
+
+
+def big_inputs(n, seed=3):
+    rng = np.random.default_rng(seed)
+    return [
+        {"x": rng.standard_normal((1 << 18, 3), dtype=np.float32), "label": [str(i)]}
+        for i in range(n)
+    ]
+
+
+def test_outputs_are_not_copied_and_dropped_ones_free_their_arena(noop_carton):
+    before = output_arenas()
+    ins = big_inputs(3)
+    with carton.load(noop_carton) as model:
+        a = model.infer(ins[0])
+        b = model.infer(ins[1])
+        # Both held: each in an arena of its own, as it came, no copy.
+        assert output_arenas() - before == 2
+        assert not a["x"].flags.owndata and not b["x"].flags.owndata
+        assert not np.shares_memory(a["x"], b["x"])
+        np.testing.assert_array_equal(a["x"], ins[0]["x"])
+        np.testing.assert_array_equal(b["x"], ins[1]["x"])
+        del a, b
+        # The usual loop alternates between the two arenas.
+        for i in range(10):
+            out = model.infer(ins[i % 3])
+            np.testing.assert_array_equal(out["x"], ins[i % 3]["x"])
+            assert list(out["label"]) == [str(i % 3)]
+        assert output_arenas() - before == 2
+        # Writable: writing into an output changes neither the runner's later
+        # outputs nor anything else.
+        out["x"][:] = -1
+        again = model.infer(ins[0])
+        np.testing.assert_array_equal(again["x"], ins[0]["x"])
+        assert (out["x"] == -1).all()
+        # A view keeps the arena reserved like the array it came from.
+        view = again["x"][5:9]
+        del again, out
+        for i in range(3):
+            out = model.infer(ins[1])
+            np.testing.assert_array_equal(out["x"], ins[1]["x"])
+        np.testing.assert_array_equal(view, ins[0]["x"][5:9])
+        assert output_arenas() - before == 3
+
+
+def test_holding_many_outputs_gives_one_off_arenas(noop_carton):
+    before = output_arenas()
+    ins = big_inputs(11, seed=5)
+    with carton.load(noop_carton) as model:
+        held = [model.infer(i) for i in ins]
+        # 8 arenas the runner keeps, then one-offs: every output intact.
+        assert output_arenas() - before == 11
+        for out, i in zip(held, ins):
+            np.testing.assert_array_equal(out["x"], i["x"])
+        del out
+        del held[8:]  # the one-offs' memory goes with their arrays
+        assert output_arenas() - before == 8
+        del held
+        for i in ins[:4]:
+            np.testing.assert_array_equal(model.infer(i)["x"], i["x"])
+        assert output_arenas() - before == 8
+
+
+def runner_pids():
+    """The carton-runner-noop processes this process started."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except OSError:
+            continue
+        if ppid == os.getpid() and b"carton-runner-noop" in cmdline:
+            pids.append(int(entry))
+    return pids
+
+
+def test_outputs_outlive_a_runner_that_dies(noop_carton):
+    (inputs,) = big_inputs(1)
+    others = set(runner_pids())
+    with carton.load(noop_carton) as model:
+        out = model.infer(inputs)
+        (pid,) = set(runner_pids()) - others
+        os.kill(pid, signal.SIGKILL)
+        died = r"exited with signal 9 \(Killed\) while inferring"
+        with pytest.raises(carton.InternalError, match=died):
+            model.infer(inputs)
+        with pytest.raises(carton.InternalError, match="no longer usable"):
+            model.infer(inputs)
+        # What the runner returned before it died is still mapped here.
+        np.testing.assert_array_equal(out["x"], inputs["x"])
 
 
 def test_infer_takes_numbers_str_and_lists(noop_carton):

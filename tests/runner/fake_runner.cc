@@ -6,6 +6,7 @@
 //   FAKE_RUNNER_STDERR=1: writes "loading the model" to stderr in Load and
 //                     "inferring <n>" at the start of the n-th Infer
 //   FAKE_RUNNER_STDOUT=1: writes "printed on stdout" to stdout in Load
+//   FAKE_RUNNER_CRASH_AT=N: aborts in the N-th Infer (the earlier ones echo)
 #include <unistd.h>
 
 #include <csignal>
@@ -42,7 +43,8 @@ class FakeRunner : public runner::Runner {
   }
   Result<std::vector<runner::Tensor>> Infer(const std::vector<runner::Tensor>& inputs) override {
     if (chatty_) std::fprintf(stderr, "inferring %d\n", ++calls_);
-    if (mode_ == "crash") std::abort();
+    ++infers_;
+    if (mode_ == "crash" || infers_ == crash_at_) std::abort();
     if (mode_ == "hang") {
       for (;;) ::pause();
     }
@@ -70,6 +72,8 @@ class FakeRunner : public runner::Runner {
   std::string mode_ = Env("FAKE_RUNNER_MODE", "echo");
   bool chatty_ = Env("FAKE_RUNNER_STDERR", "") == "1";
   int calls_ = 0;
+  int infers_ = 0;
+  int crash_at_ = std::atoi(Env("FAKE_RUNNER_CRASH_AT", "0").c_str());
 };
 
 }  // namespace

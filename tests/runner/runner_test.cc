@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -201,6 +202,135 @@ TEST_CASE("runner: serve mode round trips numbers and strings through shared mem
   auto bad = p->Infer({loader::Tensor::View("x", DataType::kFloat32, {3}, big)});
   CHECK(bad.status().code() == StatusCode::kInvalidArgument);
   CHECK(p->Close().ok());
+}
+
+namespace {
+
+// How many of the runner's output arenas this process has mapped (each is
+// one mapping of a memfd named carton-outputs).
+int MappedOutputArenas() {
+  std::ifstream maps("/proc/self/maps");
+  int n = 0;
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find("/memfd:carton-outputs") != std::string::npos) ++n;
+  }
+  return n;
+}
+
+// A 4 MiB float32 tensor "x" filled from `seed`, and its bytes.
+struct Pattern {
+  std::vector<std::byte> bytes;
+  explicit Pattern(int seed) : bytes(4 << 20) {
+    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>(i * 7 + seed);
+  }
+  std::vector<loader::Tensor> Inputs() const {
+    return {loader::Tensor::View("x", DataType::kFloat32, {1 << 20}, bytes)};
+  }
+  bool Matches(const std::vector<loader::Tensor>& out) const {
+    return out.size() == 1 && out[0].data.size() == bytes.size() &&
+           std::memcmp(out[0].data.data(), bytes.data(), bytes.size()) == 0;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("runner: outputs stay valid while held, and dropped ones free their arena",
+          "[runner][serve]") {
+  Fixture f;
+  ScopedEnv cache("CARTON_CACHE_DIR", f.tmp.file("cache"));
+  auto loaded = loader::Load(f.carton);
+  REQUIRE(loaded.ok());
+  const int before = MappedOutputArenas();
+  auto p =
+      runner::RunnerProcess::Start(NoopRunnerDir() + "/carton-runner-noop", loaded->root_dir());
+  REQUIRE(p.ok());
+  const Pattern a(1), b(2), c(3);
+
+  auto first = p->Infer(a.Inputs());
+  auto second = p->Infer(b.Inputs());
+  REQUIRE(first.ok());
+  REQUIRE(second.ok());
+  // Both held: two arenas, each output as it came.
+  CHECK(MappedOutputArenas() - before == 2);
+  CHECK(a.Matches(*first));
+  CHECK(b.Matches(*second));
+  CHECK((*first)[0].data.data() != (*second)[0].data.data());
+
+  // The usual loop: each call's outputs replace the previous ones, which
+  // frees their arena for the call after; no further arena is made.
+  first = Result<std::vector<loader::Tensor>>(std::vector<loader::Tensor>{});
+  for (int i = 0; i < 10; ++i) {
+    second = p->Infer((i % 2 ? a : c).Inputs());
+    REQUIRE(second.ok());
+    CHECK((i % 2 ? a : c).Matches(*second));
+  }
+  CHECK(MappedOutputArenas() - before == 2);
+
+  SECTION("a copy of one output tensor keeps its arena reserved") {
+    loader::Tensor kept = (*second)[0];  // the loop's last call: pattern a
+    second = p->Infer(a.Inputs());
+    REQUIRE(second.ok());
+    auto third = p->Infer(b.Inputs());
+    REQUIRE(third.ok());
+    CHECK(MappedOutputArenas() - before == 3);
+    CHECK(std::memcmp(kept.data.data(), a.bytes.data(), a.bytes.size()) == 0);  // the last call's
+    CHECK(b.Matches(*third));
+  }
+
+  SECTION("past 8 held arenas, each call gets a one-off arena, freed with its outputs") {
+    second = Result<std::vector<loader::Tensor>>(std::vector<loader::Tensor>{});
+    std::vector<std::vector<loader::Tensor>> held;
+    std::vector<int> seeds;
+    for (int i = 0; i < 11; ++i) {
+      const Pattern pattern(10 + i);
+      auto out = p->Infer(pattern.Inputs());
+      REQUIRE(out.ok());
+      held.push_back(std::move(out).value());
+      seeds.push_back(10 + i);
+    }
+    // 8 kept arenas and 3 one-offs, all mapped; every output intact.
+    CHECK(MappedOutputArenas() - before == 11);
+    for (std::size_t i = 0; i < held.size(); ++i) {
+      INFO("call " << i);
+      CHECK(Pattern(seeds[i]).Matches(held[i]));
+    }
+    // The one-offs' memory goes with their outputs; the kept arenas stay.
+    held.resize(8);
+    CHECK(MappedOutputArenas() - before == 8);
+    held.clear();
+    for (int i = 0; i < 5; ++i) {
+      second = p->Infer(a.Inputs());
+      REQUIRE(second.ok());
+      CHECK(a.Matches(*second));
+    }
+    CHECK(MappedOutputArenas() - before == 8);
+  }
+  CHECK(p->Close().ok());
+}
+
+TEST_CASE("runner: outputs outlive a runner that crashes in a later call", "[runner][serve]") {
+  Fixture f;
+  ScopedEnv cache("CARTON_CACHE_DIR", f.tmp.file("cache"));
+  WriteFakeRunner(f.runners, "noop", "FAKE_RUNNER_CRASH_AT=2");
+  auto loaded = loader::Load(f.carton);
+  REQUIRE(loaded.ok());
+  runner::RunnerProcessOptions quiet;
+  quiet.on_stderr_line = [](std::string_view) {};
+  auto p =
+      runner::RunnerProcess::Start(f.runners + "/carton-runner-noop", loaded->root_dir(), quiet);
+  REQUIRE(p.ok());
+  const Pattern a(1);
+  auto first = p->Infer(a.Inputs());
+  REQUIRE(first.ok());
+  auto crashed = p->Infer(a.Inputs());
+  REQUIRE_FALSE(crashed.ok());
+  CHECK(crashed.status().code() == StatusCode::kInternal);
+  CHECK_THAT(crashed.status().message(),
+             Catch::Contains("carton-runner-noop exited with signal 6"));
+  CHECK_THAT(crashed.status().message(), Catch::Contains("while inferring"));
+  CHECK(p->Infer(a.Inputs()).status().code() == StatusCode::kInternal);
+  // The runner is gone; what it returned before is still mapped here.
+  CHECK(a.Matches(*first));
 }
 
 TEST_CASE("runner: carton infer reads and writes safetensors files", "[runner][infer]") {

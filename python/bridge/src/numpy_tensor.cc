@@ -173,7 +173,9 @@ Result<py::object> NumericToPython(const Tensor& t, ArrayMode mode) {
   py::capsule base(new std::shared_ptr<const void>(t.owner),
                    [](void* p) { delete static_cast<std::shared_ptr<const void>*>(p); });
   py::array out(dtype, shape, strides, t.data.data(), base);
-  py::detail::array_proxy(out.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  if (mode == ArrayMode::kView) {
+    py::detail::array_proxy(out.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  }
   return py::object(std::move(out));
 }
 

@@ -4,9 +4,12 @@
 // SOCK_SEQPACKET socket pair as its fd 3 and waits for it to report that
 // the model is loaded. Infer() writes the inputs as a safetensors image into
 // a shared-memory arena (a memfd sealed against shrinking, mapped once and
-// reused; one copy) and reads the outputs in place from the runner's arena
-// (no copy). Only a small JSON message crosses the socket, with the arena's
-// fd when it was (re)created.
+// reused; one copy) and reads the outputs in place from one of the runner's
+// output arenas (no copy). The runner keeps a few of those (up to 8), and
+// never rewrites one while any output tensor read from it lives, so outputs
+// stay valid for as long as the caller keeps them; the usual loop
+// `out = Infer(in)` alternates between two warm arenas. Only a small JSON
+// message crosses the socket, with an arena's fd when it is new.
 // Every wait has a deadline; a runner that crashes, hangs or answers
 // nonsense gives an error naming the runner (with the end of its stderr),
 // and is killed. What the runner writes to stderr or stdout reaches the caller line
@@ -56,11 +59,18 @@ class RunnerProcess {
   RunnerProcess& operator=(RunnerProcess&&) noexcept;
   ~RunnerProcess();  // closes the socket; kills the runner if it lingers
 
-  // Runs one inference. The output views keep the runner's arena mapped,
-  // but the runner reuses its bytes for the next Infer: copy what must
-  // outlive that call. Errors: the runner's error (with its code), or
-  // kInternal when it crashed or timed out (it is then killed and further
-  // calls fail).
+  // Runs one inference. Numeric outputs view the runner's output arena; their
+  // `owner` keeps it mapped and reserved for them, so they stay valid (and
+  // unchanged) as long as any output of this call lives, across later calls
+  // and even after the runner has exited. Holding them is what reserves the
+  // memory: a caller that keeps the outputs of more than 8 calls at once
+  // gets each further call's outputs in a fresh arena of their own (correct,
+  // but slower: new shared pages to fault in). The arenas are mapped
+  // writable and the runner never reads them, so a caller may write into
+  // its outputs' bytes (the Python package hands them out as writable
+  // arrays). Errors: the runner's error (with its code), or kInternal when
+  // it crashed, timed out or broke the protocol (it is then killed and
+  // further calls fail).
   Result<std::vector<Tensor>> Infer(const std::vector<Tensor>& inputs);
 
   // Asks the runner to exit and waits for it. Errors: kInternal if it

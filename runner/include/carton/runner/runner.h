@@ -38,7 +38,7 @@ namespace carton::runner {
 using carton::Tensor;
 
 // Version of the protocol between callers and runners (PROTOCOL.md).
-inline constexpr int kProtocolVersion = 1;
+inline constexpr int kProtocolVersion = 2;
 
 struct RunnerIdentity {
   std::string runner_name;        // matches [runner] runner_name

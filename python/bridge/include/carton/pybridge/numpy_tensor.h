@@ -17,6 +17,9 @@
 //     not unchanged: a producer that reuses its memory (the serve protocol's
 //     arenas do, for the next request) changes what such an array shows, so
 //     code that keeps an input past the call that received it must copy it.
+//   - numeric, ArrayMode::kWritableView: the same, but writable. Only for
+//     bytes that are mapped writable and that nothing else reads or reuses
+//     while `tensor.owner` lives (RunnerProcess::Infer's outputs).
 //   - numeric, ArrayMode::kCopy: a writable array owning a copy.
 //   - string: a new numpy array of dtype object holding Python `str`, of
 //     the tensor's shape (a rank-0 tensor gives a 0-d array).
@@ -53,8 +56,9 @@ namespace py = pybind11;
 Status Init();
 
 enum class ArrayMode {
-  kView,  // numeric tensors: a read-only view of the tensor's bytes
-  kCopy,  // numeric tensors: a writable copy
+  kView,          // numeric tensors: a read-only view of the tensor's bytes
+  kWritableView,  // numeric tensors: a writable view (see above for when)
+  kCopy,          // numeric tensors: a writable copy
 };
 
 // A numeric tensor as a numpy array of the matching dtype (float32, ...,
