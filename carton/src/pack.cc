@@ -92,7 +92,8 @@ Result<std::vector<Item>> PlanItems(const std::string& dir,
 
 Result<PackReport> Pack(const std::string& dir, const std::string& out_path,
                         const PackOptions& options) {
-  CARTON_ASSIGN_OR_RETURN(std::vector<internal::SourceFile> files, internal::WalkModelDir(dir));
+  CARTON_ASSIGN_OR_RETURN(std::vector<internal::SourceFile> files,
+                          internal::WalkModelDir(dir, out_path));
   CARTON_ASSIGN_OR_RETURN(std::vector<Item> items, PlanItems(dir, files, options));
   const unsigned threads =
       options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());

@@ -53,11 +53,14 @@ std::optional<std::string_view> ReservedTopLevelName(std::string_view rel) {
 
 }  // namespace
 
-Result<std::vector<SourceFile>> WalkModelDir(const std::string& dir) {
+Result<std::vector<SourceFile>> WalkModelDir(const std::string& dir, const std::string& skip) {
   std::error_code ec;
   fs::path root = fs::canonical(dir, ec);
   if (ec) return NotFound(dir + ": " + ec.message());
   if (!fs::is_directory(root, ec)) return InvalidArgument(dir + ": not a directory");
+  fs::path skipped;
+  if (!skip.empty()) skipped = fs::weakly_canonical(skip, ec);
+  if (ec) skipped.clear();
 
   std::vector<SourceFile> files;
   fs::recursive_directory_iterator it(root, fs::directory_options::none, ec), end;
@@ -84,6 +87,7 @@ Result<std::vector<SourceFile>> WalkModelDir(const std::string& dir) {
       source = target;
     }
     if (fs::is_directory(st)) continue;
+    if (!skipped.empty() && p == skipped) continue;  // the archive being written
     if (!fs::is_regular_file(st)) {
       return InvalidArgument(shown + ": " + TypeName(st.type()) + "; only files can be packed");
     }

@@ -21,7 +21,8 @@ struct SourceFile {
 // naming the path). Directories with no files leave no trace. A top-level
 // MANIFEST is skipped (it is regenerated); a top-level LINKS is refused, and
 // so is any other top-level file or directory named MANIFEST or LINKS in
-// some letter case.
-Result<std::vector<SourceFile>> WalkModelDir(const std::string& dir);
+// some letter case. The file at `skip` (the archive being written, when
+// it lies inside `dir`, as tar skips its own archive) is left out.
+Result<std::vector<SourceFile>> WalkModelDir(const std::string& dir, const std::string& skip = "");
 
 }  // namespace carton::internal

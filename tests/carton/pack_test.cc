@@ -397,3 +397,21 @@ TEST_CASE("carton verify: reads a carton laid out as the original implementation
   REQUIRE(Unpack(path, tmp.file("out")).ok());
   CHECK(testing::ReadText(tmp.file("out/tensor_data/tensor_2.toml")) == "data = [\"s\"]\n");
 }
+
+TEST_CASE("carton pack: an output inside the model directory is not packed into itself",
+          "[carton][pack]") {
+  TempDir tmp;
+  const std::string dir = tmp.file("model");
+  testing::WriteTree(dir, MinimalFiles());
+  const std::string out = dir + "/model/x.carton";
+  auto first = Pack(dir, out, {});
+  INFO(first.status().ToString());
+  REQUIRE(first.ok());
+  const std::string first_bytes = testing::ReadText(out);
+  // Packing again with the first output in place gives the same carton.
+  auto second = Pack(dir, out, {});
+  REQUIRE(second.ok());
+  CHECK(second->files.size() == first->files.size());
+  for (const auto& f : second->files) CHECK(f.path != "model/x.carton");
+  CHECK(testing::ReadText(out) == first_bytes);
+}

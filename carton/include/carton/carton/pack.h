@@ -63,7 +63,8 @@ struct PackReport {
 // in another letter case, names differing only in letter case, a symlink
 // pointing outside DIR, dangling or to a directory, a socket/device/FIFO —
 // each naming the path), kCorrupt (invalid carton.toml or index.toml),
-// kIoError.
+// kIoError. An `out_path` inside `dir` is not packed into itself (an
+// earlier output there is left out, as tar leaves out its own archive).
 Result<PackReport> Pack(const std::string& dir, const std::string& out_path,
                         const PackOptions& options = {});
 
