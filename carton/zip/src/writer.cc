@@ -20,7 +20,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <array>
@@ -223,14 +222,14 @@ struct ZipWriter::Impl {
 
     std::optional<manifest::Sha256> sha;
     if (add.sha256) sha.emplace();
-    uLong crc = crc32_z(0, nullptr, 0);
+    std::uint32_t crc = 0;
     std::uint64_t total = 0;
     for (;;) {
       CARTON_ASSIGN_OR_RETURN(ByteView chunk, source.Next());
       if (chunk.empty()) break;
       if (chunk.size() > size - total) return ChangedSize(name, size);
       total += chunk.size();
-      crc = crc32_z(crc, reinterpret_cast<const Bytef*>(chunk.data()), chunk.size());
+      crc = UpdateCrc32(crc, chunk);
       if (sha) sha->Update(chunk);
       if (add.observer) add.observer(chunk);
       if (encoder) {
@@ -245,7 +244,7 @@ struct ZipWriter::Impl {
     ZipAddResult result;
     result.size = total;
     result.compressed_size = to_spool ? spool.size() - data.spool_offset : total;
-    result.crc32 = static_cast<std::uint32_t>(crc);
+    result.crc32 = crc;
     if (sha) result.sha256 = sha->Finish();
     data.size = result.size;
     data.compressed_size = result.compressed_size;
