@@ -13,6 +13,7 @@
 
 #include "carton/common/atomic_file.h"
 #include "carton/common/bytes.h"
+#include "text.h"
 #include "url_target.h"
 
 namespace carton::links {
@@ -22,18 +23,6 @@ constexpr std::string_view kMetadataName = "metadata.google.internal";
 // Most header lines taken from CARTON_HTTP_HEADERS, and most bytes of it.
 constexpr std::size_t kMaxHeaderLines = 1024;
 constexpr std::size_t kMaxHeaderText = 1 << 20;
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 bool IsHostChar(char c) {
   const auto u = static_cast<unsigned char>(c);
@@ -78,7 +67,7 @@ std::string NormalizeHost(std::string_view host) {
     host = host.substr(1, host.size() - 2);
   }
   while (!host.empty() && host.back() == '.') host.remove_suffix(1);
-  return Lower(host);
+  return AsciiLower(host);
 }
 
 Result<HostPattern> ParseHostPattern(std::string_view text) {
@@ -86,7 +75,7 @@ Result<HostPattern> ParseHostPattern(std::string_view text) {
   auto bad = [&](std::string_view why) {
     return InvalidArgument("host pattern \"" + std::string(original) + "\": " + std::string(why));
   };
-  text = Trim(text);
+  text = TrimSpace(text);
   if (text.empty()) return bad("empty");
   HostPattern p;
   std::string_view host = text;
@@ -174,7 +163,7 @@ Result<std::vector<HostHeader>> ParseHostHeaders(std::string_view text) {
     std::string_view line = text.substr(0, nl);
     text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
     ++line_number;
-    line = Trim(line);
+    line = TrimSpace(line);
     if (line.empty() || line.front() == '#') continue;
     auto bad = [&](std::string_view why) {
       return InvalidArgument("header configuration line " + std::to_string(line_number) + ": " +
@@ -185,7 +174,7 @@ Result<std::vector<HostHeader>> ParseHostHeaders(std::string_view text) {
     if (space == std::string_view::npos) return bad("expected \"HOST-PATTERN Name: value\"");
     auto pattern = ParseHostPattern(line.substr(0, space));
     if (!pattern.ok()) return bad(pattern.status().message());
-    const std::string_view header = Trim(line.substr(space + 1));
+    const std::string_view header = TrimSpace(line.substr(space + 1));
     const auto colon = header.find(':');
     if (colon == std::string_view::npos || colon == 0) {
       return bad("expected \"HOST-PATTERN Name: value\"");
@@ -221,7 +210,7 @@ Result<HttpAccess> HttpAccessFromEnvironment() {
     }
   }
   if (const char* v = NonEmptyEnv("CARTON_ALLOW_LINK_LOCAL")) {
-    const std::string value = Lower(v);
+    const std::string value = AsciiLower(v);
     if (value == "1" || value == "yes" || value == "true") {
       access.allow_link_local = true;
     } else if (value != "0" && value != "no" && value != "false") {
@@ -246,7 +235,7 @@ Result<HttpAccess> HttpAccessFromEnvironment() {
   }
   if (const char* v = NonEmptyEnv("CARTON_NETRC")) {
     const std::string value = v;
-    if (Lower(value) == "off" || value == "0") {
+    if (AsciiLower(value) == "off" || value == "0") {
       access.use_netrc = false;
     } else {
       access.netrc_file = value;

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "http_hop.h"
+#include "text.h"
 #include "transfer.h"
 
 namespace carton::links {
@@ -15,21 +16,6 @@ constexpr char kUserAgent[] = "carton";
 // libcurl's upload buffer (default 64 KiB): larger chunks mean fewer read
 // callbacks and send calls per GiB.
 constexpr long kUploadBufferSize = 2 << 20;
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 struct State {
   CURL* curl = nullptr;
@@ -49,8 +35,8 @@ std::size_t OnHeader(char* data, std::size_t, std::size_t n, void* user) {
   }
   const auto colon = line.find(':');
   if (colon == std::string_view::npos) return n;
-  st->reply->headers.emplace_back(Lower(Trim(line.substr(0, colon))),
-                                  std::string(Trim(line.substr(colon + 1))));
+  st->reply->headers.emplace_back(AsciiLower(TrimSpace(line.substr(0, colon))),
+                                  std::string(TrimSpace(line.substr(colon + 1))));
   return n;
 }
 

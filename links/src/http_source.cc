@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "http_hop.h"
+#include "text.h"
 #include "transfer.h"
 #include "url.h"
 
@@ -22,20 +23,6 @@ namespace carton::links {
 namespace {
 
 constexpr char kUserAgent[] = "carton";
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
-    s.remove_suffix(1);
-  return s;
-}
 
 bool ParseU64(std::string_view s, std::uint64_t* out) {
   if (s.empty()) return false;
@@ -88,8 +75,8 @@ std::size_t OnHeader(char* data, std::size_t, std::size_t n, void* user) {
   }
   const auto colon = line.find(':');
   if (colon == std::string_view::npos) return n;
-  const std::string name = Lower(Trim(line.substr(0, colon)));
-  const std::string value(Trim(line.substr(colon + 1)));
+  const std::string name = AsciiLower(TrimSpace(line.substr(0, colon)));
+  const std::string value(TrimSpace(line.substr(colon + 1)));
   if (name == "content-range")
     r->content_range = value;
   else if (name == "etag")
@@ -97,7 +84,7 @@ std::size_t OnHeader(char* data, std::size_t, std::size_t n, void* user) {
   else if (name == "last-modified")
     r->last_modified = value;
   else if (name == "content-encoding")
-    r->content_encoding = Lower(value);
+    r->content_encoding = AsciiLower(value);
   return n;
 }
 

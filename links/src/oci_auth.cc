@@ -12,6 +12,7 @@
 
 #include "carton/common/atomic_file.h"
 #include "carton/links/oci.h"
+#include "text.h"
 
 namespace carton::links::oci {
 namespace {
@@ -22,12 +23,6 @@ constexpr std::size_t kMaxErrorsShown = 4;
 constexpr std::size_t kMaxMessageLength = 300;
 
 using Json = nlohmann::json;
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool IsTokenChar(char c) {
   const auto u = static_cast<unsigned char>(c);
@@ -60,7 +55,7 @@ std::string RegistryOfKey(std::string_view key) {
     key = key.substr(scheme + 3);
   }
   key = key.substr(0, key.find('/'));
-  return Lower(key);
+  return AsciiLower(key);
 }
 
 const char* NonEmptyEnv(const char* name) {
@@ -114,7 +109,7 @@ std::vector<Challenge> ParseChallenges(const std::vector<std::string>& values) {
         // A scheme name starts a new challenge (a token68 after it is
         // not used by registries and is skipped).
         if (!s.empty() && s.front() == '=' && out.empty()) break;
-        out.push_back({Lower(word), {}});
+        out.push_back({AsciiLower(word), {}});
         skip_space();
         continue;
       }
@@ -135,7 +130,7 @@ std::vector<Challenge> ParseChallenges(const std::vector<std::string>& values) {
         param_value = std::string(s.substr(0, n));
         s.remove_prefix(n);
       }
-      out.back().params[Lower(word)] = param_value;
+      out.back().params[AsciiLower(word)] = param_value;
       skip_space();
     }
   }
@@ -283,7 +278,7 @@ Result<std::optional<Credentials>> FindCredentials(std::string_view registry,
     source = path;
   }
   CARTON_ASSIGN_OR_RETURN(auto all, ParseDockerConfig(text, source));
-  auto it = all.find(Lower(registry));
+  auto it = all.find(AsciiLower(registry));
   if (it == all.end()) return std::optional<Credentials>();
   return std::optional<Credentials>(it->second);
 }

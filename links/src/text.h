@@ -1,0 +1,17 @@
+// Small text helpers for HTTP header lines and configuration text. Private
+// to links/src.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace carton::links {
+
+// `s` with ASCII letters lowercased (header names, schemes, auth params).
+std::string AsciiLower(std::string_view s);
+
+// `s` without leading and trailing ASCII whitespace (space, tab, CR, LF,
+// VT, FF).
+std::string_view TrimSpace(std::string_view s);
+
+}  // namespace carton::links
