@@ -2,17 +2,27 @@
 // FORMAT.md "OCI artifacts"). Everything the registry sends is untrusted:
 // the manifest and config are checked against each other and against
 // MANIFEST before any file is written, and every blob against its digest.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <condition_variable>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "carton/carton/links.h"
 #include "carton/carton/oci.h"
 #include "carton/common/atomic_file.h"
 #include "carton/common/parallel.h"
+#include "carton/common/posix_error.h"
+#include "carton/common/unique_fd.h"
 #include "carton/links/links.h"
 #include "carton/manifest/manifest.h"
 #include "oci_artifact.h"
@@ -141,14 +151,111 @@ Status LoadLayout(Pulled& p, const CartonLimits& limits = {}) {
   return Status::Ok();
 }
 
-// The blob cache path of every distinct blob of the artifact, fetched with
-// `jobs` transfers at once.
+// Stored blobs at least this large are written into the carton while
+// they download (BlobStream) rather than after.
+constexpr std::uint64_t kStreamMinSize = std::uint64_t{8} << 20;
+
+// A blob downloading into the blob cache while the carton is written: its
+// zip entry reads what has reached the download's file, and the blob's
+// last bytes only once the download is verified, so a carton never holds a
+// blob whose sha256 did not match. A retry starts a new file: the bytes
+// already read came from a failed attempt, so the stream fails then
+// (restarted()) and the pull writes the carton again from the cached blob.
+class BlobStream {
+ public:
+  explicit BlobStream(std::uint64_t size) : size_(size) {}
+
+  // FetchOptions::on_written, on the download's thread.
+  void OnWritten(int fd, std::uint64_t length) {
+    struct stat st {};
+    const bool stat_ok = ::fstat(fd, &st) == 0;
+    std::lock_guard lock(mu_);
+    if (restarted_) return;
+    if (!file_.valid()) {
+      file_.Reset(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
+      if (!file_.valid() || !stat_ok) {
+        restarted_ = true;  // cannot follow this download; rebuild after it
+      } else {
+        dev_ = st.st_dev;
+        ino_ = st.st_ino;
+      }
+    } else if (!stat_ok || st.st_dev != dev_ || st.st_ino != ino_ || length < available_) {
+      restarted_ = true;
+    }
+    available_ = length;
+    cv_.notify_all();
+  }
+
+  // The download's result: the blob's path in the cache, or its error.
+  void Done(const Result<std::string>& path) {
+    std::lock_guard lock(mu_);
+    done_ = true;
+    status_ = path.status();
+    if (path.ok() && !file_.valid()) {
+      // Another process had it cached meanwhile: read the cached file.
+      file_.Reset(::open(path->c_str(), O_RDONLY | O_CLOEXEC));
+      if (!file_.valid()) status_ = ErrnoIoError(errno, *path + ": cannot open");
+    }
+    cv_.notify_all();
+  }
+
+  bool restarted() const {
+    std::lock_guard lock(mu_);
+    return restarted_;
+  }
+
+  // ZipWriter::StreamProducer.
+  Result<std::size_t> Read(std::uint64_t offset, MutableByteView out) {
+    std::size_t n = 0;
+    {
+      std::unique_lock lock(mu_);
+      // Bytes short of the end may be read as they arrive; the end waits
+      // for the verdict.
+      auto readable = [&]() -> std::uint64_t {
+        if (done_) return status_.ok() ? size_ : 0;
+        return available_ < size_ ? available_ : size_ - 1;
+      };
+      cv_.wait(lock, [&] { return restarted_ || done_ || readable() > offset; });
+      if (restarted_) return IoError("the download restarted");
+      if (!status_.ok()) return status_;
+      n = static_cast<std::size_t>(std::min<std::uint64_t>(out.size(), readable() - offset));
+    }
+    for (std::size_t got = 0; got < n;) {
+      const ssize_t r =
+          ::pread(file_.get(), out.data() + got, n - got, static_cast<off_t>(offset + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) return ErrnoIoError(errno, "reading the download");
+      if (r == 0) return IoError("the download's file is shorter than it said");
+      got += static_cast<std::size_t>(r);
+    }
+    return n;
+  }
+
+ private:
+  const std::uint64_t size_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  UniqueFd file_;  // set once, before readers use it; then never changed
+  dev_t dev_ = 0;
+  ino_t ino_ = 0;
+  std::uint64_t available_ = 0;
+  bool restarted_ = false;
+  bool done_ = false;
+  Status status_;
+};
+
+using Streams = std::map<manifest::Digest, std::shared_ptr<BlobStream>>;
+
+// The blob cache path of every distinct blob of the artifact but those in
+// `streams`, fetched with `jobs` transfers at once.
 Result<std::map<manifest::Digest, std::string>> FetchAll(
     const Pulled& p, unsigned jobs, const std::set<manifest::Digest>& was_cached,
-    OciPullReport* report) {
+    const Streams& streams, OciPullReport* report) {
   const OciSession& s = p.session;
   std::map<manifest::Digest, const internal::OciLayer*> unique;
-  for (const internal::OciLayer& l : p.artifact.layers) unique.emplace(l.digest, &l);
+  for (const internal::OciLayer& l : p.artifact.layers) {
+    if (streams.count(l.digest) == 0) unique.emplace(l.digest, &l);
+  }
   std::vector<const internal::OciLayer*> todo;
   for (const auto& [digest, layer] : unique) todo.push_back(layer);
   std::vector<Result<std::string>> paths(todo.size(), Status(Internal("not fetched")));
@@ -268,34 +375,95 @@ Result<OciPullReport> PullCarton(const std::string& reference, const std::string
   report.blobs.push_back({"(config)", p.artifact.config_digest, p.artifact.config_size,
                           config_cached ? "cached" : "downloaded"});
   if (!config_cached) report.bytes_downloaded += p.artifact.config_size;
-  CARTON_ASSIGN_OR_RETURN(auto blobs, FetchAll(p, options.jobs, was_cached, &report));
-
-  // The rebuild: the recorded entries, in order, with the recorded
-  // settings, each file's bytes from its blob.
-  ZipWriterOptions zip_options = internal::CartonWriterOptions(options.threads, p.layout.alignment);
-  if (!p.layout.zstd_multithreaded) zip_options.zstd_workers = 0;
-  const std::string temp = TempName(out_path);
-  CARTON_ASSIGN_OR_RETURN(ZipWriter zip, ZipWriter::Create(temp, zip_options));
-  std::string differs;  // the first entry that came out unlike the pushed one
+  // Large stored blobs not cached yet are written into the carton as they
+  // download; every other blob is fetched first.
+  Streams streams;
   for (const auto& e : p.layout.entries) {
-    if (e.kind == internal::OciEntryKind::kDirectory) {
-      CARTON_RETURN_IF_ERROR(zip.AddDirectory(e.name));
-      continue;
-    }
-    const std::string source = e.kind == internal::OciEntryKind::kSymlink ? e.target : e.name;
-    const internal::OciLayer* layer = p.artifact.Find(source);
-    const std::string& blob = blobs.at(layer->digest);
-    Result<ZipAddResult> added = e.method == Compression::kStored
-                                     ? zip.AddFileUnread(e.name, blob)
-                                     : zip.AddFile(e.name, blob, e.method, e.level);
-    if (!added.ok()) return added.status().WithContext(s.where + ": rebuilding " + out_path);
-    if (differs.empty() && added->compressed_size != e.compressed_size) {
-      differs = e.name + " came out " + std::to_string(added->compressed_size) +
-                " bytes long, the pushed carton had " + std::to_string(e.compressed_size);
+    if (e.kind != internal::OciEntryKind::kFile || e.method != Compression::kStored) continue;
+    const internal::OciLayer* layer = p.artifact.Find(e.name);
+    if (layer->size >= kStreamMinSize && was_cached.count(layer->digest) == 0) {
+      streams.emplace(layer->digest, std::make_shared<BlobStream>(layer->size));
     }
   }
-  if (Status st = zip.Finish(); !st.ok()) {
-    return st.WithContext(s.where + ": rebuilding " + out_path);
+  CARTON_ASSIGN_OR_RETURN(auto blobs, FetchAll(p, options.jobs, was_cached, streams, &report));
+  std::vector<std::pair<const internal::OciLayer*, std::shared_ptr<BlobStream>>> streamed;
+  for (const auto& [digest, stream] : streams) {
+    const internal::OciLayer* layer = nullptr;
+    for (const internal::OciLayer& l : p.artifact.layers) {
+      if (l.digest == digest) layer = &l;
+    }
+    streamed.emplace_back(layer, stream);
+  }
+  std::vector<Result<std::string>> streamed_paths(streamed.size(), Status(Internal("not fetched")));
+  std::thread downloads([&] {
+    ParallelFor(streamed.size(), options.jobs, [&](std::size_t i) {
+      const auto& [layer, stream] = streamed[i];
+      streamed_paths[i] = s.client->FetchBlob(
+          s.cache, s.ref.repository, layer->digest, layer->size,
+          [stream = stream.get()](int fd, std::uint64_t length) { stream->OnWritten(fd, length); });
+      stream->Done(streamed_paths[i]);
+    });
+  });
+
+  // The rebuild: the recorded entries, in order, with the recorded
+  // settings, each file's bytes from its blob, or from its download.
+  const std::string temp = TempName(out_path);
+  std::string differs;  // the first entry that came out unlike the pushed one
+  auto rebuild = [&](bool stream) -> Status {
+    ZipWriterOptions zip_options =
+        internal::CartonWriterOptions(options.threads, p.layout.alignment);
+    if (!p.layout.zstd_multithreaded) zip_options.zstd_workers = 0;
+    CARTON_ASSIGN_OR_RETURN(ZipWriter zip, ZipWriter::Create(temp, zip_options));
+    differs.clear();
+    for (const auto& e : p.layout.entries) {
+      if (e.kind == internal::OciEntryKind::kDirectory) {
+        CARTON_RETURN_IF_ERROR(zip.AddDirectory(e.name));
+        continue;
+      }
+      const std::string source = e.kind == internal::OciEntryKind::kSymlink ? e.target : e.name;
+      const internal::OciLayer* layer = p.artifact.Find(source);
+      Result<ZipAddResult> added = Status(Internal("not added"));
+      auto in_stream = streams.find(layer->digest);
+      if (stream && in_stream != streams.end() && e.method == Compression::kStored) {
+        added =
+            zip.AddStream(e.name, layer->size,
+                          [b = in_stream->second.get()](std::uint64_t offset, MutableByteView out) {
+                            return b->Read(offset, out);
+                          });
+      } else {
+        const std::string& blob = blobs.at(layer->digest);
+        added = e.method == Compression::kStored ? zip.AddFileUnread(e.name, blob)
+                                                 : zip.AddFile(e.name, blob, e.method, e.level);
+      }
+      if (!added.ok()) return added.status().WithContext(s.where + ": rebuilding " + out_path);
+      if (differs.empty() && added->compressed_size != e.compressed_size) {
+        differs = e.name + " came out " + std::to_string(added->compressed_size) +
+                  " bytes long, the pushed carton had " + std::to_string(e.compressed_size);
+      }
+    }
+    if (Status st = zip.Finish(); !st.ok()) {
+      return st.WithContext(s.where + ": rebuilding " + out_path);
+    }
+    return Status::Ok();
+  };
+  Status built = rebuild(/*stream=*/true);
+  downloads.join();
+  for (std::size_t i = 0; i < streamed.size(); ++i) {
+    const auto& [layer, stream] = streamed[i];
+    if (!streamed_paths[i].ok()) {
+      return streamed_paths[i].status().WithContext(s.where + ": " + layer->title);
+    }
+    blobs[layer->digest] = *streamed_paths[i];
+    report.blobs.push_back({layer->title, layer->digest, layer->size, "downloaded"});
+    report.bytes_downloaded += layer->size;
+  }
+  if (!built.ok()) {
+    bool restarted = false;
+    for (const auto& entry : streamed) restarted = restarted || entry.second->restarted();
+    if (!restarted) return built;
+    // A download was retried under the stream: write the carton again from
+    // the verified blobs.
+    CARTON_RETURN_IF_ERROR(rebuild(/*stream=*/false));
   }
   auto cleanup = [&] {
     std::error_code ec;

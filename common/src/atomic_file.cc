@@ -43,7 +43,7 @@ Result<AtomicFile> AtomicFile::Create(const std::string& path, const AtomicFileO
     std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
     std::string temp = dir + "/." + base + ".tmp-" + RandomSuffix();
     // Mode 0666 lets the kernel apply the umask, as for any new file.
-    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    int fd = ::open(temp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) {
       f.fd_.Reset(fd);
       f.temp_path_ = std::move(temp);

@@ -7,7 +7,9 @@
 
 namespace carton::links {
 
-HashingWriter::HashingWriter(AtomicFile* file) : file_(file) {
+HashingWriter::HashingWriter(AtomicFile* file,
+                             std::function<void(int fd, std::uint64_t length)> on_written)
+    : file_(file), on_written_(std::move(on_written)) {
   // Everything is allocated here, not in Write: Write runs inside a libcurl
   // callback, which no exception may leave.
   queued_.reserve(kBufferCount);
@@ -56,6 +58,7 @@ void HashingWriter::Flush() {
       return;
     }
   }
+  if (on_written_) on_written_(file_->fd(), file_->size_in_file());
   if (!worker_.joinable()) {
     hasher_.Update(ByteView(current_.data.get(), current_.size));
     current_.size = 0;

@@ -16,6 +16,8 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -37,7 +39,10 @@ class HashingWriter {
   // (docs/BENCHMARKS.md, "Fetching a linked file").
   static constexpr std::size_t kWriteSize = std::size_t{256} << 10;
 
-  explicit HashingWriter(AtomicFile* file);
+  // `on_written`, when set, is called after each write with the file's
+  // descriptor and the bytes it holds (FetchOptions::on_written).
+  explicit HashingWriter(AtomicFile* file,
+                         std::function<void(int fd, std::uint64_t length)> on_written = {});
   HashingWriter(const HashingWriter&) = delete;
   HashingWriter& operator=(const HashingWriter&) = delete;
   // Stops the worker without hashing what is still queued.
@@ -65,6 +70,7 @@ class HashingWriter {
   void StopWorker(bool hash_queued);
 
   AtomicFile* file_;
+  std::function<void(int fd, std::uint64_t length)> on_written_;
   manifest::Sha256 hasher_;  // used by the worker only, until it is joined
   Status error_;
   Buffer current_;  // being filled by Write

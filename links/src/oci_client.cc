@@ -697,8 +697,9 @@ Result<BlobPush> Client::PushBlobLazily(const std::string& repo, const manifest:
   return BlobPush::kUploaded;
 }
 
-Result<std::string> Client::FetchBlob(const BlobCache& cache, const std::string& repo,
-                                      const manifest::Digest& digest, std::uint64_t size) const {
+Result<std::string> Client::FetchBlob(
+    const BlobCache& cache, const std::string& repo, const manifest::Digest& digest,
+    std::uint64_t size, const std::function<void(int fd, std::uint64_t length)>& on_written) const {
   const Impl& m = *impl_;
   // A cached blob was verified when it was written, so its size is the
   // truth: a manifest that claims another is wrong (and must not make the
@@ -729,6 +730,7 @@ Result<std::string> Client::FetchBlob(const BlobCache& cache, const std::string&
   f.access = m.access;
   if (!header.empty()) f.headers.push_back(header);
   if (f.progress_label.empty()) f.progress_label = DigestString(digest);
+  if (on_written) f.on_written = on_written;
   auto path = cache.Fetch(digest, {m.BlobUrl(repo, digest)}, size, f);
   if (!path.ok()) {
     return Status(path.status().code(), m.Where(repo) + ": blob " + DigestString(digest) + ": " +

@@ -193,7 +193,7 @@ AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest* 
   }
   CURL* curl = curl_.get();
 
-  HashingWriter writer(&*file);
+  HashingWriter writer(&*file, options.on_written);
   Sink sink;
   sink.curl = curl;
   sink.writer = &writer;

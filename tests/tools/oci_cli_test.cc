@@ -417,6 +417,59 @@ TEST_CASE("oci cli: a registry that drops the connection mid-blob", "[oci][cli][
   CHECK_FALSE(fs::exists(tmp.file("c2/blobs/sha256/" + weights_hex)));
 }
 
+TEST_CASE("oci cli: a large blob goes into the carton as it downloads, checked before it ends",
+          "[oci][cli]") {
+  // Stored blobs of 8 MiB and more are written into the pulled carton while
+  // they download: the result must be the same bytes, a tampered blob must
+  // still be refused, and a download cut off and retried must not leave the
+  // first attempt's bytes in the carton.
+  RegistryServer registry;
+  TempDir tmp;
+  const std::string dir = tmp.file("big-dir");
+  const std::string weights = Noise(10'000'000, 7);
+  Write(dir + "/carton.toml", kConfig);
+  Write(dir + "/model/weights.bin", weights);
+  Write(dir + "/model/notes.txt", "notes\n");
+  const std::string big = tmp.file("big.carton");
+  REQUIRE(Run(carton::testing::CartonBin() + " pack " + Q(dir) + " -o " + Q(big) +
+              " --compression stored")
+              .exit_code == 0);
+  REQUIRE(Run(Carton(tmp) + " push " + Q(big) + " " + registry.Ref("big:v1")).exit_code == 0);
+
+  auto r = Run(Carton(tmp, "c1") + " pull --json " + registry.Ref("big:v1") + " -o " +
+               Q(tmp.file("a.carton")));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(ReadText(tmp.file("a.carton")) == ReadText(big));
+  CHECK(ActionOf(Parse(r.out), "model/weights.bin") == "downloaded");
+  const std::string hex = Sha256Hex(weights);
+  CHECK(fs::exists(tmp.file("c1/blobs/sha256/" + hex)));
+
+  {
+    // Cut off after half its bytes once: the retry starts a new file, and
+    // the carton is written again from the verified blob.
+    DroppingProxy once(registry.host(), 1, 1'000'000);
+    r = Run(Carton(tmp, "c2") + " pull oci://" + once.host() + "/big:v1 -o " +
+            Q(tmp.file("b.carton")));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(once.Drops() == 1);
+    CHECK(ReadText(tmp.file("b.carton")) == ReadText(big));
+  }
+
+  std::string damaged = weights;
+  damaged[9'999'000] ^= 0x01;  // in the last bytes, which wait for the check
+  carton::testing::WriteBytes(registry.BlobDataPath(hex), carton::AsBytes(damaged));
+  r = Run(Carton(tmp, "c3") + " pull " + registry.Ref("big:v1") + " -o " + Q(tmp.file("x.carton")));
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find(": sha256 is " + Sha256Hex(damaged) + ", expected " + hex) != std::string::npos);
+  CHECK_FALSE(fs::exists(tmp.file("x.carton")));
+  CHECK_FALSE(fs::exists(tmp.file("c3/blobs/sha256/" + hex)));
+  for (const auto& e : fs::directory_iterator(tmp.path())) {
+    CHECK(e.path().filename().string().find(".pull-") == std::string::npos);
+  }
+}
+
 TEST_CASE("oci cli: basic auth with the right, a wrong and no password", "[oci][cli][auth]") {
   RegistryOptions ro;
   ro.auth = RegistryOptions::Auth::kBasic;

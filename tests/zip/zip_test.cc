@@ -863,6 +863,78 @@ TEST_CASE("carton zip: an AddLater producer's error or wrong size fails Finish",
   CHECK(std::filesystem::is_empty(dir.path()));
 }
 
+TEST_CASE("carton zip: an AddStream entry is read piece by piece when Finish reaches it", "[zip]") {
+  TempDir dir;
+  const std::string path = dir.file("stream.zip");
+  const auto bytes = Pattern(3'000'000, 5);  // three reads of at most 1 MiB
+  std::vector<std::pair<std::uint64_t, std::size_t>> calls;
+  {
+    auto w = ZipWriter::Create(path, {.alignment = 4096});
+    REQUIRE(w.ok());
+    REQUIRE(w->AddBytes("carton.toml", AsBytes("x = 1\n"), Compression::kStored).ok());
+    auto a = w->AddStream("model/w.bin", bytes.size(),
+                          [&](std::uint64_t offset, MutableByteView out) -> Result<std::size_t> {
+                            calls.emplace_back(offset, out.size());
+                            // Fewer bytes than asked, as a download gives them.
+                            const std::size_t n = std::min<std::size_t>(out.size(), 700'000);
+                            std::memcpy(out.data(), bytes.data() + offset, n);
+                            return n;
+                          });
+    REQUIRE(a.ok());
+    CHECK(a->data_offset % 4096 == 0);
+    CHECK(a->size == bytes.size());
+    CHECK(calls.empty());  // only when Finish() reaches it
+    REQUIRE(w->Finish().ok());
+  }
+  REQUIRE(calls.size() >= 5);
+  std::uint64_t expected = 0;
+  for (const auto& [offset, size] : calls) {
+    CHECK(offset == expected);  // in order, no byte asked twice
+    CHECK(size <= (std::size_t{1} << 20));
+    expected += std::min<std::size_t>(size, 700'000);
+  }
+  CHECK(expected == bytes.size());
+  auto z = ZipReader::Open(path);
+  REQUIRE(z.ok());
+  auto w = z->Read("model/w.bin");  // checks the CRC-32 libzip computed
+  REQUIRE(w.ok());
+  CHECK(*w == bytes);
+  CHECK(Run("unzip -tq " + Quote(path)).exit_code == 0);
+}
+
+TEST_CASE("carton zip: an AddStream producer's error, or a count out of range, fails Finish",
+          "[zip]") {
+  TempDir dir;
+  const std::string path = dir.file("stream.zip");
+  struct Case {
+    ZipWriter::StreamProducer produce;
+    StatusCode code;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {[](std::uint64_t offset, MutableByteView out) -> Result<std::size_t> {
+         if (offset > 0) return Corrupt("sha256 is wrong");
+         std::fill(out.begin(), out.begin() + 10, std::byte{1});
+         return std::size_t{10};
+       },
+       StatusCode::kCorrupt, "sha256 is wrong"},
+      {[](std::uint64_t, MutableByteView) -> Result<std::size_t> { return std::size_t{0}; },
+       StatusCode::kInternal, "entry \"S\": the stream gave 0 bytes for a piece of 100"},
+      {[](std::uint64_t, MutableByteView out) -> Result<std::size_t> { return out.size() + 1; },
+       StatusCode::kInternal, "entry \"S\": the stream gave 101 bytes for a piece of 100"},
+  };
+  for (const auto& c : cases) {
+    auto w = ZipWriter::Create(path);
+    REQUIRE(w.ok());
+    REQUIRE(w->AddStream("S", 100, c.produce).ok());
+    Status s = w->Finish();
+    CHECK(s.code() == c.code);
+    CHECK_THAT(s.message(), Catch::Contains(c.message));
+    CHECK_FALSE(std::filesystem::exists(path));
+  }
+  CHECK(std::filesystem::is_empty(dir.path()));
+}
+
 TEST_CASE("carton zip: the CRC-32 of an entry's bytes, and the one message when it differs",
           "[zip][corrupt]") {
   // The check value of CRC-32 (ISO-HDLC) and a split feed give the same.

@@ -78,6 +78,19 @@ Status EntrySource::Refill() {
   if (data_.produce) {
     std::memcpy(buffer_.data(), produced_.data() + fetched_, want);
     buffer_end_ = want;
+  } else if (data_.stream) {
+    while (buffer_end_ < want) {
+      CARTON_ASSIGN_OR_RETURN(
+          const std::size_t n,
+          data_.stream(fetched_ + buffer_end_,
+                       MutableByteView(buffer_.data() + buffer_end_, want - buffer_end_)));
+      if (n == 0 || n > want - buffer_end_) {
+        return Internal("entry " + QuoteName(data_.name) + ": the stream gave " +
+                        std::to_string(n) + " bytes for a piece of " +
+                        std::to_string(want - buffer_end_));
+      }
+      buffer_end_ += n;
+    }
   } else if (data_.file_path.empty()) {
     CARTON_RETURN_IF_ERROR(
         spool_->Read(data_.spool_offset + fetched_, MutableByteView(buffer_.data(), want)));

@@ -5,12 +5,11 @@
 // copies compressed bytes (deflate and zstd, already compressed into the
 // spool) as they are and writes the sizes it was told into the local header
 // before the data. Stored bytes come from the spool, from a producer
-// (AddLater), or, for AddFile and AddFileUnread, from the source file, read
-// then: that read checks the file is still the version seen when it was
-// added (the same FileIdentity when opened and at the end), so the archive
-// cannot hold bytes other than those ZipAddResult (and its SHA-256)
-// describe, without hashing the file twice. libzip computes the CRC-32 of
-// stored bytes itself as it writes them, whatever STAT says.
+// (AddLater, or AddStream's piece by piece), or, for AddFile and AddFileUnread, from the source
+// file, read then: that read checks the file is still the version seen when it was added (the same
+// FileIdentity when opened and at the end), so the archive cannot hold bytes other than those
+// ZipAddResult (and its SHA-256) describe, without hashing the file twice. libzip computes the
+// CRC-32 of stored bytes itself as it writes them, whatever STAT says.
 //
 // When libzip opens the source, the output's position must be the data
 // offset ZipWriter computed: a check that its prediction of libzip's local
@@ -41,11 +40,12 @@ struct EntryData {
   std::uint32_t crc32 = 0;
   std::uint64_t data_offset = 0;  // where ZipWriter placed the data
   // The bytes: the file at `file_path` (stored entries only), or what
-  // `produce` returns (stored entries only), or compressed_size bytes of the
+  // `produce` returns or `stream` gives (stored entries only), or compressed_size bytes of the
   // spool from `spool_offset`.
   std::string file_path;
   FileIdentity identity;  // of `file_path` when added
   ZipWriter::Producer produce;
+  ZipWriter::StreamProducer stream;  // or piece by piece (AddStream)
   std::uint64_t spool_offset = 0;
 };
 

@@ -424,6 +424,23 @@ Result<ZipAddResult> ZipWriter::AddLater(std::string_view name, std::uint64_t si
   return result;
 }
 
+Result<ZipAddResult> ZipWriter::AddStream(std::string_view name, std::uint64_t size,
+                                          StreamProducer produce) {
+  CARTON_RETURN_IF_ERROR(impl_->CheckWritable());
+  CARTON_RETURN_IF_ERROR(impl_->CheckName(name));
+  EntryData data;
+  data.name = std::string(name);
+  data.method = zip_internal::kMethodStored;
+  data.size = data.compressed_size = size;
+  data.stream = std::move(produce);
+  ZipAddResult result;
+  result.size = result.compressed_size = size;
+  auto offset = impl_->AddToArchive(std::move(data));
+  if (!offset.ok()) return impl_->Poison(offset.status());
+  result.data_offset = *offset;
+  return result;
+}
+
 Result<ZipAddResult> ZipWriter::AddBytes(std::string_view name, ByteView data, Compression method,
                                          int level, const ZipAddOptions& add) {
   CARTON_RETURN_IF_ERROR(impl_->CheckWritable());

@@ -110,8 +110,10 @@ struct OciPullReport {
 
 // Pulls `reference` and writes the carton to `out_path`. Linked files
 // (LINKS) are fetched into the blob cache too but stay out of the zip, as
-// pushed. Errors: kNotFound (unknown repository, tag or blob),
-// kUnsupported (a manifest that is not a carton), kCorrupt (a blob or
+// pushed. Every blob lands in the blob cache; a large stored file's blob is
+// written into the carton while it downloads (its last bytes only once its
+// sha256 is checked), so the carton is done when the download is. Errors: kNotFound (unknown
+// repository, tag or blob), kUnsupported (a manifest that is not a carton), kCorrupt (a blob or
 // manifest whose sha256 is wrong, never cached; a config that contradicts
 // MANIFEST), kNetworkError (401/403 with the registry's message,
 // transfers, after retries), kInvalidArgument, kIoError.

@@ -65,6 +65,12 @@ class AtomicFile {
   Status Preallocate(std::uint64_t size);
   // Bytes written so far.
   std::uint64_t size() const { return written_; }
+  // The temporary file (open for reading too), for a reader of what is
+  // written while it is written (until Commit() or Abort(); -1 after), and
+  // how many of the
+  // bytes given to Write() have reached it (the rest are in the buffer).
+  int fd() const { return fd_.get(); }
+  std::uint64_t size_in_file() const { return written_ - buffered_; }
   // Flushes, closes and renames into place. After an error the temporary
   // file is removed and the destination is untouched.
   Status Commit();

@@ -19,6 +19,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,6 +71,14 @@ struct FetchOptions {
   // rate, and `progress_label` (the URL when empty).
   bool show_progress = true;
   std::string progress_label;
+  // Called on the transfer's thread each time more of the body has reached
+  // the temporary file beside the destination: that file's descriptor
+  // (valid during the call only: dup(2) it to read on) and how many bytes
+  // of the body it holds. Every attempt writes a new file, so a retry shows
+  // as another descriptor starting again from its first bytes. The bytes
+  // are not verified until FetchToFile returns OK; after that the file is
+  // complete. Must not throw.
+  std::function<void(int fd, std::uint64_t length)> on_written;
 };
 
 // Fetches the file whose sha256 is `expected` into `dest_path`.

@@ -182,10 +182,14 @@ class Client {
   // Downloads the blob into the blob cache (BlobCache::Fetch: a cached
   // blob is not downloaded again; the sha256 and size are checked before
   // the file becomes visible, so a tampered blob is never cached). Returns
-  // its path. Errors: as FetchToFile (kCorrupt for a wrong sha256), and
-  // kNotFound for a blob the repository does not have.
-  Result<std::string> FetchBlob(const BlobCache& cache, const std::string& repository,
-                                const manifest::Digest& digest, std::uint64_t size) const;
+  // its path. `on_written`, when set, sees the download's file as it grows
+  // (FetchOptions::on_written; not called for a cached blob). Errors: as
+  // FetchToFile (kCorrupt for a wrong sha256), and kNotFound for a blob the
+  // repository does not have.
+  Result<std::string> FetchBlob(
+      const BlobCache& cache, const std::string& repository, const manifest::Digest& digest,
+      std::uint64_t size,
+      const std::function<void(int fd, std::uint64_t length)>& on_written = {}) const;
 
   ClientStats stats() const;
 

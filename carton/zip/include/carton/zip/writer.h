@@ -120,6 +120,20 @@ class ZipWriter {
   // another number of bytes. The result's crc32 is 0. Errors: as AddBytes.
   Result<ZipAddResult> AddLater(std::string_view name, std::uint64_t size, Producer produce);
 
+  // Writes the bytes of an AddStream entry from `offset` on into `out`;
+  // returns how many it wrote (at least one, at most out.size()).
+  using StreamProducer =
+      std::function<Result<std::size_t>(std::uint64_t offset, MutableByteView out)>;
+
+  // Appends a stored entry of exactly `size` bytes that Finish() reads from
+  // `produce` piece by piece (1 MiB at most per call, in order) when it
+  // reaches the entry: for bytes that arrive while the archive is written,
+  // such as a download, without holding them in memory. `produce` runs on
+  // the thread calling Finish(), which returns its error, or kInternal if it
+  // returns 0 or more bytes than asked. The result's crc32 is 0. Errors: as
+  // AddBytes.
+  Result<ZipAddResult> AddStream(std::string_view name, std::uint64_t size, StreamProducer produce);
+
   // As AddFile, from memory.
   Result<ZipAddResult> AddBytes(std::string_view name, ByteView data, Compression method,
                                 int level = 0, const ZipAddOptions& add = {});
