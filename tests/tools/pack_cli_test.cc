@@ -154,6 +154,13 @@ TEST_CASE("cli pack: describing flags without carton.toml, refused beside one", 
     CHECK(toml.find("threads = 2") != std::string::npos);
     CHECK(Run(Bin() + " verify " + Q(out)).exit_code == 0);
   }
+  SECTION("each repeatable flag takes one value, so PATH may follow it") {
+    const std::string out = tmp.file("o.carton");
+    auto r = Run(Bin() + " pack" + kNoop + " --opt a=1 --input x:float32 --exclude '*.tmp' " +
+                 Q(dir) + " -o " + Q(out));
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+  }
   SECTION("flags beside carton.toml are an error unless --override") {
     Write(dir + "/carton.toml",
           "spec_version = 1\nmodel_name = \"file\"\n[runner]\nrunner_name = \"noop\"\n"

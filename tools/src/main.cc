@@ -63,24 +63,30 @@ int main(int argc, char** argv) {
     cmd->add_option("--name", d->name, "The model name");
     cmd->add_option("--description", d->description, "A short description");
     cmd->add_option("--license", d->license, "The license (an SPDX expression)");
-    cmd->add_option("--opt", d->opts, "KEY=VALUE, a [runner.opts] value (typed as runners' --opt)");
+    // One value per occurrence, so that PATH after them stays PATH.
+    cmd->add_option("--opt", d->opts, "KEY=VALUE, a [runner.opts] value (typed as runners' --opt)")
+        ->allow_extra_args(false);
     cmd->add_option("--input", d->inputs,
                     "NAME:DTYPE[:SHAPE], an [[input]]; SHAPE is [d,...] (ints, symbols, *), * or "
-                    "a symbol; repeatable, in order");
+                    "a symbol; repeatable, in order")
+        ->allow_extra_args(false);
     cmd->add_option("--output-tensor", d->outputs,
                     "NAME:DTYPE[:SHAPE], an [[output]] (-o/--output names the .carton); "
-                    "repeatable, in order");
+                    "repeatable, in order")
+        ->allow_extra_args(false);
     cmd->add_option("--self-test", d->self_tests,
                     "IN=TENSOR,...[:OUT=TENSOR,...], a [[self_test]] naming tensor_data tensors; "
-                    "repeatable");
+                    "repeatable")
+        ->allow_extra_args(false);
   };
 
   PackArgs pack;
   auto* p = app.add_subcommand(
       "pack", "Pack a model folder (with or without carton.toml) or a single file into a .carton");
   p->add_option("PATH", pack.dir,
-                "A folder with carton.toml and/or model/ (plus tensor_data/, misc/); any other "
-                "folder, whose files go under model/; or one file, packed as model/<name>")
+                "A folder with model/ (and carton.toml, tensor_data/, misc/); any other folder, "
+                "whose files go under model/ (carton.toml aside); or one file, packed as "
+                "model/<name>")
       ->required();
   p->add_option("-o,--output", pack.output, "The .carton to write")->required();
   p->add_option("--compression", pack.compression,
@@ -99,7 +105,8 @@ int main(int argc, char** argv) {
               "PATH has carton.toml)");
   p->add_option("--exclude", pack.exclude,
                 "GLOB of files or directories to leave out (repeatable; also PATH/.cartonignore, "
-                "one per line); .git/, __pycache__/, .DS_Store always are");
+                "one per line); .git/, __pycache__/, .DS_Store always are")
+      ->allow_extra_args(false);
   p->callback([&] {
     pack.describe.compat_given = p->count("--compat-version") > 0;
     rc = Pack(pack);

@@ -34,7 +34,9 @@ Status DescribeForPack(const PackArgs& a, PackOptions* o) {
                            "the file's values");
   }
   CARTON_ASSIGN_OR_RETURN(auto bytes, ReadFile(config_path));
-  CARTON_ASSIGN_OR_RETURN(CartonConfig c, ParseConfig(AsChars(bytes), config_path));
+  ConfigParseDetails details;
+  CARTON_ASSIGN_OR_RETURN(CartonConfig c, ParseConfig(AsChars(bytes), config_path, {}, &details));
+  for (const auto& w : details.warnings) std::cerr << "carton pack: warning: " << w << '\n';
   CARTON_RETURN_IF_ERROR(ApplyDescribeFlags(a.describe, &c));
   o->config_override = std::move(c);
   return Status::Ok();
