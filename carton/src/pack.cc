@@ -1,16 +1,22 @@
 #include "carton/carton/pack.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <exception>
 #include <filesystem>
+#include <map>
 #include <system_error>
 #include <thread>
 
 #include "carton/common/atomic_file.h"
 #include "carton/common/file_identity.h"
+#include "carton/common/posix_error.h"
 #include "carton/format/tensor_data.h"
 #include "carton/manifest/hash_files.h"
 #include "carton/manifest/manifest.h"
+#include "consistency.h"
 #include "pack_walk.h"
 #include "writer_options.h"
 
@@ -18,6 +24,11 @@ namespace carton {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Under auto, files smaller than this are stored: compressing them saves
+// little, and stored metadata (carton.toml, index.toml) opens with every zip
+// tool, including those without zstd.
+constexpr std::uint64_t kAutoStoreBelow = 4096;
 
 Compression ChooseMethod(const PackOptions& options, const internal::SourceFile& f) {
   switch (options.compression) {
@@ -30,8 +41,17 @@ Compression ChooseMethod(const PackOptions& options, const internal::SourceFile&
     case PackCompression::kAuto:
       break;
   }
-  if (f.size >= options.auto_store_size || f.size == 0) return Compression::kStored;
+  if (f.size >= options.auto_store_size || f.size < kAutoStoreBelow) return Compression::kStored;
   return ZstdPays(f.full_path, f.size) ? Compression::kZstd : Compression::kStored;
+}
+
+Compression ChooseMethod(const PackOptions& options, std::string_view bytes) {
+  if (options.compression != PackCompression::kAuto) {
+    internal::SourceFile virtual_file{"", "", bytes.size()};
+    return ChooseMethod(options, virtual_file);
+  }
+  if (bytes.size() < kAutoStoreBelow) return Compression::kStored;
+  return ZstdPays(AsBytes(bytes)) ? Compression::kZstd : Compression::kStored;
 }
 
 // One entry to write: a file on disk, or bytes generated here.
@@ -41,48 +61,125 @@ struct Item {
   std::string generated;
 };
 
-// carton.toml and tensor_data/index.toml must be valid before they are
-// packed: a carton that `carton verify` would reject is never written.
-// index.toml is always written, normalized (`inner = []` on every entry,
-// `tensor = []` when empty), because the original implementation's reader
-// requires both.
-Result<std::vector<Item>> PlanItems(const std::string& dir,
-                                    const std::vector<internal::SourceFile>& files,
-                                    const PackOptions& options) {
-  std::vector<Item> items;
-  bool has_config = false, has_index = false, has_tensor_files = false;
-  for (const auto& f : files) {
-    if (f.path == "carton.toml") {
-      has_config = true;
-      CARTON_ASSIGN_OR_RETURN(auto bytes, ReadFile(f.full_path));
-      auto config = ParseConfig(AsChars(bytes), dir + "/carton.toml");
-      if (!config.ok()) return config.status();
-    } else if (f.path == "tensor_data/index.toml") {
-      has_index = true;
-      CARTON_ASSIGN_OR_RETURN(auto bytes, ReadFile(f.full_path));
-      auto index = ParseIndex(AsChars(bytes));
-      if (!index.ok()) return index.status().WithContext(dir);
-      items.push_back({f.path, nullptr, WriteIndex(*index)});
-      continue;
-    } else if (f.path.rfind("tensor_data/", 0) == 0) {
-      has_tensor_files = true;
+// The walked files, as the consistency checks see them.
+class FolderFiles : public internal::CartonFiles {
+ public:
+  explicit FolderFiles(const std::vector<internal::SourceFile>& files) {
+    for (const auto& f : files) by_path_[f.path] = &f;
+  }
+  bool Present(const std::string& path) const override { return by_path_.count(path) > 0; }
+  std::optional<std::uint64_t> Size(const std::string& path) const override {
+    auto it = by_path_.find(path);
+    if (it == by_path_.end()) return std::nullopt;
+    return it->second->size;
+  }
+  Result<std::string> ReadText(const std::string& path, std::uint64_t limit) const override {
+    auto it = by_path_.find(path);
+    if (it == by_path_.end()) return NotFound(path + ": missing");
+    if (it->second->size > limit) {
+      return Corrupt(std::to_string(it->second->size) + " bytes is over the limit of " +
+                     std::to_string(limit));
     }
+    CARTON_ASSIGN_OR_RETURN(auto bytes, ReadFile(it->second->full_path));
+    return std::string(AsChars(bytes));
+  }
+  bool HasTensorFiles() const override {
+    for (const auto& [path, f] : by_path_) {
+      if (path.starts_with("tensor_data/") && path != "tensor_data/index.toml") return true;
+    }
+    return false;
+  }
+
+ private:
+  std::map<std::string, const internal::SourceFile*> by_path_;
+};
+
+// The output must be a file in a directory that exists and can be written:
+// checked before anything is read, so that a mistake costs nothing and the
+// message names the user's path (not the temporary file's).
+Status CheckOutputPath(const std::string& out_path) {
+  if (out_path.empty()) return InvalidArgument("no output path given");
+  std::error_code ec;
+  if (fs::is_directory(out_path, ec)) {
+    return InvalidArgument(out_path + ": is a directory; give the path of the .carton to write");
+  }
+  fs::path parent = fs::path(out_path).parent_path();
+  if (parent.empty()) parent = ".";
+  fs::file_status st = fs::status(parent, ec);
+  if (!fs::exists(st)) {
+    return NotFound(out_path + ": directory " + parent.string() + " does not exist");
+  }
+  if (!fs::is_directory(st)) {
+    return InvalidArgument(out_path + ": " + parent.string() + " is not a directory");
+  }
+  if (::access(parent.c_str(), W_OK | X_OK) != 0) {
+    return ErrnoIoError(errno, out_path + ": cannot write in " + parent.string());
+  }
+  return Status::Ok();
+}
+
+// One line per problem; the warnings about carton.toml come first (prefixed
+// "warning: "), as a misspelled key is often the cause of a problem.
+Status ProblemsStatus(const std::string& path, const std::vector<VerifyProblem>& problems,
+                      const std::vector<std::string>& warnings) {
+  std::string message;
+  for (const auto& w : warnings) message += "warning: " + w + "\n";
+  for (const auto& p : problems) {
+    if (!message.empty() && message.back() != '\n') message += '\n';
+    message += path + "/" + p.where + ": " + p.message;
+  }
+  return Corrupt(std::move(message));
+}
+
+// carton.toml and tensor_data/index.toml must be valid, and agree with the
+// files, before anything is written: pack runs verify's checks
+// (consistency.h), so a carton that `carton verify` would reject is never
+// written. index.toml is always written, normalized (`inner = []` on every
+// entry, `tensor = []` when empty), because the original implementation's
+// reader requires both.
+Result<std::vector<Item>> PlanItems(const std::string& path, const internal::WalkResult& walk,
+                                    const PackOptions& options, PackReport* report) {
+  const auto& files = walk.files;
+  if (std::none_of(files.begin(), files.end(),
+                   [](const internal::SourceFile& f) { return f.path.starts_with("model/"); })) {
+    return Unsupported(path +
+                       ": no files for model/; a carton needs the model's files (a folder of "
+                       "them, a folder with a model/ directory, or a single file) and carton.toml "
+                       "(or --runner and --framework-version to write one)");
+  }
+  std::vector<Item> items;
+  for (const auto& f : files) {
+    if (f.path == "carton.toml" && options.config_override) continue;
+    if (f.path == "tensor_data/index.toml") continue;  // written normalized below
     items.push_back({f.path, &f, {}});
   }
-  if (!has_config) {
-    if (!options.config_if_missing) {
-      return InvalidArgument(
-          dir + ": no carton.toml; give --runner and --framework-version to create one");
-    }
-    CARTON_ASSIGN_OR_RETURN(std::string text, WriteConfig(*options.config_if_missing));
+
+  std::optional<CartonConfig> config;
+  ConfigParseDetails details;
+  if (options.config_override || (!walk.has_config && options.config_if_missing)) {
+    config = options.config_override ? *options.config_override : *options.config_if_missing;
+    CARTON_ASSIGN_OR_RETURN(std::string text, WriteConfig(*config));
     items.push_back({"carton.toml", nullptr, std::move(text)});
+  } else if (walk.has_config) {
+    const std::string config_path = path + "/carton.toml";
+    CARTON_ASSIGN_OR_RETURN(auto bytes, ReadFile(config_path));
+    auto parsed = ParseConfig(AsChars(bytes), config_path, {}, &details);
+    if (!parsed.ok()) return parsed.status();
+    config = std::move(parsed).value();
+    report->warnings = details.warnings;
+  } else {
+    return InvalidArgument(path +
+                           ": no carton.toml; give --runner and --framework-version to describe "
+                           "the model, or write one with carton init");
   }
-  if (!has_index) {
-    if (has_tensor_files) {
-      return InvalidArgument(dir + "/tensor_data: holds files but no index.toml");
-    }
-    items.push_back({"tensor_data/index.toml", nullptr, WriteIndex(TensorDataIndex{})});
-  }
+
+  FolderFiles folder(files);
+  std::vector<VerifyProblem> problems;
+  std::optional<TensorDataIndex> index = internal::CheckTensorData(folder, {}, &problems);
+  internal::CheckReferences(*config, details, index, folder, &problems);
+  if (!problems.empty()) return ProblemsStatus(path, problems, report->warnings);
+  items.push_back(
+      {"tensor_data/index.toml", nullptr, WriteIndex(index ? *index : TensorDataIndex{})});
   std::sort(items.begin(), items.end(),
             [](const Item& a, const Item& b) { return a.path < b.path; });
   return items;
@@ -90,11 +187,16 @@ Result<std::vector<Item>> PlanItems(const std::string& dir,
 
 }  // namespace
 
-Result<PackReport> Pack(const std::string& dir, const std::string& out_path,
+Result<PackReport> Pack(const std::string& path, const std::string& out_path,
                         const PackOptions& options) {
-  CARTON_ASSIGN_OR_RETURN(std::vector<internal::SourceFile> files,
-                          internal::WalkModelDir(dir, out_path));
-  CARTON_ASSIGN_OR_RETURN(std::vector<Item> items, PlanItems(dir, files, options));
+  CARTON_RETURN_IF_ERROR(CheckOutputPath(out_path));
+  internal::WalkOptions walk_options;
+  walk_options.skip = out_path;
+  walk_options.exclude = options.exclude;
+  CARTON_ASSIGN_OR_RETURN(internal::WalkResult walk, internal::WalkModelPath(path, walk_options));
+  PackReport report;
+  report.skipped_by_default = walk.skipped_by_default;
+  CARTON_ASSIGN_OR_RETURN(std::vector<Item> items, PlanItems(path, walk, options, &report));
   const unsigned threads =
       options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
 
@@ -102,7 +204,6 @@ Result<PackReport> Pack(const std::string& dir, const std::string& out_path,
       ZipWriter zip,
       ZipWriter::Create(out_path, internal::CartonWriterOptions(threads, options.alignment)));
 
-  PackReport report;
   std::vector<manifest::ManifestEntry> entries;
   // Stored files are not read when added: Finish() reads each once as it
   // writes it, while other threads hash them (checking they hash the version
@@ -121,10 +222,7 @@ Result<PackReport> Pack(const std::string& dir, const std::string& out_path,
           return zip.AddFileUnread(item.path, item.file->full_path);
         return zip.AddFile(item.path, item.file->full_path, method, options.level, add);
       }
-      // Generated metadata is small text: zstd under auto.
-      internal::SourceFile virtual_file{item.path, "", item.generated.size()};
-      method = options.compression == PackCompression::kAuto ? Compression::kZstd
-                                                             : ChooseMethod(options, virtual_file);
+      method = ChooseMethod(options, item.generated);
       return zip.AddBytes(item.path, AsBytes(item.generated), method, options.level, add);
     }();
     if (!r.ok()) return r.status();

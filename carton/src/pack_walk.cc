@@ -1,7 +1,10 @@
 #include "pack_walk.h"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -14,13 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool Inside(const fs::path& root, const fs::path& p) {
-  auto r = root.begin(), q = p.begin();
-  for (; r != root.end(); ++r, ++q) {
-    if (q == p.end() || *r != *q) return false;
-  }
-  return true;
-}
+constexpr std::string_view kIgnoreFile = ".cartonignore";
 
 std::string TypeName(fs::file_type t) {
   switch (t) {
@@ -51,66 +48,86 @@ std::optional<std::string_view> ReservedTopLevelName(std::string_view rel) {
   return std::nullopt;
 }
 
-}  // namespace
+// One exclusion glob, as written in .cartonignore or --exclude (pack.h).
+struct Glob {
+  std::string pattern;
+  bool dirs_only = false;   // written with a trailing '/'
+  bool whole_path = false;  // holds a '/': matched against the path from PATH
+  bool by_default = false;
 
-Result<std::vector<SourceFile>> WalkModelDir(const std::string& dir, const std::string& skip) {
-  std::error_code ec;
-  fs::path root = fs::canonical(dir, ec);
-  if (ec) return NotFound(dir + ": " + ec.message());
-  if (!fs::is_directory(root, ec)) return InvalidArgument(dir + ": not a directory");
-  fs::path skipped;
-  if (!skip.empty()) skipped = fs::weakly_canonical(skip, ec);
-  if (ec) skipped.clear();
-
-  std::vector<SourceFile> files;
-  fs::recursive_directory_iterator it(root, fs::directory_options::none, ec), end;
-  if (ec) return IoError(dir + ": " + ec.message());
-  for (; it != end; it.increment(ec)) {
-    if (ec) return IoError(dir + ": " + ec.message());
-    const fs::path& p = it->path();
-    std::string rel = p.lexically_relative(root).generic_string();
-    std::string shown = dir + "/" + rel;
-    fs::file_status st = it->symlink_status(ec);
-    if (ec) return IoError(shown + ": " + ec.message());
-    fs::path source = p;
-    if (fs::is_symlink(st)) {
-      fs::path target = fs::weakly_canonical(p, ec);
-      if (ec || !Inside(root, target)) {
-        return InvalidArgument(shown + ": symlink points outside " + dir);
-      }
-      fs::file_status ts = fs::status(target, ec);
-      if (ec) return InvalidArgument(shown + ": dangling symlink");
-      if (fs::is_directory(ts)) {
-        return InvalidArgument(shown + ": symlinks to directories are not supported");
-      }
-      st = ts;
-      source = target;
-    }
-    if (fs::is_directory(st)) continue;
-    if (!skipped.empty() && p == skipped) continue;  // the archive being written
-    if (!fs::is_regular_file(st)) {
-      return InvalidArgument(shown + ": " + TypeName(st.type()) + "; only files can be packed");
-    }
-    if (rel == "MANIFEST") continue;
-    if (rel == "LINKS") {
-      return InvalidArgument(shown + ": LINKS cannot be packed; it is written by carton shrink");
-    }
-    if (auto reserved = ReservedTopLevelName(rel)) {
-      return InvalidArgument(shown + ": top-level name \"" + rel.substr(0, rel.find('/')) +
-                             "\" collides with " + std::string(*reserved) +
-                             " (pack writes MANIFEST and shrink writes LINKS; both names are "
-                             "reserved in any letter case)");
-    }
-    Status valid = manifest::ValidateEntryPath(rel);
-    if (!valid.ok()) return InvalidArgument(dir + ": " + valid.message());
-    std::uint64_t size = fs::file_size(source, ec);
-    if (ec) return IoError(shown + ": " + ec.message());
-    files.push_back({rel, source.string(), size});
+  bool Matches(const std::string& rel, bool is_dir) const {
+    if (dirs_only && !is_dir) return false;
+    if (whole_path) return ::fnmatch(pattern.c_str(), rel.c_str(), FNM_PATHNAME) == 0;
+    const std::size_t slash = rel.rfind('/');
+    const std::string name = slash == std::string::npos ? rel : rel.substr(slash + 1);
+    return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
   }
-  std::sort(files.begin(), files.end(),
-            [](const SourceFile& a, const SourceFile& b) { return a.path < b.path; });
-  // Readers refuse names that collide on a case-insensitive file system
-  // (carton/FORMAT.md), so such a directory cannot be packed.
+};
+
+Result<Glob> MakeGlob(std::string_view text, bool by_default, const std::string& origin) {
+  Glob g;
+  g.by_default = by_default;
+  std::string p(text);
+  while (p.size() > 1 && p.back() == '/') {
+    g.dirs_only = true;
+    p.pop_back();
+  }
+  if (!p.empty() && p.front() == '/') {
+    g.whole_path = true;
+    p.erase(0, 1);
+  }
+  if (p.empty() || p == "/") {
+    return InvalidArgument(origin + ": \"" + std::string(text) + "\" is not a usable glob");
+  }
+  if (p.find('/') != std::string::npos) g.whole_path = true;
+  g.pattern = std::move(p);
+  return g;
+}
+
+// The default exclusions, then .cartonignore's lines, then `extra`.
+Result<std::vector<Glob>> LoadGlobs(const fs::path& root, const std::string& shown,
+                                    const std::vector<std::string>& extra) {
+  std::vector<Glob> globs;
+  for (std::string_view d : {".git/", "__pycache__/", ".DS_Store"}) {
+    CARTON_ASSIGN_OR_RETURN(Glob g, MakeGlob(d, true, "default"));
+    globs.push_back(std::move(g));
+  }
+  const fs::path ignore = root / kIgnoreFile;
+  std::error_code ec;
+  if (fs::is_regular_file(ignore, ec)) {
+    std::ifstream in(ignore);
+    if (!in) return IoError(shown + "/" + std::string(kIgnoreFile) + ": cannot read");
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
+        line.pop_back();
+      std::size_t start = line.find_first_not_of(" \t");
+      if (start == std::string::npos || line[start] == '#') continue;
+      CARTON_ASSIGN_OR_RETURN(
+          Glob g, MakeGlob(std::string_view(line).substr(start), false,
+                           shown + "/" + std::string(kIgnoreFile) + ":" + std::to_string(n)));
+      globs.push_back(std::move(g));
+    }
+  }
+  for (const std::string& e : extra) {
+    CARTON_ASSIGN_OR_RETURN(Glob g, MakeGlob(e, false, "--exclude"));
+    globs.push_back(std::move(g));
+  }
+  return globs;
+}
+
+const Glob* Excluding(const std::vector<Glob>& globs, const std::string& rel, bool is_dir) {
+  for (const Glob& g : globs) {
+    if (g.Matches(rel, is_dir)) return &g;
+  }
+  return nullptr;
+}
+
+// Readers refuse names that collide on a case-insensitive file system
+// (carton/FORMAT.md), so such a folder cannot be packed.
+Status CheckLetterCase(const std::vector<SourceFile>& files, const std::string& shown) {
   std::map<std::string, std::string> folded;
   for (const SourceFile& f : files) {
     std::string key = f.path;
@@ -119,9 +136,9 @@ Result<std::vector<SourceFile>> WalkModelDir(const std::string& dir, const std::
     }
     auto [it, fresh] = folded.emplace(key, f.path);
     if (!fresh) {
-      return InvalidArgument(dir + ": \"" + it->second + "\" and \"" + f.path +
-                             "\" differ only in letter case; a carton must unpack the same "
-                             "on every file system");
+      return Unsupported(shown + ": \"" + it->second + "\" and \"" + f.path +
+                         "\" differ only in letter case; a carton must unpack the same "
+                         "on every file system");
     }
   }
   for (const auto& [key, path] : folded) {
@@ -129,12 +146,113 @@ Result<std::vector<SourceFile>> WalkModelDir(const std::string& dir, const std::
          slash = key.find('/', slash + 1)) {
       auto it = folded.find(key.substr(0, slash));
       if (it != folded.end()) {
-        return InvalidArgument(dir + ": \"" + path + "\" is inside \"" + it->second +
-                               "\", a file, on a case-insensitive file system");
+        return Unsupported(shown + ": \"" + path + "\" is inside \"" + it->second +
+                           "\", a file, on a case-insensitive file system");
       }
     }
   }
-  return files;
+  return Status::Ok();
+}
+
+Result<WalkResult> WalkFile(const fs::path& file, const std::string& shown) {
+  WalkResult out;
+  std::string name = "model/" + file.filename().string();
+  Status valid = manifest::ValidateEntryPath(name);
+  if (!valid.ok()) return Unsupported(shown + ": " + valid.message());
+  std::error_code ec;
+  std::uint64_t size = fs::file_size(file, ec);
+  if (ec) return IoError(shown + ": " + ec.message());
+  out.files.push_back({std::move(name), file.string(), size});
+  return out;
+}
+
+}  // namespace
+
+Result<WalkResult> WalkModelPath(const std::string& path, const WalkOptions& options) {
+  const std::string& shown = path;
+  std::error_code ec;
+  fs::path root = fs::canonical(path, ec);
+  if (ec) return NotFound(shown + ": " + ec.message());
+  fs::file_status root_status = fs::status(root, ec);
+  if (ec) return IoError(shown + ": " + ec.message());
+  if (fs::is_regular_file(root_status)) return WalkFile(root, shown);
+  if (!fs::is_directory(root_status)) {
+    return Unsupported(shown + ": " + TypeName(root_status.type()) +
+                       "; pack takes a folder or a file");
+  }
+  fs::path skipped;
+  if (!options.skip.empty()) skipped = fs::weakly_canonical(options.skip, ec);
+  if (ec) skipped.clear();
+  CARTON_ASSIGN_OR_RETURN(std::vector<Glob> globs, LoadGlobs(root, shown, options.exclude));
+
+  WalkResult out;
+  out.has_config = fs::is_regular_file(root / "carton.toml", ec);
+  const bool carton_layout = fs::is_directory(root / "model", ec);
+
+  fs::recursive_directory_iterator it(root, fs::directory_options::none, ec), end;
+  if (ec) return IoError(shown + ": " + ec.message());
+  for (; it != end; it.increment(ec)) {
+    if (ec) return IoError(shown + ": " + ec.message());
+    const fs::path& p = it->path();
+    std::string rel = p.lexically_relative(root).generic_string();
+    std::string where = shown + "/" + rel;
+    fs::file_status st = it->symlink_status(ec);
+    if (ec) return IoError(where + ": " + ec.message());
+    if (rel == kIgnoreFile && fs::is_regular_file(st)) continue;
+    fs::path source = p;
+    fs::file_status target_status = st;
+    if (fs::is_symlink(st)) target_status = fs::status(p, ec);
+    if (const Glob* g = Excluding(globs, rel, fs::is_directory(target_status))) {
+      if (fs::is_directory(st)) it.disable_recursion_pending();
+      if (g->by_default) {
+        out.skipped_by_default.push_back(rel + (fs::is_directory(target_status) ? "/" : ""));
+      }
+      continue;
+    }
+    if (fs::is_symlink(st)) {
+      if (ec || !fs::exists(target_status)) {
+        return Unsupported(where + ": dangling symlink");
+      }
+      if (fs::is_directory(target_status)) {
+        return Unsupported(where + ": symlinks to directories are not supported");
+      }
+      fs::path target = fs::canonical(p, ec);
+      if (ec) return IoError(where + ": " + ec.message());
+      // Inside the folder or out of it, a link is packed as the file it
+      // points to.
+      st = target_status;
+      source = target;
+    }
+    if (fs::is_directory(st)) continue;
+    if (!skipped.empty() && p == skipped) continue;  // the archive being written
+    if (!fs::is_regular_file(st)) {
+      return Unsupported(where + ": " + TypeName(st.type()) + "; only files can be packed");
+    }
+    if (carton_layout) {
+      if (rel == "MANIFEST") continue;
+      if (rel == "LINKS") {
+        return Unsupported(where + ": LINKS cannot be packed; it is written by carton shrink");
+      }
+      if (auto reserved = ReservedTopLevelName(rel)) {
+        return Unsupported(where + ": top-level name \"" + rel.substr(0, rel.find('/')) +
+                           "\" collides with " + std::string(*reserved) +
+                           " (pack writes MANIFEST and shrink writes LINKS; both names are "
+                           "reserved in any letter case)");
+      }
+    }
+    // Without model/, the files are the model's (carton.toml aside).
+    std::string name = carton_layout || rel == "carton.toml" ? rel : "model/" + rel;
+    Status valid = manifest::ValidateEntryPath(name);
+    if (!valid.ok()) return Unsupported(shown + ": " + valid.message());
+    std::uint64_t size = fs::file_size(source, ec);
+    if (ec) return IoError(where + ": " + ec.message());
+    out.files.push_back({std::move(name), source.string(), size});
+  }
+  std::sort(out.files.begin(), out.files.end(),
+            [](const SourceFile& a, const SourceFile& b) { return a.path < b.path; });
+  std::sort(out.skipped_by_default.begin(), out.skipped_by_default.end());
+  CARTON_RETURN_IF_ERROR(CheckLetterCase(out.files, shown));
+  return out;
 }
 
 }  // namespace carton::internal

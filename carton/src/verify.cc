@@ -16,12 +16,10 @@
 #include "carton/manifest/sha256.h"
 #include "carton/zip/compression.h"
 #include "carton/zip/reader.h"
+#include "consistency.h"
 
 namespace carton {
 namespace {
-
-constexpr std::string_view kTensorDataPrefix = "@tensor_data/";
-constexpr std::string_view kMiscPrefix = "@misc/";
 
 class Checker {
  public:
@@ -137,7 +135,7 @@ class Checker {
     }
   }
 
-  std::optional<CartonConfig> CheckConfig() {
+  std::optional<CartonConfig> CheckConfig(ConfigParseDetails* details) {
     auto text = reader_.ReadText("carton.toml", limits_.config.max_size);
     if (!text.ok()) {
       Problem("carton.toml", text.status().code() == StatusCode::kNotFound
@@ -145,7 +143,7 @@ class Checker {
                                  : text.status().message());
       return std::nullopt;
     }
-    auto config = ParseConfig(*text, "carton.toml", limits_.config);
+    auto config = ParseConfig(*text, "carton.toml", limits_.config, details);
     if (!config.ok()) {
       Problem("carton.toml", config.status().message());
       return std::nullopt;
@@ -158,105 +156,41 @@ class Checker {
     return (e != nullptr && !e->is_dir) || linked_.count(path) > 0;
   }
 
-  std::optional<TensorDataIndex> CheckTensorData() {
-    const std::string kIndex = "tensor_data/index.toml";
-    bool any = false;
-    for (const auto& e : zip_.entries()) {
-      if (!e.is_dir && e.name.rfind("tensor_data/", 0) == 0 && e.name != kIndex) any = true;
-    }
-    if (!Present(kIndex)) {
-      if (any) Problem(kIndex, "missing, but tensor_data/ holds other files");
-      return std::nullopt;
-    }
-    if (zip_.Find(kIndex) == nullptr) return std::nullopt;  // linked; checked when fetched
-    auto text = reader_.ReadText(kIndex, limits_.tensor_data.max_index_size);
-    if (!text.ok()) {
-      Problem(kIndex, text.status().message());
-      return std::nullopt;
-    }
-    auto index = ParseIndex(*text, limits_.tensor_data);
-    if (!index.ok()) {
-      Problem(kIndex, index.status().message());
-      return std::nullopt;
-    }
-    for (const auto& t : index->tensors) {
-      if (t.nested()) continue;
-      std::string path = "tensor_data/" + t.file;
-      const ZipEntry* e = zip_.Find(path);
-      if (e == nullptr) {
-        if (!Present(path)) {
-          Problem(path, "tensor \"" + t.name + "\" refers to it, but it is missing");
-        }
-        continue;
-      }
-      if (*t.dtype == DataType::kString) {
-        auto bytes = reader_.ReadText(path, limits_.tensor_data.max_string_file_size);
-        auto decoded = bytes.ok() ? DecodeTensor(t, AsBytes(*bytes), limits_.tensor_data)
-                                  : Result<TensorValue>(bytes.status());
-        if (!decoded.ok()) Problem(path, decoded.status().message());
-        continue;
-      }
-      std::uint64_t numel = 1, need = 0;
-      bool overflow = false;
-      for (auto d : t.shape) overflow |= !CheckedMul(numel, d, &numel);
-      overflow |= !CheckedMul(numel, DataTypeSize(*t.dtype), &need);
-      if (overflow || e->size != need) {
-        Problem(path, "tensor \"" + t.name + "\": " + std::to_string(e->size) + " bytes but " +
-                          std::string(DataTypeName(*t.dtype)) + " of " + std::to_string(numel) +
-                          " elements needs " +
-                          (overflow ? std::string("more than 2^64") : std::to_string(need)));
-      }
-    }
-    return std::move(index).value();
-  }
-
-  void CheckRef(const std::string& where, const std::string& ref, bool allow_misc,
-                const std::optional<TensorDataIndex>& index) {
-    std::string_view r = ref;
-    if (r.rfind(kTensorDataPrefix, 0) == 0) {
-      std::string name(r.substr(kTensorDataPrefix.size()));
-      if (!index || index->Find(name) == nullptr) {
-        Problem("carton.toml", where + ": " + ref + " names no tensor in tensor_data/index.toml");
-      }
-    } else if (allow_misc && r.rfind(kMiscPrefix, 0) == 0) {
-      std::string path = "misc/" + std::string(r.substr(kMiscPrefix.size()));
-      if (!Present(path)) Problem("carton.toml", where + ": " + ref + " names no file in misc/");
-    }
-  }
-
-  void CheckNames(const std::string& where, const TensorRefs& refs,
-                  const std::vector<TensorSpec>& declared, const char* what) {
-    if (declared.empty()) return;
-    for (const auto& ref : refs) {
-      const std::string& name = ref.first;  // a lambda cannot capture a binding in clang 14
-      bool found = std::any_of(declared.begin(), declared.end(),
-                               [&](const TensorSpec& s) { return s.name == name; });
-      if (!found) Problem("carton.toml", where + ": \"" + name + "\" is not a declared " + what);
-    }
-  }
-
-  void CheckReferences(const CartonConfig& c, const std::optional<TensorDataIndex>& index) {
-    for (std::size_t i = 0; i < c.self_tests.size(); ++i) {
-      const auto& t = c.self_tests[i];
-      std::string where = "self_test " + std::to_string(i + 1);
-      for (const auto& [name, ref] : t.inputs) CheckRef(where, ref, false, index);
-      CheckNames(where + " inputs", t.inputs, c.inputs, "input");
-      if (t.expected_out) {
-        for (const auto& [name, ref] : *t.expected_out) CheckRef(where, ref, false, index);
-        CheckNames(where + " expected_out", *t.expected_out, c.outputs, "output");
-      }
-    }
-    for (std::size_t i = 0; i < c.examples.size(); ++i) {
-      const auto& e = c.examples[i];
-      std::string where = "example " + std::to_string(i + 1);
-      for (const auto& [name, ref] : e.inputs) CheckRef(where, ref, true, index);
-      for (const auto& [name, ref] : e.sample_out) CheckRef(where, ref, true, index);
-      CheckNames(where + " inputs", e.inputs, c.inputs, "input");
-      CheckNames(where + " sample_out", e.sample_out, c.outputs, "output");
-    }
+  // The checks pack runs too (consistency.h).
+  void CheckConsistency(const std::optional<CartonConfig>& config,
+                        const ConfigParseDetails& details) {
+    ZipFiles files(*this);
+    std::vector<VerifyProblem> problems;
+    auto index = internal::CheckTensorData(files, limits_.tensor_data, &problems);
+    if (config) internal::CheckReferences(*config, details, index, files, &problems);
+    for (auto& p : problems) Problem(std::move(p.where), std::move(p.message));
   }
 
  private:
+  class ZipFiles : public internal::CartonFiles {
+   public:
+    explicit ZipFiles(const Checker& c) : c_(c) {}
+    bool Present(const std::string& path) const override { return c_.Present(path); }
+    std::optional<std::uint64_t> Size(const std::string& path) const override {
+      const ZipEntry* e = c_.zip_.Find(path);
+      if (e == nullptr || e->is_dir) return std::nullopt;
+      return e->size;
+    }
+    Result<std::string> ReadText(const std::string& path, std::uint64_t limit) const override {
+      return c_.reader_.ReadText(path, limit);
+    }
+    bool HasTensorFiles() const override {
+      for (const auto& e : c_.zip_.entries()) {
+        if (!e.is_dir && e.name.starts_with("tensor_data/") && e.name != "tensor_data/index.toml")
+          return true;
+      }
+      return false;
+    }
+
+   private:
+    const Checker& c_;
+  };
+
   CartonReader& reader_;
   const ZipReader& zip_;
   const CartonLimits& limits_;
@@ -286,9 +220,10 @@ Result<VerifyReport> Verify(const std::string& carton_path, const VerifyOptions&
   }
   Checker check(*reader, &report);
   const manifest::Manifest* m = check.CheckStructure();
-  auto config = check.CheckConfig();
-  auto index = check.CheckTensorData();
-  if (config) check.CheckReferences(*config, index);
+  ConfigParseDetails details;
+  auto config = check.CheckConfig(&details);
+  report.warnings = details.warnings;
+  check.CheckConsistency(config, details);
   if (m) check.CheckHashes(*m, options.threads);
   if (m && options.fetch_links) check.FetchLinked(options.links);
   return report;

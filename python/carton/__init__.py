@@ -408,8 +408,9 @@ def pack(
         misc_files: {name: bytes}, written as misc/<name>.
         linked_files: {sha256: [url, ...]}: files with those hashes leave the
             zip and LINKS lists the URLs (as ``shrink``).
-        compression: "auto" (zstd where it pays, large files stored so they
-            can be mapped), "stored", "deflate" or "zstd".
+        compression: "auto" (zstd where it pays; files under 4 KiB stored so
+            any zip tool reads the metadata, large files stored so they can
+            be mapped), "stored", "deflate" or "zstd".
 
     The same directory packed by ``carton pack`` with the same carton.toml
     gives the same bytes. Temporary files (a staging directory holding hard

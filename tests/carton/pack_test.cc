@@ -183,7 +183,7 @@ TEST_CASE("carton pack: auto stores large and incompressible files", "[carton][p
   for (const auto& f : r->files) method[f.path] = f.method;
   CHECK(method["model/noise.bin"] == Compression::kStored);
   CHECK(method["model/zeros.bin"] == Compression::kStored);  // large
-  CHECK(method["carton.toml"] == Compression::kZstd);
+  CHECK(method["carton.toml"] == Compression::kStored);      // under 4 KiB
 }
 
 TEST_CASE("carton pack: creates carton.toml from flags when missing", "[carton][pack]") {
@@ -233,18 +233,32 @@ TEST_CASE("carton pack: refuses an invalid carton.toml or index.toml", "[carton]
   CHECK(r.status().message().find("index.toml") != std::string::npos);
 }
 
-TEST_CASE("carton pack: refuses escaping symlinks, sockets and devices", "[carton][pack]") {
+TEST_CASE("carton pack: follows symlinks; refuses dangling ones, sockets and devices",
+          "[carton][pack]") {
   TempDir tmp;
   testing::WriteTree(tmp.file("m"), MinimalFiles());
-  testing::WriteBytes(tmp.file("secret"), AsBytes("outside"));
-  fs::create_symlink(tmp.file("secret"), tmp.file("m/model/link"));
-  auto r = Pack(tmp.file("m"), tmp.file("m.carton"));
+  // A symlink out of the folder is packed as the file it points to.
+  testing::WriteBytes(tmp.file("outside"), AsBytes("outside"));
+  fs::create_symlink(tmp.file("outside"), tmp.file("m/model/link"));
+  REQUIRE(Pack(tmp.file("m"), tmp.file("m.carton")).ok());
+  CHECK(AsChars(*ZipReader::Open(tmp.file("m.carton"))->Read("model/link")) == "outside");
+  fs::remove(tmp.file("m/model/link"));
+
+  fs::create_symlink(tmp.file("nothing"), tmp.file("m/model/dangling"));
+  auto r = Pack(tmp.file("m"), tmp.file("n.carton"));
   REQUIRE_FALSE(r.ok());
-  CHECK(r.status().message().find("model/link: symlink points outside") != std::string::npos);
-  CHECK_FALSE(fs::exists(tmp.file("m.carton")));
+  CHECK(r.status().code() == StatusCode::kUnsupported);
+  CHECK_THAT(r.status().message(), Catch::Contains("model/dangling: dangling symlink"));
+  CHECK_FALSE(fs::exists(tmp.file("n.carton")));
+  fs::remove(tmp.file("m/model/dangling"));
+
+  fs::create_symlink(tmp.path(), tmp.file("m/model/dir"));
+  r = Pack(tmp.file("m"), tmp.file("n.carton"));
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(), Catch::Contains("model/dir: symlinks to directories"));
+  fs::remove(tmp.file("m/model/dir"));
 
   // A symlink inside the directory is packed with its target's bytes.
-  fs::remove(tmp.file("m/model/link"));
   fs::create_symlink("sub/vocab.txt", tmp.file("m/model/alias.txt"));
   REQUIRE(Pack(tmp.file("m"), tmp.file("m.carton")).ok());
   auto zip = ZipReader::Open(tmp.file("m.carton"));
@@ -266,6 +280,7 @@ TEST_CASE("carton pack: refuses escaping symlinks, sockets and devices", "[carto
   r = Pack(tmp.file("m"), tmp.file("s.carton"));
   ::close(fd);
   REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == StatusCode::kUnsupported);
   CHECK(r.status().message().find("model/sock: a socket") != std::string::npos);
   CHECK_FALSE(fs::exists(tmp.file("s.carton")));
 
@@ -297,7 +312,7 @@ TEST_CASE("carton pack: refuses top-level names that are MANIFEST or LINKS in an
     testing::WriteTree(tmp.file("m"), files);
     auto r = Pack(tmp.file("m"), tmp.file("m.carton"));
     REQUIRE_FALSE(r.ok());
-    CHECK(r.status().code() == StatusCode::kInvalidArgument);
+    CHECK(r.status().code() == StatusCode::kUnsupported);  // the CLI exits 1
     const std::string first = rel.substr(0, rel.find('/'));
     const std::string reserved = first.size() == 8 ? "MANIFEST" : "LINKS";
     CHECK_THAT(r.status().message(),
@@ -351,8 +366,11 @@ TEST_CASE("carton pack: always writes a normalized tensor_data/index.toml",
   std::filesystem::remove(tmp.file("c/tensor_data/index.toml"));
   auto r = Pack(tmp.file("c"), tmp.file("c.carton"));
   REQUIRE_FALSE(r.ok());
-  CHECK(r.status().message().find("tensor_data: holds files but no index.toml") !=
-        std::string::npos);
+  // verify's words (consistency.h).
+  CHECK(r.status().code() == StatusCode::kCorrupt);
+  CHECK_THAT(r.status().message(),
+             Catch::Contains(tmp.file("c") + "/tensor_data/index.toml: missing, but "
+                                             "tensor_data/ holds other files"));
 }
 
 TEST_CASE("carton verify: reads a carton laid out as the original implementation writes it",
@@ -414,4 +432,67 @@ TEST_CASE("carton pack: an output inside the model directory is not packed into 
   CHECK(second->files.size() == first->files.size());
   for (const auto& f : second->files) CHECK(f.path != "model/x.carton");
   CHECK(testing::ReadText(out) == first_bytes);
+}
+
+TEST_CASE("carton pack: a folder without model/ and a single file go under model/",
+          "[carton][pack]") {
+  TempDir tmp;
+  testing::WriteTree(tmp.file("flat"), {{"config.json", "{}"}, {"sub/w.bin", "w"}});
+  PackOptions o;
+  CartonConfig c;
+  c.runner.runner_name = "noop";
+  c.runner.required_framework_version = "=1.0.0";
+  o.config_if_missing = c;
+  auto r = Pack(tmp.file("flat"), tmp.file("f.carton"), o);
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  std::vector<std::string> paths;
+  for (const auto& f : r->files) paths.push_back(f.path);
+  CHECK(paths == std::vector<std::string>{"carton.toml", "model/config.json", "model/sub/w.bin",
+                                          "tensor_data/index.toml"});
+  CHECK(Verify(tmp.file("f.carton"))->ok());
+
+  r = Pack(tmp.file("flat/sub/w.bin"), tmp.file("s.carton"), o);
+  REQUIRE(r.ok());
+  CHECK(r->files[1].path == "model/w.bin");
+
+  // carton.toml beside the files stays the carton's.
+  testing::WriteTree(tmp.file("flat"), {{"carton.toml", testing::kMinimalConfig}});
+  r = Pack(tmp.file("flat"), tmp.file("g.carton"));
+  REQUIRE_FALSE(r.ok());  // its self-test names tensors this folder lacks
+  CHECK(r.status().code() == StatusCode::kCorrupt);
+  CHECK_THAT(r.status().message(),
+             Catch::Contains("/carton.toml:11:1: self-test 1 inputs: @tensor_data/x names no "
+                             "tensor in tensor_data/index.toml"));
+}
+
+TEST_CASE("carton pack: the output path is checked before the folder is read", "[carton][pack]") {
+  TempDir tmp;
+  // A folder that would fail later: the output's problem is reported first.
+  testing::WriteTree(tmp.file("m"), {{"model/a", "a"}});
+  auto r = Pack(tmp.file("m"), tmp.file("none/o.carton"));
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == StatusCode::kNotFound);
+  CHECK(r.status().message() ==
+        tmp.file("none/o.carton") + ": directory " + tmp.file("none") + " does not exist");
+  r = Pack(tmp.file("m"), tmp.file("m"));
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(r.status().message(), Catch::Contains("is a directory"));
+}
+
+TEST_CASE("carton pack: auto stores files under 4 KiB", "[carton][pack]") {
+  TempDir tmp;
+  auto files = MinimalFiles();
+  files["model/small.txt"] = std::string(4095, 'a');
+  files["model/big.txt"] = std::string(4096, 'a');
+  testing::WriteTree(tmp.file("m"), files);
+  auto r = Pack(tmp.file("m"), tmp.file("m.carton"));
+  REQUIRE(r.ok());
+  std::map<std::string, Compression> method;
+  for (const auto& f : r->files) method[f.path] = f.method;
+  CHECK(method["model/small.txt"] == Compression::kStored);
+  CHECK(method["model/big.txt"] == Compression::kZstd);
+  CHECK(method["carton.toml"] == Compression::kStored);
+  CHECK(method["tensor_data/index.toml"] == Compression::kStored);
 }

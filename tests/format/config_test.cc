@@ -331,9 +331,14 @@ TEST_CASE("carton config: rejects a missing required_framework_version", "[confi
                 "carton.toml:2:1: runner.required_framework_version is missing");
 }
 
-TEST_CASE("carton config: rejects a missing runner_compat_version", "[config]") {
-  ExpectCorrupt(Edit("runner_compat_version = 2\n", ""),
-                "carton.toml:2:1: runner.runner_compat_version is missing");
+TEST_CASE("carton config: a missing runner_compat_version reads as 1", "[config]") {
+  // The spec requires only runner_name and required_framework_version.
+  auto c = ParseConfig(Edit("runner_compat_version = 2\n", ""));
+  REQUIRE(c.ok());
+  CHECK(c->runner.runner_compat_version == 1);
+}
+
+TEST_CASE("carton config: rejects a negative runner_compat_version", "[config]") {
   ExpectCorrupt(Edit("runner_compat_version = 2", "runner_compat_version = -1"),
                 "carton.toml:5:25: runner.runner_compat_version must not be "
                 "negative (got -1)");
@@ -355,10 +360,12 @@ TEST_CASE("carton config: rejects an invalid version requirement", "[config]") {
 TEST_CASE("carton config: rejects an unknown dtype", "[config]") {
   ExpectCorrupt(
       std::string(kMinimal) + "[[input]]\nname = \"a\"\ndtype = \"float16\"\nshape = []\n",
-      "carton.toml:8:9: input[0].dtype is not a known dtype (got \"float16\")");
+      "carton.toml:8:9: input[0].dtype is not a known dtype (got \"float16\"; valid: float32, "
+      "float64, string, int8, int16, "
+      "int32, int64, uint8, uint16, uint32, uint64)");
   ExpectCorrupt(
       std::string(kMinimal) + "[[output]]\nname = \"a\"\ndtype = \"nested\"\nshape = []\n",
-      "carton.toml:8:9: output[0].dtype is not a known dtype (got \"nested\")");
+      "carton.toml:8:9: output[0].dtype is not a known dtype (got \"nested\"; valid: ");
 }
 
 TEST_CASE("carton config: rejects a negative dimension", "[config]") {
@@ -672,4 +679,71 @@ TEST_CASE("carton config: a hostile dotted key is refused before parsing", "[car
   CHECK(r.status().message().find("carton.toml:2:") == 0);
   std::string header = "spec_version = 1\n[" + key + "]\n";
   CHECK_FALSE(carton::ParseConfig(header).ok());
+}
+
+TEST_CASE("carton config: the commented form reads back as the same config", "[config]") {
+  for (const CartonConfig& c : {FullConfig(), Parse(kMinimal)}) {
+    Result<std::string> text = WriteConfig(c, /*commented=*/true);
+    REQUIRE(text.ok());
+    INFO(*text);
+    CHECK(text->find("# The runner that runs the model") != std::string::npos);
+    Result<CartonConfig> back = ParseConfig(*text);
+    INFO(back.status().ToString());
+    REQUIRE(back.ok());
+    CHECK(*back == c);
+  }
+  // Absent optional fields appear commented out.
+  Result<std::string> minimal = WriteConfig(Parse(kMinimal), true);
+  CHECK(minimal->find("\n# license = \"Apache-2.0\"\n") != std::string::npos);
+  // The plain form has no comment.
+  CHECK(WriteConfig(FullConfig())->find('#') == std::string::npos);
+}
+
+TEST_CASE("carton config: unknown keys are accepted and reported with near misses", "[config]") {
+  const std::string text = std::string(kMinimal) +
+                           "licence = \"MIT\"\n"  // line 6, inside [runner]
+                           "runner_nmae = \"x\"\n"
+                           "[[input]]\nname = \"x\"\ndtype = \"float32\"\nshape = [1]\ndtyp = 1\n"
+                           "[[self_test]]\ninputs = {}\nexpected = {}\n";
+  std::string top = "short_descripton = \"s\"\nmodel_nam = \"m\"\nnext_year = 1\n" + text;
+  ConfigParseDetails details;
+  Result<CartonConfig> c = ParseConfig(top, "carton.toml", {}, &details);
+  INFO(c.status().ToString());
+  REQUIRE(c.ok());
+  std::string all;
+  for (const auto& w : details.warnings) all += w + "\n";
+  INFO(all);
+  REQUIRE(details.warnings.size() == 7);
+  // In the order of the text.
+  CHECK(details.warnings[0] ==
+        "carton.toml:1:1: unknown key \"short_descripton\" (did you mean \"short_description\"?); "
+        "it is ignored");
+  CHECK(details.warnings[1] ==
+        "carton.toml:2:1: unknown key \"model_nam\" (did you mean \"model_name\"?); it is ignored");
+  CHECK(details.warnings[2] == "carton.toml:3:1: unknown key \"next_year\"; it is ignored");
+  CHECK(details.warnings[3] ==
+        "carton.toml:9:1: unknown key \"licence\" in [runner]; it is ignored");
+  CHECK(details.warnings[4] ==
+        "carton.toml:10:1: unknown key \"runner_nmae\" in [runner] (did you mean "
+        "\"runner_name\"?); it is ignored");
+  CHECK(details.warnings[5] ==
+        "carton.toml:15:1: unknown key \"dtyp\" in [[input]] 1 (did you mean \"dtype\"?); it is "
+        "ignored");
+  CHECK(details.warnings[6] ==
+        "carton.toml:18:1: unknown key \"expected\" in [[self_test]] 1; it is ignored");
+  REQUIRE(details.self_tests.size() == 1);
+  CHECK(details.self_tests[0].line == 16);
+  CHECK(details.self_tests[0].column == 1);
+
+  // A runner key at the top level belongs in [runner].
+  details = {};
+  REQUIRE(ParseConfig("runner_name = \"x\"\n" + std::string(kMinimal), "carton.toml", {}, &details)
+              .ok());
+  REQUIRE(details.warnings.size() == 1);
+  CHECK(details.warnings[0] ==
+        "carton.toml:1:1: unknown key \"runner_name\" (it belongs in [runner]); it is ignored");
+  // A known file has none.
+  details = {};
+  REQUIRE(ParseConfig(kSpecExample, "carton.toml", {}, &details).ok());
+  CHECK(details.warnings.empty());
 }

@@ -218,3 +218,15 @@ TEST_CASE("carton semver: limits the number of comparators", "[semver]") {
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().message().find("more than 32 comparators") != std::string::npos);
 }
+
+TEST_CASE("carton semver: pip's == gets a hint for =", "[semver]") {
+  Result<VersionReq> r = VersionReq::Parse("==1.13.1");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(), Catch::Contains("unexpected character '='"));
+  CHECK_THAT(r.status().message(), Catch::Contains("(use =1.13.1: "));
+  // Other mistakes get no such hint.
+  r = VersionReq::Parse("=>1");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(), !Catch::Contains("use ="));
+  CHECK(VersionReq::Parse("=1.13.1").ok());
+}

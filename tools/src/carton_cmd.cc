@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "exit_code.h"
 #include "oci_cmd.h"
+#include "pack_cmd.h"
 
 namespace carton::cli {
 namespace {
@@ -193,25 +194,11 @@ int Pack(const PackArgs& a) {
   o.level = a.level;
   o.alignment = a.align;
   o.threads = a.threads;
-  if (!a.runner.empty() || !a.framework_version.empty()) {
-    CartonConfig c;
-    c.runner.runner_name = a.runner;
-    c.runner.required_framework_version = a.framework_version;
-    c.runner.runner_compat_version = a.compat_version;
-    if (!a.name.empty()) c.model_name = a.name;
-    if (!a.description.empty()) c.short_description = a.description;
-    if (!a.license.empty()) c.license = a.license;
-    for (const auto& opt : a.opts) {
-      const auto eq = opt.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        return Fail("pack", InvalidArgument("--opt wants KEY=VALUE, not \"" + opt + "\""));
-      }
-      c.runner.opts[opt.substr(0, eq)] = runner::ParseRunnerOpt(opt.substr(eq + 1));
-    }
-    o.config_if_missing = std::move(c);
-  }
+  Status described = DescribeForPack(a, &o);
+  if (!described.ok()) return Fail("pack", described);
   auto r = carton::Pack(a.dir, a.output, o);
-  if (!r.ok()) return Fail("pack", r.status());
+  if (!r.ok()) return FailLines("pack", r.status());
+  PrintPackNotes(*r);
   std::uint64_t total = 0, packed = 0;
   for (const auto& f : r->files) {
     total += f.size;
@@ -255,6 +242,9 @@ int Verify(const VerifyArgs& a) {
                 << " not fetched (--fetch)";
     }
     std::cout << ")\n";
+  }
+  for (const auto& w : r->warnings) {
+    std::cerr << "carton verify: warning: " << a.carton << ": " << w << '\n';
   }
   for (const auto& p : r->problems) {
     std::cerr << "carton verify: " << a.carton << ": " << (p.where.empty() ? "" : p.where + ": ")

@@ -41,23 +41,41 @@ struct RegistryArgs {
   unsigned jobs = 4;        // --jobs: blobs moved at once
 };
 
+// The flags that describe a model (pack and init): used when PATH has no
+// carton.toml, or over its values with --override (pack_cmd.cc).
+struct DescribeArgs {
+  std::string runner;
+  std::string framework_version;
+  std::uint64_t compat_version = 1;
+  bool compat_given = false;
+  std::string name;
+  std::string description;
+  std::string license;
+  std::vector<std::string> opts;        // KEY=VALUE
+  std::vector<std::string> inputs;      // NAME:DTYPE[:SHAPE]
+  std::vector<std::string> outputs;     // --output-tensor NAME:DTYPE[:SHAPE]
+  std::vector<std::string> self_tests;  // IN=TENSOR,...[:OUT=TENSOR,...]
+};
+
 struct PackArgs {
-  std::string dir;
+  std::string dir;  // a folder or a single file
   std::string output;
   std::string compression = "auto";
   int level = 0;
   std::uint32_t align = 64;
   unsigned threads = 0;
-  // Used when DIR has no carton.toml.
-  std::string runner;
-  std::string framework_version;
-  std::uint64_t compat_version = 1;
-  std::string name;
-  std::string description;
-  std::string license;
-  std::vector<std::string> opts;  // KEY=VALUE
+  DescribeArgs describe;
+  bool override_config = false;      // --override: the flags win over carton.toml
+  std::vector<std::string> exclude;  // globs
 };
 int Pack(const PackArgs& args);
+
+// init_cmd.cc: writes DIR/carton.toml, commented.
+struct InitArgs {
+  std::string dir;
+  DescribeArgs describe;
+};
+int Init(const InitArgs& args);
 
 struct VerifyArgs {
   std::string carton;

@@ -53,31 +53,74 @@ int main(int argc, char** argv) {
   st_get->add_option("-o,--output", get.output, "The .safetensors file to write")->required();
   st_get->callback([&] { rc = SafetensorsGet(get); });
 
+  // The flags that describe a model: pack (without carton.toml, or with
+  // --override) and init.
+  auto add_describe_options = [](CLI::App* cmd, DescribeArgs* d) {
+    cmd->add_option("--runner", d->runner, "The runner name (torchscript, python, ...)");
+    cmd->add_option("--framework-version", d->framework_version,
+                    "The required framework version, a semver requirement (=1.13.1, >=2.0)");
+    cmd->add_option("--compat-version", d->compat_version, "The runner compat version (default 1)");
+    cmd->add_option("--name", d->name, "The model name");
+    cmd->add_option("--description", d->description, "A short description");
+    cmd->add_option("--license", d->license, "The license (an SPDX expression)");
+    // One value per occurrence, so that PATH after them stays PATH.
+    cmd->add_option("--opt", d->opts, "KEY=VALUE, a [runner.opts] value (typed as runners' --opt)")
+        ->allow_extra_args(false);
+    cmd->add_option("--input", d->inputs,
+                    "NAME:DTYPE[:SHAPE], an [[input]]; SHAPE is [d,...] (ints, symbols, *), * or "
+                    "a symbol; repeatable, in order")
+        ->allow_extra_args(false);
+    cmd->add_option("--output-tensor", d->outputs,
+                    "NAME:DTYPE[:SHAPE], an [[output]] (-o/--output names the .carton); "
+                    "repeatable, in order")
+        ->allow_extra_args(false);
+    cmd->add_option("--self-test", d->self_tests,
+                    "IN=TENSOR,...[:OUT=TENSOR,...], a [[self_test]] naming tensor_data tensors; "
+                    "repeatable")
+        ->allow_extra_args(false);
+  };
+
   PackArgs pack;
-  auto* p = app.add_subcommand("pack", "Pack a model directory into a .carton");
-  p->add_option("DIR", pack.dir, "Directory with carton.toml, model/, tensor_data/, misc/")
+  auto* p = app.add_subcommand(
+      "pack", "Pack a model folder (with or without carton.toml) or a single file into a .carton");
+  p->add_option("PATH", pack.dir,
+                "A folder with model/ (and carton.toml, tensor_data/, misc/); any other folder, "
+                "whose files go under model/ (carton.toml aside); or one file, packed as "
+                "model/<name>")
       ->required();
   p->add_option("-o,--output", pack.output, "The .carton to write")->required();
   p->add_option("--compression", pack.compression,
-                "stored, deflate, zstd, or auto (zstd where it pays; large files stored)")
+                "stored, deflate, zstd, or auto (zstd where it pays; files under 4 KiB, files "
+                "zstd does not shrink by 10% and large files stored); deflate for recipients "
+                "whose zip tools lack zstd")
       ->capture_default_str();
   p->add_option("--level", pack.level, "Compression level (0: the method's default)");
   p->add_option("--align", pack.align, "Alignment of stored entries' data (64; 4096 for pages)")
       ->capture_default_str();
   p->add_option("--threads", pack.threads,
                 "Threads for hashing and zstd (0: one per core); the output is the same for any");
-  p->add_option("--runner", pack.runner, "Without carton.toml: the runner name");
-  p->add_option("--framework-version", pack.framework_version,
-                "Without carton.toml: the required framework version (semver requirement)");
-  p->add_option("--compat-version", pack.compat_version,
-                "Without carton.toml: the runner compat version")
-      ->capture_default_str();
-  p->add_option("--name", pack.name, "Without carton.toml: the model name");
-  p->add_option("--description", pack.description, "Without carton.toml: a short description");
-  p->add_option("--license", pack.license, "Without carton.toml: the license");
-  p->add_option("--opt", pack.opts,
-                "Without carton.toml: KEY=VALUE, a [runner.opts] value (typed as runners' --opt)");
-  p->callback([&] { rc = Pack(pack); });
+  add_describe_options(p, &pack.describe);
+  p->add_flag("--override", pack.override_config,
+              "Put the describing flags over carton.toml's values (else they are refused when "
+              "PATH has carton.toml)");
+  p->add_option("--exclude", pack.exclude,
+                "GLOB of files or directories to leave out (repeatable; also PATH/.cartonignore, "
+                "one per line); .git/, __pycache__/, .DS_Store always are")
+      ->allow_extra_args(false);
+  p->callback([&] {
+    pack.describe.compat_given = p->count("--compat-version") > 0;
+    rc = Pack(pack);
+  });
+
+  InitArgs init;
+  auto* in = app.add_subcommand(
+      "init", "Write DIR/carton.toml, commented, from the flags or guessed from DIR's files");
+  in->add_option("DIR", init.dir, "The model folder (created if missing)")->required();
+  add_describe_options(in, &init.describe);
+  in->callback([&] {
+    init.describe.compat_given = in->count("--compat-version") > 0;
+    rc = Init(init);
+  });
 
   VerifyArgs verify_carton;
   auto* v = app.add_subcommand("verify", "Check a .carton: structure, metadata, every hash");

@@ -5,7 +5,9 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <exception>
+#include <vector>
 
 #include "config_rules.h"
 #include "toml_util.h"
@@ -41,9 +43,54 @@ std::string_view TypeName(const toml::node& n) {
   return "nothing";
 }
 
+// The edit distance of `a` and `b` with adjacent transpositions (optimal
+// string alignment), for "did you mean" hints on short keys.
+std::size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// Keys longer than this get no hint (and no quadratic table).
+constexpr std::size_t kMaxHintedKey = 64;
+
+// The known key nearest to `key`, if it is a likely misspelling.
+using Keys = std::vector<std::string_view>;
+
+std::optional<std::string_view> NearestKey(std::string_view key, const Keys& known) {
+  if (key.size() > kMaxHintedKey) return std::nullopt;
+  std::optional<std::string_view> best;
+  std::size_t best_distance = key.size() <= 4 ? 1 : 2;
+  for (std::string_view k : known) {
+    const std::size_t distance = EditDistance(key, k);
+    if (distance <= best_distance) {
+      if (!best || distance < best_distance) best = k;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+const Keys& RunnerKeys() {
+  static const Keys keys = {"runner_name", "required_framework_version", "runner_compat_version",
+                            "opts"};
+  return keys;
+}
+
 class ConfigParser {
  public:
-  explicit ConfigParser(std::string_view source) : source_(source) {}
+  ConfigParser(std::string_view source, ConfigParseDetails* details)
+      : source_(source), details_(details) {}
 
   Result<CartonConfig> Parse(const toml::table& root);
 
@@ -91,8 +138,52 @@ class ConfigParser {
   Status ParseRunner(const toml::table& root, RunnerInfo& out) const;
   Status ParseOpts(const toml::table& runner, std::map<std::string, RunnerOpt>& out) const;
 
+  // Notes each key of `t` outside `known` in details_->warnings. `where`
+  // names the table ("" for the root, "[runner]", "[[input]] 2").
+  void WarnUnknownKeys(const toml::table& t, std::string_view where, const Keys& known) const;
+  TextPosition PositionOf(const toml::node& n) const {
+    return {static_cast<std::uint32_t>(n.source().begin.line),
+            static_cast<std::uint32_t>(n.source().begin.column)};
+  }
+
   std::string_view source_;
+  ConfigParseDetails* details_;
+  // Unknown keys, by place in the text, for details_->warnings.
+  mutable std::vector<std::pair<std::pair<std::uint32_t, std::uint32_t>, std::string>> warnings_;
+
+ public:
+  // Moves the warnings into details_, in the order of the text.
+  void FinishWarnings() {
+    if (details_ == nullptr) return;
+    std::stable_sort(warnings_.begin(), warnings_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& w : warnings_) details_->warnings.push_back(std::move(w.second));
+  }
 };
+
+void ConfigParser::WarnUnknownKeys(const toml::table& t, std::string_view where,
+                                   const Keys& known) const {
+  if (details_ == nullptr) return;
+  for (auto&& [key, value] : t) {
+    const std::string_view name = key.str();
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    std::string line = std::string(source_);
+    if (key.source().begin.line > 0) {
+      line += ":" + std::to_string(key.source().begin.line) + ":" +
+              std::to_string(key.source().begin.column);
+    }
+    line += ": unknown key " + QuoteForMessage(name);
+    if (!where.empty()) line += " in " + std::string(where);
+    if (auto near = NearestKey(name, known)) {
+      line += " (did you mean \"" + std::string(*near) + "\"?)";
+    } else if (where.empty() &&
+               std::find(RunnerKeys().begin(), RunnerKeys().end(), name) != RunnerKeys().end()) {
+      line += " (it belongs in [runner])";
+    }
+    line += "; it is ignored";
+    warnings_.push_back({{key.source().begin.line, key.source().begin.column}, std::move(line)});
+  }
+}
 
 Status ConfigParser::GetString(const toml::table& t, const toml::table* where, std::string_view key,
                                const std::string& path, bool required,
@@ -178,8 +269,11 @@ Status ConfigParser::ParseTensor(const toml::table& t, const std::string& path,
   CARTON_RETURN_IF_ERROR(GetString(t, &t, "dtype", path + ".dtype", true, dtype));
   std::optional<DataType> parsed = ParseDataType(*dtype);
   if (!parsed) {
+    std::string valid;
+    for (DataType d : AllDataTypes())
+      valid += (valid.empty() ? "" : ", ") + std::string(DataTypeName(d));
     return Fail(t.get("dtype"), path + ".dtype",
-                "is not a known dtype (got " + QuoteForMessage(*dtype) + ")");
+                "is not a known dtype (got " + QuoteForMessage(*dtype) + "; valid: " + valid + ")");
   }
   out.dtype = *parsed;
 
@@ -270,9 +364,13 @@ Status ConfigParser::ParseRunner(const toml::table& root, RunnerInfo& out) const
                                "runner.required_framework_version", CheckFrameworkVersion(*req)));
   out.required_framework_version = std::move(*req);
 
-  std::int64_t compat = 0;
-  CARTON_RETURN_IF_ERROR(
-      GetInteger(*runner, runner, "runner_compat_version", "runner.runner_compat_version", compat));
+  WarnUnknownKeys(*runner, "[runner]", RunnerKeys());
+  // Optional: the spec requires only the two fields above.
+  std::int64_t compat = static_cast<std::int64_t>(kDefaultRunnerCompatVersion);
+  if (runner->get("runner_compat_version") != nullptr) {
+    CARTON_RETURN_IF_ERROR(GetInteger(*runner, runner, "runner_compat_version",
+                                      "runner.runner_compat_version", compat));
+  }
   if (compat < 0) {
     return Fail(runner->get("runner_compat_version"), "runner.runner_compat_version",
                 "must not be negative (got " + std::to_string(compat) + ")");
@@ -314,6 +412,8 @@ Result<CartonConfig> ConfigParser::Parse(const toml::table& root) {
     std::vector<const toml::table*> tables;
     CARTON_RETURN_IF_ERROR(GetTables(root, key, tables));
     for (std::size_t i = 0; i < tables.size(); ++i) {
+      WarnUnknownKeys(*tables[i], "[[" + std::string(key) + "]] " + std::to_string(i + 1),
+                      {"name", "dtype", "shape", "description", "internal_name"});
       TensorSpec spec;
       CARTON_RETURN_IF_ERROR(
           ParseTensor(*tables[i], std::string(key) + "[" + std::to_string(i) + "]", spec));
@@ -326,6 +426,9 @@ Result<CartonConfig> ConfigParser::Parse(const toml::table& root) {
   for (std::size_t i = 0; i < tables.size(); ++i) {
     const toml::table& t = *tables[i];
     std::string path = "self_test[" + std::to_string(i) + "]";
+    WarnUnknownKeys(t, "[[self_test]] " + std::to_string(i + 1),
+                    {"name", "description", "inputs", "expected_out"});
+    if (details_ != nullptr) details_->self_tests.push_back(PositionOf(t));
     SelfTest test;
     CARTON_RETURN_IF_ERROR(GetString(t, &t, "name", path + ".name", false, test.name));
     CARTON_RETURN_IF_ERROR(
@@ -344,6 +447,9 @@ Result<CartonConfig> ConfigParser::Parse(const toml::table& root) {
   for (std::size_t i = 0; i < tables.size(); ++i) {
     const toml::table& t = *tables[i];
     std::string path = "example[" + std::to_string(i) + "]";
+    WarnUnknownKeys(t, "[[example]] " + std::to_string(i + 1),
+                    {"name", "description", "inputs", "sample_out"});
+    if (details_ != nullptr) details_->examples.push_back(PositionOf(t));
     Example example;
     CARTON_RETURN_IF_ERROR(GetString(t, &t, "name", path + ".name", false, example.name));
     CARTON_RETURN_IF_ERROR(
@@ -358,6 +464,10 @@ Result<CartonConfig> ConfigParser::Parse(const toml::table& root) {
   }
 
   CARTON_RETURN_IF_ERROR(ParseRunner(root, config.runner));
+  WarnUnknownKeys(root, "",
+                  {"spec_version", "model_name", "short_description", "model_description",
+                   "license", "repository", "homepage", "required_platforms", "input", "output",
+                   "self_test", "example", "runner"});
 
   // Every rule has been checked above with a position; this only guards
   // against the two walks drifting apart.
@@ -371,7 +481,7 @@ Result<CartonConfig> ConfigParser::Parse(const toml::table& root) {
 }  // namespace
 
 Result<CartonConfig> ParseConfig(std::string_view toml_text, std::string_view source_name,
-                                 const ConfigLimits& limits) {
+                                 const ConfigLimits& limits, ConfigParseDetails* details) {
   if (toml_text.size() > limits.max_size) {
     return Corrupt(std::string(source_name) + ": " + std::to_string(toml_text.size()) +
                    " bytes is over the limit of " + std::to_string(limits.max_size));
@@ -380,7 +490,12 @@ Result<CartonConfig> ParseConfig(std::string_view toml_text, std::string_view so
   CARTON_RETURN_IF_ERROR(format_internal::CheckKeyDepth(toml_text, source_name));
   try {
     toml::table root = toml::parse(toml_text, source_name);
-    return ConfigParser(source_name).Parse(root);
+    ConfigParseDetails scratch;
+    ConfigParser parser(source_name, details != nullptr ? &scratch : nullptr);
+    auto config = parser.Parse(root);
+    parser.FinishWarnings();
+    if (config.ok() && details != nullptr) *details = std::move(scratch);
+    return config;
   } catch (const toml::parse_error& e) {
     const toml::source_position& at = e.source().begin;
     return Corrupt(std::string(source_name) + ":" + std::to_string(at.line) + ":" +

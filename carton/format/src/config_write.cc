@@ -78,14 +78,37 @@ void AppendDimension(std::string& out, const Dimension& d) {
   }
 }
 
-void AppendTensor(std::string& out, std::string_view header, const TensorSpec& t) {
+// A comment line, in the commented form only.
+class Notes {
+ public:
+  explicit Notes(bool on) : on_(on) {}
+  void operator()(std::string& out, std::string_view line) const {
+    if (!on_) return;
+    out += "# ";
+    out += line;
+    out += '\n';
+  }
+  bool on() const { return on_; }
+
+ private:
+  bool on_;
+};
+
+void AppendTensor(std::string& out, std::string_view header, const TensorSpec& t,
+                  const Notes& note) {
   out += "\n[[";
   out += header;
-  out += "]]\nname = ";
+  out += "]]\n";
+  note(out, "The name callers give the tensor.");
+  out += "name = ";
   AppendString(out, t.name);
-  out += "\ndtype = ";
+  out += '\n';
+  note(out, "float32, float64, string, int8, int16, int32, int64, uint8, uint16, uint32, uint64.");
+  out += "dtype = ";
   AppendString(out, DataTypeName(t.dtype));
-  out += "\nshape = ";
+  out += '\n';
+  note(out, "[dims] (integers, symbols that must agree across tensors, \"*\"), \"*\" or a symbol.");
+  out += "shape = ";
   if (std::holds_alternative<AnyDim>(t.shape)) {
     out += "\"*\"";
   } else if (const auto* symbol = std::get_if<SymbolDim>(&t.shape)) {
@@ -123,15 +146,45 @@ void AppendOpt(std::string& out, const RunnerOpt& opt) {
 
 }  // namespace
 
-Result<std::string> WriteConfig(const CartonConfig& config) {
+Result<std::string> WriteConfig(const CartonConfig& config, bool commented) {
   CARTON_RETURN_IF_ERROR(ValidateConfig(config));
-  std::string out = "spec_version = " + std::to_string(config.spec_version) + "\n";
-  AppendStringField(out, "model_name", config.model_name);
-  AppendStringField(out, "short_description", config.short_description);
-  AppendStringField(out, "model_description", config.model_description, true);
-  AppendStringField(out, "license", config.license);
-  AppendStringField(out, "repository", config.repository);
-  AppendStringField(out, "homepage", config.homepage);
+  const Notes note(commented);
+  std::string out;
+  note(out, "carton.toml: what carton needs to know about the model (spec v1).");
+  note(out, "Optional fields are commented out; remove the '# ' to set one.");
+  note(out, "");
+  note(out, "The carton spec version; always 1.");
+  out += "spec_version = " + std::to_string(config.spec_version) + "\n";
+  struct Field {
+    std::string_view key;
+    const std::optional<std::string>& value;
+    std::string_view note;
+    std::string_view example;
+    bool multiline;
+  };
+  const Field fields[] = {
+      {"model_name", config.model_name, "The model's name.", "\"my_model\"", false},
+      {"short_description", config.short_description,
+       "What the model does, in 100 characters or less.", "\"...\"", false},
+      {"model_description", config.model_description,
+       "A longer description (markdown; images as https URLs or @misc/ paths).", "\"\"\"...\"\"\"",
+       true},
+      {"license", config.license, "The license, an SPDX expression.", "\"Apache-2.0\"", false},
+      {"repository", config.repository, "The repository of the code that packs the model.",
+       "\"https://...\"", false},
+      {"homepage", config.homepage, "The model's homepage.", "\"https://...\"", false},
+  };
+  for (const Field& f : fields) {
+    note(out, f.note);
+    if (!f.value && note.on()) {
+      out += "# " + std::string(f.key) + " = " + std::string(f.example) + "\n";
+    }
+    AppendStringField(out, f.key, f.value, f.multiline);
+  }
+  if (config.required_platforms.empty()) {
+    note(out, "Target triples the model runs on; empty or absent: all.");
+    if (note.on()) out += "# required_platforms = [\"x86_64-unknown-linux-gnu\"]\n";
+  }
   if (!config.required_platforms.empty()) {
     out += "required_platforms = [";
     for (std::size_t i = 0; i < config.required_platforms.size(); ++i) {
@@ -141,15 +194,27 @@ Result<std::string> WriteConfig(const CartonConfig& config) {
     out += "]\n";
   }
 
-  for (const TensorSpec& t : config.inputs) AppendTensor(out, "input", t);
-  for (const TensorSpec& t : config.outputs) AppendTensor(out, "output", t);
+  if (config.inputs.empty() && config.outputs.empty() && note.on()) {
+    out += "\n";
+    note(out, "Inputs and outputs, in order (optional; declare all of them or none):");
+    note(out, "[[input]]");
+    note(out, "name = \"x\"");
+    note(out, "dtype = \"float32\"");
+    note(out, "shape = [\"batch_size\", 3]");
+  }
+  for (const TensorSpec& t : config.inputs) AppendTensor(out, "input", t, note);
+  for (const TensorSpec& t : config.outputs) AppendTensor(out, "output", t, note);
 
   for (const SelfTest& t : config.self_tests) {
     out += "\n[[self_test]]\n";
     AppendStringField(out, "name", t.name);
     AppendStringField(out, "description", t.description, true);
+    note(out, "Input tensors from tensor_data/index.toml, by input name.");
     AppendRefs(out, "inputs", t.inputs);
-    if (t.expected_out) AppendRefs(out, "expected_out", *t.expected_out);
+    if (t.expected_out) {
+      note(out, "The outputs expected (compared like numpy.allclose).");
+      AppendRefs(out, "expected_out", *t.expected_out);
+    }
   }
   for (const Example& e : config.examples) {
     out += "\n[[example]]\n";
@@ -160,13 +225,21 @@ Result<std::string> WriteConfig(const CartonConfig& config) {
   }
 
   const RunnerInfo& r = config.runner;
-  out += "\n[runner]\nrunner_name = ";
+  out += "\n[runner]\n";
+  note(out, "The runner that runs the model (carton runners lists those installed).");
+  out += "runner_name = ";
   AppendString(out, r.runner_name);
-  out += "\nrequired_framework_version = ";
+  out += "\n";
+  note(out, "The framework versions the model needs, a semver requirement (=1.13.1, >=2.0).");
+  out += "required_framework_version = ";
   AppendString(out, r.required_framework_version);
-  out += "\nrunner_compat_version = " + std::to_string(r.runner_compat_version) + "\n";
+  out += "\n";
+  note(out, "The version of model/'s layout the runner expects; 1 unless it says otherwise.");
+  out += "runner_compat_version = " + std::to_string(r.runner_compat_version) + "\n";
   if (!r.opts.empty()) {
-    out += "\n[runner.opts]\n";
+    out += "\n";
+    note(out, "Options for the runner (each can be overridden at run time with --opt).");
+    out += "[runner.opts]\n";
     for (const auto& [name, opt] : r.opts) {
       AppendKey(out, name);
       out += " = ";

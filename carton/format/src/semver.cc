@@ -336,9 +336,26 @@ int CompareVersions(const Version& a, const Version& b) {
   return ComparePrerelease(a.prerelease, b.prerelease);
 }
 
+namespace {
+
+// A hint for a requirement written in pip's syntax: "==1.2" is "=1.2" here.
+std::string SyntaxHint(std::string_view text) {
+  if (!text.starts_with("==") || text.starts_with("===") || text.size() > 64) return "";
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) return "";
+  }
+  return " (use =" + std::string(text.substr(2)) +
+         ": requirements use the Rust semver syntax, where = means exactly this version)";
+}
+
+}  // namespace
+
 Result<VersionReq> VersionReq::Parse(std::string_view text) {
-  auto fail = [](const Error& e) { return InvalidArgument("invalid version requirement: " + e); };
   TrimSpaces(text);
+  const std::string hint = SyntaxHint(text);
+  auto fail = [&](const Error& e) {
+    return InvalidArgument("invalid version requirement: " + e + hint);
+  };
   if (!text.empty() && IsWildcard(text.front())) {
     char w = text.front();
     std::string_view rest = text.substr(1);

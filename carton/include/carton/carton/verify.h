@@ -40,6 +40,9 @@ struct VerifyReport {
   std::uint64_t bytes_hashed = 0;
   std::uint64_t linked_files = 0;    // MANIFEST files covered by LINKS
   std::uint64_t linked_fetched = 0;  // of those, fetched and hashed
+  // Not problems: carton.toml keys that spec v1 does not define (ignored),
+  // one line each, "carton.toml:3:1: unknown key ...".
+  std::vector<std::string> warnings;
   bool ok() const { return problems.empty(); }
 };
 

@@ -118,17 +118,39 @@ struct ConfigLimits {
   std::size_t max_size = kMaxConfigSize;
 };
 
+// A place in carton.toml's text, 1-based; line 0 when unknown.
+struct TextPosition {
+  std::uint32_t line = 0;
+  std::uint32_t column = 0;
+};
+
+// What ParseConfig reports beside the config, when asked.
+struct ConfigParseDetails {
+  std::vector<TextPosition> self_tests;  // where each [[self_test]] starts
+  std::vector<TextPosition> examples;    // where each [[example]] starts
+  // One line per key that spec v1 does not define (the spec says to ignore
+  // them, and they are): "<source>:3:1: unknown key \"licence\" (did you mean
+  // \"license\"?); it is ignored".
+  std::vector<std::string> warnings;
+};
+
 // Parses carton.toml text. Untrusted input: every value is type-checked
 // exactly (2.0 is not an integer, 3 is not a string) and validated.
 // `source_name` prefixes every message, followed by line:column when the
 // problem has a place: "carton.toml:12:5: runner.runner_compat_version must
-// be an integer".
+// be an integer". A missing runner_compat_version reads as 1 (the spec
+// requires only runner_name and required_framework_version).
 // Errors: kUnsupported if spec_version is not 1; kCorrupt for anything else
 // (bad TOML, a text over kMaxConfigSize, a missing required field, a wrong
-// type, an invalid value). `limits` replaces kMaxConfigSize.
+// type, an invalid value). `limits` replaces kMaxConfigSize. `details`, when
+// given, receives positions and warnings.
 Result<CartonConfig> ParseConfig(std::string_view toml_text,
                                  std::string_view source_name = "carton.toml",
-                                 const ConfigLimits& limits = {});
+                                 const ConfigLimits& limits = {},
+                                 ConfigParseDetails* details = nullptr);
+
+// The runner_compat_version of a carton.toml that does not give one.
+inline constexpr std::uint64_t kDefaultRunnerCompatVersion = 1;
 
 // Checks the rules ParseConfig enforces on values: spec_version is 1; the
 // runner name is non-empty and the framework requirement parses; platforms
@@ -143,6 +165,9 @@ Status ValidateConfig(const CartonConfig& config);
 // config always gives the same bytes, and ParseConfig of the output gives a
 // config equal to the input (floats round-trip exactly; NaN stays NaN).
 // Errors: whatever ValidateConfig reports; invalid configs are not written.
-Result<std::string> WriteConfig(const CartonConfig& config);
+// With `commented`, each field gets a one-line comment and absent optional
+// fields appear commented out, for people to edit (carton init); the values
+// are the same.
+Result<std::string> WriteConfig(const CartonConfig& config, bool commented = false);
 
 }  // namespace carton

@@ -30,6 +30,8 @@ inline constexpr int kZipMaxZstdLevel = 19;
 // zstd level 1 and says yes when that shrinks them below 90%. A file that
 // cannot be read gives false (the real read reports the error).
 bool ZstdPays(const std::string& path, std::uint64_t size);
+// The same for bytes in memory (the same sample of them).
+bool ZstdPays(ByteView data);
 
 // The CRC-32 zip stores for an entry's data: start with crc = 0 and feed
 // the bytes in order, in pieces of any size.

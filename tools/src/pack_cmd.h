@@ -1,0 +1,28 @@
+// Private to the CLI: what `carton pack` adds around carton::Pack().
+#pragma once
+
+#include <string_view>
+
+#include "carton/carton/pack.h"
+#include "carton/common/status.h"
+#include "commands.h"
+
+namespace carton::cli {
+
+// Sets the options' config from the describing flags and carton.toml:
+// without carton.toml the flags describe the model (config_if_missing);
+// with it they are refused unless --override puts them over its values
+// (config_override). Also sets the exclusions.
+// Errors: kInvalidArgument (flags with carton.toml and no --override, a
+// bad flag), kCorrupt (an invalid carton.toml under --override).
+Status DescribeForPack(const PackArgs& a, PackOptions* o);
+
+// "carton <command>: <line>" for each line of the status's message; returns
+// the exit code for it.
+int FailLines(std::string_view command, const Status& status);
+
+// Warnings (unknown carton.toml keys) and the note on files left out by
+// default, on stderr.
+void PrintPackNotes(const PackReport& report);
+
+}  // namespace carton::cli
