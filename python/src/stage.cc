@@ -96,6 +96,15 @@ Status LinkOrCopy(const fs::path& from, const fs::path& to) {
   return Status::Ok();
 }
 
+// True when the canonical path `p` lies in the canonical directory `root`.
+bool Inside(const fs::path& root, const fs::path& p) {
+  auto r = root.begin(), q = p.begin();
+  for (; r != root.end(); ++r, ++q) {
+    if (q == p.end() || *r != *q) return false;
+  }
+  return true;
+}
+
 // True when `p` is the same file or directory as `other` (which may not
 // exist).
 bool Same(const fs::path& p, const fs::path& other) {
@@ -111,6 +120,8 @@ Status StageModelDir(const fs::path& from, const fs::path& to, const fs::path& s
   std::error_code ec;
   fs::create_directories(to, ec);
   if (ec) return IoError(to.string() + ": " + ec.message());
+  const fs::path root = fs::canonical(from, ec);
+  if (ec) return IoError(from.string() + ": " + ec.message());
   fs::recursive_directory_iterator it(from, fs::directory_options::none, ec), end;
   if (ec) return IoError(from.string() + ": " + ec.message());
   for (; it != end; it.increment(ec)) {
@@ -125,6 +136,16 @@ Status StageModelDir(const fs::path& from, const fs::path& to, const fs::path& s
     }
     if (fs::is_regular_file(st) && Same(it->path(), output)) continue;
     if (fs::is_symlink(st)) {
+      // A link to a file outside the folder (a Hugging Face cache snapshot's
+      // links into ../../blobs/) would point elsewhere from the staging
+      // directory: stage the file it points to, as pack packs it. Links
+      // inside the folder resolve the same in the mirror.
+      const fs::path target = fs::canonical(it->path(), ec);
+      if (!ec && fs::is_regular_file(target, ec) && !Inside(root, target)) {
+        CARTON_RETURN_IF_ERROR(LinkOrCopy(target, dest));
+        continue;
+      }
+      ec.clear();
       fs::copy_symlink(it->path(), dest, ec);
       if (ec) return IoError(it->path().string() + ": " + ec.message());
     } else if (fs::is_directory(st)) {

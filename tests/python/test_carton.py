@@ -353,6 +353,32 @@ def test_pack_a_single_file_and_every_compression(tmp_path, x):
                     required_framework_version=">=1", compression="lzma")
 
 
+def test_pack_a_snapshot_whose_files_link_outside_it(tmp_path, carton_bin):
+    # A Hugging Face cache snapshot: relative links into ../../blobs/, which
+    # would point nowhere from a staging copy.
+    blobs = tmp_path / "hub" / "blobs"
+    blobs.mkdir(parents=True)
+    (blobs / "aaaa").write_bytes(b"weights " * 1000)
+    (blobs / "bbbb").write_text('{"hidden": 8}\n')
+    snap = tmp_path / "hub" / "snapshots" / "rev1"
+    snap.mkdir(parents=True)
+    (snap / "model.safetensors").symlink_to("../../blobs/aaaa")
+    (snap / "config.json").symlink_to("../../blobs/bbbb")
+    (snap / "alias.json").symlink_to("config.json")  # a link inside the folder
+    out = carton.pack(snap, output=tmp_path / "snap.carton", runner_name="noop",
+                      required_framework_version=">=1")
+    assert carton.verify(out).valid
+    files = {e["path"]: e["size"] for e in carton.get_model_info(out).files}
+    assert files["model/model.safetensors"] == 8000
+    assert files["model/config.json"] == len('{"hidden": 8}\n')
+    assert files["model/alias.json"] == len('{"hidden": 8}\n')
+    # The CLI packs the same folder into the same bytes.
+    cli = tmp_path / "cli.carton"
+    run_cli(carton_bin, "pack", str(snap), "-o", str(cli), "--runner", "noop",
+            "--framework-version", ">=1")
+    assert open(out, "rb").read() == open(cli, "rb").read()
+
+
 def test_pack_default_output_and_misc_files_and_examples(model_dir, x):
     out = carton.pack(
         model_dir,
