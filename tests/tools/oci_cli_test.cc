@@ -187,7 +187,12 @@ TEST_CASE("oci cli: info, hash and verify take oci references", "[oci][cli]") {
   auto remote = Run(Carton(tmp, "c2") + " info --json " + registry.Ref("m:v1"));
   INFO(remote.err);
   REQUIRE(remote.exit_code == 0);
-  CHECK(Parse(remote.out) == Parse(local.out));
+  // The same document but for "model", the carton as given.
+  Json remote_info = Parse(remote.out), local_info = Parse(local.out);
+  CHECK(remote_info["model"] == registry.Ref("m:v1"));
+  remote_info.erase("model");
+  local_info.erase("model");
+  CHECK(remote_info == local_info);
   auto hash = Run(Carton(tmp, "c3") + " hash " + registry.Ref("m:v1"));
   REQUIRE(hash.exit_code == 0);
   CHECK(hash.out == Run(carton::testing::CartonBin() + " hash " + Q(v1)).out);
@@ -736,7 +741,7 @@ TEST_CASE("oci cli: artifacts that break the layout rules are refused before any
   CHECK(sized.err.find(" is said to have 5 bytes, but it has ") != std::string::npos);
   CHECK(Run(Carton(tmp, "cache-size2") + " pull " + registry.Ref("m:good") + " -o " +
             Q(tmp.file("good2.carton")) + " --json")
-            .out.find("\"bytes_downloaded\": 0") != std::string::npos);
+            .out.find("\"bytes_downloaded\":0") != std::string::npos);
   CHECK_FALSE(fs::exists(tmp.file("size.carton")));
 
   // The untouched artifact, pushed again as a variant, pulls.

@@ -96,10 +96,12 @@ TEST_CASE("cli: safetensors verify --json reports each file", "[cli][safetensors
       Run(testing::CartonBin() + " safetensors verify --json " + Quote(good) + " " + Quote(bad));
   CHECK(r.exit_code == 1);
   auto j = nlohmann::json::parse(r.out);
-  REQUIRE(j.size() == 2);
-  CHECK(j[0]["valid"] == true);
-  CHECK(j[1]["valid"] == false);
-  CHECK(j[1]["code"] == "corrupt");
+  CHECK(j["schema"] == 1);
+  CHECK(j["ok"] == false);
+  REQUIRE(j["results"].size() == 2);
+  CHECK(j["results"][0]["ok"] == true);
+  CHECK(j["results"][1]["ok"] == false);
+  CHECK(j["results"][1]["error"]["code"] == "corrupt");
 }
 
 TEST_CASE("cli: a missing file or bad usage exits 2", "[cli]") {

@@ -1,16 +1,333 @@
 // The `carton` command line: parses arguments with CLI11 and calls the
 // command functions in commands.h. The only file that includes CLI11.
+//
+// Beyond CLI11: bare `carton` (and a command group without its
+// subcommand) prints the help and exits 0, as cargo and docker do; an
+// unknown command is refused with the nearest known name; `carton help
+// [COMMAND [SUB]]` is COMMAND's --help; every --help ends with examples,
+// the environment variables the command reads and the exit codes, from the
+// table kDocs below.
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <functional>
+#include <iostream>
+#include <string>
+#include <vector>
 
 #include "commands.h"
 #include "exit_code.h"
+#include "json_out.h"
+
+namespace carton::cli {
+namespace {
+
+// Sets of environment variables, by what a command does.
+enum EnvGroup : unsigned {
+  kEnvHttp = 1,      // reads http(s) URLs
+  kEnvCache = 2,     // uses the cache (linked files, loaded cartons, registry blobs)
+  kEnvRegistry = 4,  // talks to OCI registries
+  kEnvRunner = 8,    // starts runners
+};
+
+// What each command's --help ends with. `path` is the command as typed
+// after "carton".
+struct CommandDoc {
+  const char* path;
+  std::vector<const char*> examples;
+  unsigned env;
+  const char* exit1;  // what exit 1 means for this command
+};
+
+const std::vector<CommandDoc>& Docs() {
+  static const std::vector<CommandDoc> docs = {
+      {"pack",
+       {"carton pack my-model/ -o my-model.carton",
+        "carton pack my-model/ -o my-model.carton --compression deflate -j 4"},
+       0,
+       "a carton.toml or a file of the folder is bad"},
+      {"verify",
+       {"carton verify my-model.carton", "carton verify --json -j 4 a.carton b.carton",
+        "carton verify --fetch https://example.com/m.carton"},
+       kEnvHttp | kEnvCache | kEnvRegistry,
+       "a carton breaks a rule (each problem is listed on stderr)"},
+      {"info",
+       {"carton info my-model.carton", "carton info --json https://example.com/m.carton"},
+       kEnvHttp | kEnvCache | kEnvRegistry,
+       "a carton is corrupt or unsupported"},
+      {"hash",
+       {"carton hash my-model.carton", "carton hash *.carton   # <hash>  <model> per line"},
+       kEnvHttp | kEnvCache | kEnvRegistry,
+       "a carton is corrupt"},
+      {"ls",
+       {"carton ls my-model.carton", "carton ls --json https://example.com/m.carton"},
+       kEnvHttp,
+       "the carton is corrupt"},
+      {"cat",
+       {"carton cat my-model.carton carton.toml",
+        "carton cat my-model.carton model/config.json | jq ."},
+       kEnvHttp | kEnvCache,
+       "the carton is corrupt or the file's bytes do not match MANIFEST"},
+      {"diff",
+       {"carton diff old.carton new.carton", "carton diff --json a.carton b.carton"},
+       kEnvHttp,
+       "a carton is corrupt (a difference is not an error: exit 0)"},
+      {"unpack",
+       {"carton unpack my-model.carton   # into ./<model_name>/",
+        "carton unpack https://example.com/m.carton out/"},
+       kEnvHttp | kEnvCache,
+       "the carton is corrupt or a file does not match MANIFEST"},
+      {"push",
+       {"carton push my-model.carton oci://registry.example.com/models/my-model:1.0"},
+       kEnvHttp | kEnvCache | kEnvRegistry,
+       "the carton is corrupt"},
+      {"pull",
+       {"carton pull oci://registry.example.com/models/my-model:1.0 -o my-model.carton"},
+       kEnvHttp | kEnvCache | kEnvRegistry,
+       "what the registry serves is corrupt"},
+      {"shrink",
+       {"carton shrink m.carton -o small.carton --url-prefix https://cdn.example.com/blobs "
+        "--blobs blobs/"},
+       kEnvHttp,
+       "the carton is corrupt"},
+      {"fetch",
+       {"carton fetch small.carton -o whole.carton"},
+       kEnvHttp | kEnvCache,
+       "the carton is corrupt or a linked file does not match MANIFEST"},
+      {"tensors", {"carton tensors import weights.safetensors tensor_data/"}, 0, ""},
+      {"tensors import",
+       {"carton tensors import weights.safetensors my-model/tensor_data/"},
+       0,
+       "the file is not valid safetensors or has a dtype cartons lack"},
+      {"tensors export",
+       {"carton tensors export my-model/tensor_data/ weights.safetensors"},
+       0,
+       "the folder is not a valid tensor_data folder"},
+      {"safetensors", {"carton safetensors inspect model.safetensors"}, kEnvHttp, ""},
+      {"safetensors inspect",
+       {"carton safetensors inspect model.safetensors",
+        "carton safetensors inspect --json https://example.com/model.safetensors.index.json"},
+       kEnvHttp,
+       "the file breaks a rule of the format"},
+      {"safetensors verify",
+       {"carton safetensors verify *.safetensors"},
+       kEnvHttp,
+       "a file breaks a rule of the format"},
+      {"safetensors get",
+       {"carton safetensors get model.safetensors lm_head.weight -o head.safetensors"},
+       kEnvHttp,
+       "the file breaks a rule of the format"},
+      {"load",
+       {"carton load my-model.carton", "carton load --json https://example.com/m.carton"},
+       kEnvHttp | kEnvCache | kEnvRegistry,
+       "the carton is corrupt"},
+      {"cache", {"carton cache list"}, kEnvCache, ""},
+      {"cache list", {"carton cache list", "carton cache list --json"}, kEnvCache, ""},
+      {"cache verify",
+       {"carton cache verify", "carton cache verify <manifest hash>"},
+       kEnvCache,
+       "a cached carton's files changed"},
+      {"cache rm", {"carton cache rm <manifest hash>"}, kEnvCache, ""},
+      {"cache gc", {"carton cache gc --max-size 20G"}, kEnvCache, ""},
+      {"self-test",
+       {"carton self-test my-model.carton", "carton self-test --json --atol 1e-6 m.carton"},
+       kEnvHttp | kEnvCache | kEnvRunner,
+       "a self-test failed, or the carton is corrupt"},
+      {"infer",
+       {"carton infer m.carton --input x=in.safetensors --output out.safetensors",
+        "carton infer m.carton --input x=batch.safetensors:images --output out.safetensors"},
+       kEnvHttp | kEnvCache | kEnvRunner,
+       "the inputs do not match the carton's [[input]]s, or the carton is corrupt"},
+      {"runners",
+       {"carton runners", "CARTON_RUNNER_PATH=build/ carton runners --json"},
+       kEnvRunner,
+       ""},
+      {"help", {"carton help", "carton help cache gc"}, 0, ""},
+      {"version", {"carton version"}, 0, ""},
+  };
+  return docs;
+}
+
+std::string EnvText(unsigned env) {
+  struct Var {
+    unsigned group;
+    const char* name;
+    const char* what;
+  };
+  static const Var kVars[] = {
+      {kEnvCache, "CARTON_CACHE_DIR",
+       "the cache (default $XDG_CACHE_HOME/carton, then ~/.cache/carton)"},
+      {kEnvHttp, "CARTON_ALLOWED_HOSTS", "host patterns URLs may reach; others are refused"},
+      {kEnvHttp, "CARTON_ALLOW_LINK_LOCAL", "1: allow link-local and cloud metadata addresses"},
+      {kEnvHttp, "CARTON_HTTP_HEADERS", "lines `HOST-PATTERN Name: value` (or @FILE) to send"},
+      {kEnvHttp, "CARTON_NETRC", "a netrc file instead of ~/.netrc, or off"},
+      {kEnvRegistry, "CARTON_REGISTRY_AUTH",
+       "registry credentials, docker config.json format (a path or the JSON)"},
+      {kEnvRegistry, "DOCKER_CONFIG", "where config.json is when CARTON_REGISTRY_AUTH is unset"},
+      {kEnvRunner, "CARTON_RUNNER_PATH", "directories searched for runners first (':'-separated)"},
+  };
+  std::string out;
+  for (const auto& v : kVars) {
+    if ((env & v.group) == 0) continue;
+    std::string name = v.name;
+    name.resize(std::max<std::size_t>(name.size() + 2, 26), ' ');
+    out += "  " + name + v.what + "\n";
+  }
+  return out;
+}
+
+std::string Footer(const CommandDoc& doc) {
+  std::string out = "Examples:\n";
+  for (const char* e : doc.examples) out += std::string("  ") + e + "\n";
+  out += "\nEnvironment:\n";
+  out += doc.env == 0 ? "  (none read)\n" : EnvText(doc.env);
+  out += "\nExit status:\n  0  success\n";
+  if (*doc.exit1 != '\0') out += std::string("  1  ") + doc.exit1 + "\n";
+  out +=
+      "  2  usage error (bad arguments), a missing file, or I/O, network or runner trouble\n"
+      "With --json, errors are also printed on stdout as "
+      "{\"schema\": 1, \"error\": {\"code\", \"message\"}} (docs/JSON.md).";
+  return out;
+}
+
+// The path of `cmd` below the top ("cache gc").
+std::string CommandPath(const CLI::App* cmd) {
+  std::string path;
+  for (const CLI::App* c = cmd; c != nullptr && c->get_parent() != nullptr; c = c->get_parent()) {
+    path = path.empty() ? c->get_name() : c->get_name() + " " + path;
+  }
+  return path;
+}
+
+void AddFooters(CLI::App* app) {
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) {
+    const std::string path = CommandPath(sub);
+    for (const auto& doc : Docs()) {
+      if (path == doc.path) sub->footer(Footer(doc));
+    }
+    AddFooters(sub);
+  }
+}
+
+std::vector<CLI::App*> Subcommands(CLI::App* app) {
+  return app->get_subcommands([](CLI::App*) { return true; });
+}
+
+CLI::App* FindSubcommand(CLI::App* app, const std::string& name) {
+  for (CLI::App* sub : Subcommands(app)) {
+    if (sub->check_name(name)) return sub;
+  }
+  return nullptr;
+}
+
+std::size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// "carton: unknown command 'packk' (did you mean 'pack'?)", exit 2.
+int UnknownCommand(CLI::App* parent, const std::string& name) {
+  std::string best;
+  std::size_t best_distance = 0;
+  for (CLI::App* sub : Subcommands(parent)) {
+    const std::size_t d = EditDistance(name, sub->get_name());
+    if (best.empty() || d < best_distance) {
+      best = sub->get_name();
+      best_distance = d;
+    }
+  }
+  const std::string where = CommandPath(parent);
+  std::string line =
+      "carton" + (where.empty() ? "" : " " + where) + ": unknown command '" + name + "'";
+  // Close enough to be a typo: a third of the name, at least one edit.
+  if (!best.empty() && best_distance <= std::max<std::size_t>(1, name.size() / 3)) {
+    line += " (did you mean '" + best + "'?)";
+  }
+  std::cerr << line << "\nRun 'carton" << (where.empty() ? "" : " " + where)
+            << " --help' for the list of commands.\n";
+  return kExitTrouble;
+}
+
+// Walks the command words of `args` (after "carton"): checks each names a
+// known command, rewrites `help A B` into `A B --help`, and finds a bare
+// group. Returns an exit code to stop with, or -1 to go on and parse.
+int Preflight(CLI::App* app, std::vector<std::string>* args) {
+  const auto is_help = [](const std::string& a) { return a == "-h" || a == "--help"; };
+  if (!args->empty() && (*args)[0] == "help" && std::none_of(args->begin(), args->end(), is_help)) {
+    args->erase(args->begin());
+    for (const auto& a : *args) {
+      if (!a.empty() && a[0] == '-') {
+        std::cerr << "carton help: takes command names only, not '" << a << "'\n";
+        return kExitTrouble;
+      }
+    }
+    args->push_back("--help");
+  }
+  CLI::App* at = app;
+  for (std::size_t i = 0; i < args->size(); ++i) {
+    const std::string& a = (*args)[i];
+    if (a == "--") break;
+    if (!a.empty() && a[0] == '-') {
+      // Options of a group ("--help") are CLI11's business; a group has no
+      // option that takes a value, so the next word is still a command.
+      if (Subcommands(at).empty()) break;
+      continue;
+    }
+    if (Subcommands(at).empty()) break;
+    CLI::App* sub = FindSubcommand(at, a);
+    if (sub == nullptr) return UnknownCommand(at, a);
+    at = sub;
+  }
+  if (!Subcommands(at).empty()) {
+    // A bare group, or bare `carton`: its help (unless something else,
+    // such as --version or --help, was asked for).
+    const bool other = std::any_of(args->begin(), args->end(),
+                                   [](const std::string& a) { return !a.empty() && a[0] == '-'; });
+    if (!other) {
+      const std::string parent = at == app ? "" : CommandPath(at->get_parent());
+      std::cout << at->help(at == app ? "" : parent.empty() ? "carton" : "carton " + parent);
+      return kExitOk;
+    }
+  }
+  return -1;
+}
+
+bool WantsJson(const std::vector<std::string>& args) {
+  return std::find(args.begin(), args.end(), "--json") != args.end();
+}
+
+}  // namespace
+}  // namespace carton::cli
 
 int main(int argc, char** argv) {
   using namespace carton::cli;
   CLI::App app{"carton: pack, verify, inspect and load machine-learning models", "carton"};
-  app.set_version_flag("--version", "carton 0.1.0");
+  app.set_version_flag("--version", std::string("carton ") + CARTON_VERSION);
   app.require_subcommand(1);
+  app.footer(
+      "Run 'carton help COMMAND' (or 'carton COMMAND --help') for a command's options, "
+      "examples, environment variables and exit codes.\n"
+      "Exit status: 0 success; 1 the input is bad (a corrupt or unsupported carton or file, a "
+      "failed verification or self-test); 2 usage, environment, I/O, network or runner "
+      "trouble.");
   int rc = kExitOk;
+  // Every command runs through on_run: its --json decides where errors go too.
+  auto on_run = [&rc](CLI::App* cmd, std::function<int()> fn) {
+    cmd->callback([&rc, cmd, fn = std::move(fn)] {
+      const CLI::Option* json = cmd->get_option_no_throw("--json");
+      SetJsonErrors(json != nullptr && json->count() > 0);
+      rc = fn();
+    });
+  };
   // --registry-config, --plain-http, --jobs: for commands that take oci://
   // references.
   auto add_registry_options = [](CLI::App* cmd, RegistryArgs* r, bool jobs = true) {
@@ -35,7 +352,7 @@ int main(int argc, char** argv) {
   auto* st_inspect = st->add_subcommand("inspect", "List the tensors and metadata of a file");
   st_inspect->add_option("FILE", inspect.file, kStFile)->required();
   st_inspect->add_flag("--json", inspect.json, "Print JSON");
-  st_inspect->callback([&] { rc = SafetensorsInspect(inspect); });
+  on_run(st_inspect, [&] { return SafetensorsInspect(inspect); });
 
   SafetensorsVerifyArgs verify;
   auto* st_verify = st->add_subcommand(
@@ -43,7 +360,7 @@ int main(int argc, char** argv) {
   st_verify->add_option("FILE", verify.files, kStFile)->required();
   st_verify->add_flag("--json", verify.json, "Print a JSON report");
   st_verify->add_flag("-q,--quiet", verify.quiet, "Print only errors");
-  st_verify->callback([&] { rc = SafetensorsVerify(verify); });
+  on_run(st_verify, [&] { return SafetensorsVerify(verify); });
 
   SafetensorsGetArgs get;
   auto* st_get = st->add_subcommand(
@@ -51,7 +368,7 @@ int main(int argc, char** argv) {
   st_get->add_option("FILE", get.file, kStFile)->required();
   st_get->add_option("TENSOR", get.tensors, "Tensor names")->required();
   st_get->add_option("-o,--output", get.output, "The .safetensors file to write")->required();
-  st_get->callback([&] { rc = SafetensorsGet(get); });
+  on_run(st_get, [&] { return SafetensorsGet(get); });
 
   PackArgs pack;
   auto* p = app.add_subcommand("pack", "Pack a model directory into a .carton");
@@ -64,7 +381,7 @@ int main(int argc, char** argv) {
   p->add_option("--level", pack.level, "Compression level (0: the method's default)");
   p->add_option("--align", pack.align, "Alignment of stored entries' data (64; 4096 for pages)")
       ->capture_default_str();
-  p->add_option("--threads", pack.threads,
+  p->add_option("-j,--threads", pack.threads,
                 "Threads for hashing and zstd (0: one per core); the output is the same for any");
   p->add_option("--runner", pack.runner, "Without carton.toml: the runner name");
   p->add_option("--framework-version", pack.framework_version,
@@ -77,12 +394,13 @@ int main(int argc, char** argv) {
   p->add_option("--license", pack.license, "Without carton.toml: the license");
   p->add_option("--opt", pack.opts,
                 "Without carton.toml: KEY=VALUE, a [runner.opts] value (typed as runners' --opt)");
-  p->callback([&] { rc = Pack(pack); });
+  p->add_flag("--json", pack.json, "Print a JSON report instead of the manifest hash");
+  on_run(p, [&] { return Pack(pack); });
 
   VerifyArgs verify_carton;
   auto* v = app.add_subcommand("verify", "Check a .carton: structure, metadata, every hash");
-  v->add_option("MODEL", verify_carton.carton,
-                "A .carton file, an http(s) URL or an oci:// reference")
+  v->add_option("MODEL", verify_carton.cartons,
+                "A .carton file, an http(s) URL or an oci:// reference (several: each is checked)")
       ->required();
   v->add_flag("--json", verify_carton.json, "Print a JSON report");
   v->add_flag("--fetch", verify_carton.fetch,
@@ -91,33 +409,64 @@ int main(int argc, char** argv) {
               "Let LINKS use file:// URLs (refused by default)");
   v->add_option("-j,--threads", verify_carton.threads, "Hashing threads (0: one per core)");
   add_registry_options(v, &verify_carton.registry);
-  v->callback([&] { rc = Verify(verify_carton); });
+  on_run(v, [&] { return Verify(verify_carton); });
 
   InfoArgs info;
   auto* i = app.add_subcommand(
       "info", "Show a .carton's metadata without unpacking it (a URL costs a few range requests)");
-  i->add_option("MODEL", info.carton, "A .carton file, an http(s) URL or an oci:// reference")
+  i->add_option("MODEL", info.cartons,
+                "A .carton file, an http(s) URL or an oci:// reference (several: each is shown)")
       ->required();
   i->add_flag("--json", info.json, "Print JSON");
   add_registry_options(i, &info.registry);
-  i->callback([&] { rc = Info(info); });
+  on_run(i, [&] { return Info(info); });
 
   UnpackArgs unpack;
   auto* u = app.add_subcommand(
       "unpack", "Extract a .carton into a new directory, fetching linked files, checking hashes");
   u->add_option("MODEL", unpack.carton, "A .carton file or an http(s) URL")->required();
-  u->add_option("DIR", unpack.dir, "A directory that does not exist or is empty")->required();
+  u->add_option("DIR", unpack.dir,
+                "A directory that does not exist or is empty (default: ./<model_name>, else "
+                "./<MODEL's file name without extension>)");
+  u->add_flag("--json", unpack.json, "Print a JSON report");
   u->add_flag("--allow-file-links", unpack.allow_file_links,
               "Let LINKS use file:// URLs (refused by default)");
-  u->callback([&] { rc = Unpack(unpack); });
+  on_run(u, [&] { return Unpack(unpack); });
 
-  std::string hash_carton;
-  RegistryArgs hash_registry;
-  auto* h = app.add_subcommand("hash", "Print a .carton's manifest hash");
-  h->add_option("MODEL", hash_carton, "A .carton file, an http(s) URL or an oci:// reference")
+  HashArgs hash;
+  auto* h = app.add_subcommand(
+      "hash", "Print a .carton's manifest hash (several MODELs: \"<hash>  <model>\" lines)");
+  h->add_option("MODEL", hash.cartons, "A .carton file, an http(s) URL or an oci:// reference")
       ->required();
-  add_registry_options(h, &hash_registry);
-  h->callback([&] { rc = Hash(hash_carton, hash_registry); });
+  h->add_flag("--json", hash.json, "Print JSON");
+  add_registry_options(h, &hash.registry);
+  on_run(h, [&] { return Hash(hash); });
+
+  LsArgs ls;
+  auto* lsc = app.add_subcommand(
+      "ls", "List a .carton's files: size, stored size and method, sha256, linked or not");
+  lsc->add_option("MODEL", ls.carton, "A .carton file or an http(s) URL")->required();
+  lsc->add_flag("--json", ls.json, "Print JSON");
+  on_run(lsc, [&] { return Ls(ls); });
+
+  CatArgs cat;
+  auto* catc = app.add_subcommand(
+      "cat", "Write one file of a .carton to stdout, its sha256 checked against MANIFEST");
+  catc->add_option("MODEL", cat.carton, "A .carton file or an http(s) URL")->required();
+  catc->add_option("PATH", cat.path, "The file, as MANIFEST names it (e.g. carton.toml)")
+      ->required();
+  catc->add_flag("--allow-file-links", cat.allow_file_links,
+                 "Let LINKS use file:// URLs (refused by default)");
+  on_run(catc, [&] { return Cat(cat); });
+
+  DiffArgs diff;
+  auto* dc = app.add_subcommand(
+      "diff",
+      "Compare two cartons by MANIFEST: files added, removed and changed (exit 0 either way)");
+  dc->add_option("A", diff.a, "A .carton file or an http(s) URL")->required();
+  dc->add_option("B", diff.b, "A .carton file or an http(s) URL")->required();
+  dc->add_flag("--json", diff.json, "Print JSON");
+  on_run(dc, [&] { return Diff(diff); });
 
   PushArgs push;
   auto* ps = app.add_subcommand(
@@ -126,7 +475,7 @@ int main(int argc, char** argv) {
   ps->add_option("REFERENCE", push.reference, "oci://HOST[:PORT]/REPOSITORY[:TAG]")->required();
   ps->add_flag("--json", push.json, "Print a JSON report (each blob and what happened to it)");
   add_registry_options(ps, &push.registry);
-  ps->callback([&] { rc = Push(push); });
+  on_run(ps, [&] { return Push(push); });
 
   PullArgs pull;
   auto* pl = app.add_subcommand("pull",
@@ -136,7 +485,7 @@ int main(int argc, char** argv) {
   pl->add_option("-o,--output", pull.output, "The .carton to write")->required();
   pl->add_flag("--json", pull.json, "Print a JSON report");
   add_registry_options(pl, &pull.registry);
-  pl->callback([&] { rc = Pull(pull); });
+  on_run(pl, [&] { return Pull(pull); });
 
   ShrinkArgs shrink;
   auto* sh = app.add_subcommand(
@@ -151,12 +500,13 @@ int main(int argc, char** argv) {
   sh->add_option("--blobs", shrink.blobs_dir,
                  "Directory to write the blobs to (named <sha256>), for upload to URL-PREFIX")
       ->required();
+  sh->add_flag("--json", shrink.json, "Print a JSON report");
   sh->add_option("--min-size", shrink.min_size, "Files of at least this many bytes leave the zip")
       ->capture_default_str();
   sh->add_option("--encodings", shrink.encodings,
                  "Also write pre-compressed copies: zstd (.zst), br (.br), gzip (.gz)")
       ->delimiter(',');
-  sh->callback([&] { rc = Shrink(shrink); });
+  on_run(sh, [&] { return Shrink(shrink); });
 
   FetchArgs fetch;
   auto* f = app.add_subcommand(
@@ -167,9 +517,10 @@ int main(int argc, char** argv) {
   f->add_option("--compression", fetch.compression,
                 "Method for the fetched files: stored, deflate or zstd")
       ->capture_default_str();
+  f->add_flag("--json", fetch.json, "Print a JSON report");
   f->add_flag("--allow-file-links", fetch.allow_file_links,
               "Let LINKS use file:// URLs (refused by default)");
-  f->callback([&] { rc = Fetch(fetch); });
+  on_run(f, [&] { return Fetch(fetch); });
 
   auto* t = app.add_subcommand("tensors", "Convert between safetensors and tensor_data folders");
   t->require_subcommand(1);
@@ -177,11 +528,11 @@ int main(int argc, char** argv) {
   auto* ti = t->add_subcommand("import", "Write a tensor_data folder from a safetensors file");
   ti->add_option("FILE", t_file, "A .safetensors file")->required();
   ti->add_option("DIR", t_dir, "The tensor_data folder to write")->required();
-  ti->callback([&] { rc = TensorsImport(t_file, t_dir); });
+  on_run(ti, [&] { return TensorsImport(t_file, t_dir); });
   auto* te = t->add_subcommand("export", "Write a safetensors file from a tensor_data folder");
   te->add_option("DIR", t_dir, "A tensor_data folder")->required();
   te->add_option("FILE", t_file, "The .safetensors file to write")->required();
-  te->callback([&] { rc = TensorsExport(t_dir, t_file); });
+  on_run(te, [&] { return TensorsExport(t_dir, t_file); });
 
   // Loader, cache and runners (loader_cmd.cc).
   LoadArgs load;
@@ -192,8 +543,9 @@ int main(int argc, char** argv) {
   l->add_flag("--root", load.root, "Print the entry's root (carton.toml, model/, ...) instead");
   l->add_flag("--verify", load.verify, "Rehash the cached files even on a hit");
   l->add_flag("--json", load.json, "Print JSON: directories, manifest hash, hit or miss, bytes");
+  l->add_option("-j,--threads", load.threads, "Threads for hashing and decoding (0: one per core)");
   add_registry_options(l, &load.registry, /*jobs=*/false);
-  l->callback([&] { rc = Load(load); });
+  on_run(l, [&] { return Load(load); });
 
   CacheArgs cache;
   auto* c = app.add_subcommand("cache", "The manifest-hash cache of loaded cartons");
@@ -201,18 +553,20 @@ int main(int argc, char** argv) {
   auto* cl = c->add_subcommand(
       "list", "List cached cartons, most recently used first, and the blob cache's size");
   cl->add_flag("--json", cache.json, "Print JSON");
-  cl->callback([&] { rc = CacheList(cache); });
+  on_run(cl, [&] { return CacheList(cache); });
   auto* cv = c->add_subcommand("verify", "Rehash cached cartons (all, or the given hashes)");
   cv->add_option("HASH", cache.hashes, "Manifest hashes");
   cv->add_flag("--json", cache.json, "Print JSON");
-  cv->callback([&] { rc = CacheVerify(cache); });
+  on_run(cv, [&] { return CacheVerify(cache); });
   auto* cr = c->add_subcommand("rm", "Remove cached cartons");
   cr->add_option("HASH", cache.hashes, "Manifest hashes")->required();
-  cr->callback([&] { rc = CacheRemove(cache); });
+  cr->add_flag("--json", cache.json, "Print JSON");
+  on_run(cr, [&] { return CacheRemove(cache); });
   auto* cg =
       c->add_subcommand("gc", "Remove least recently used cartons and LINKS blobs down to a size");
   cg->add_option("--max-size", cache.max_size, "e.g. 0, 500M, 20G")->required();
-  cg->callback([&] { rc = CacheGc(cache); });
+  cg->add_flag("--json", cache.json, "Print JSON");
+  on_run(cg, [&] { return CacheGc(cache); });
 
   RunArgs run;
   auto add_run_options = [&](CLI::App* cmd) {
@@ -226,21 +580,47 @@ int main(int argc, char** argv) {
   stc->add_option("--rtol", run.rtol, "Relative tolerance")->capture_default_str();
   stc->add_option("--atol", run.atol, "Absolute tolerance")->capture_default_str();
   stc->add_flag("--json", run.json, "Print a JSON report");
-  stc->callback([&] { rc = SelfTest(run); });
+  on_run(stc, [&] { return SelfTest(run); });
   auto* inf = app.add_subcommand("infer", "Run a carton on tensors from safetensors files");
   add_run_options(inf);
   inf->add_option("--input", run.inputs, "NAME=FILE.safetensors[:TENSOR]");
   inf->add_option("--output", run.output, "The .safetensors file to write")->required();
-  inf->callback([&] { rc = Infer(run); });
+  inf->add_flag("--json", run.json,
+                "Print JSON: the output file and each output's dtype and shape");
+  on_run(inf, [&] { return Infer(run); });
   bool runners_json = false;
   auto* rn = app.add_subcommand("runners", "List the runners found and what they report");
   rn->add_flag("--json", runners_json, "Print JSON");
-  rn->callback([&] { rc = Runners(runners_json); });
+  on_run(rn, [&] { return Runners(runners_json); });
 
+  bool version_json = false;
+  auto* ver = app.add_subcommand("version", "Print carton's version");
+  ver->add_flag("--json", version_json, "Print JSON");
+  on_run(ver, [&] { return Version(version_json); });
+  // Only to be listed: Preflight turns `help A B` into `A B --help`.
+  app.add_subcommand("help", "Show a command's help: carton help [COMMAND [SUBCOMMAND]]");
+
+  AddFooters(&app);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (int stop = Preflight(&app, &args); stop >= 0) return stop;
+  // CLI11 takes the arguments in reverse order.
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
-    app.parse(argc, argv);
+    app.parse(reversed);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitTrouble;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    CLI::App* at = &app;
+    while (!at->get_subcommands().empty()) at = at->get_subcommands().front();
+    const std::string path = CommandPath(at);
+    const std::string prefix = "carton" + (path.empty() ? "" : " " + path);
+    std::cerr << prefix << ": " << e.what() << "\nRun '" << prefix
+              << " --help' for more information.\n";
+    if (WantsJson(args)) {
+      Json j = JsonDocument();
+      j["error"] = {{"code", "invalid_argument"}, {"message", e.what()}};
+      PrintJson(j);
+    }
+    return kExitTrouble;
   }
   return rc;
 }

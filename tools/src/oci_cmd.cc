@@ -3,14 +3,12 @@
 
 #include <algorithm>
 #include <iostream>
-#include <nlohmann/json.hpp>
 
 #include "exit_code.h"
+#include "json_out.h"
 
 namespace carton::cli {
 namespace {
-
-using Json = nlohmann::ordered_json;
 
 Json BlobsJson(const std::vector<OciBlobReport>& blobs) {
   Json a = Json::array();
@@ -59,14 +57,16 @@ int Push(const PushArgs& args) {
   if (!r.ok()) return Fail("push", r.status());
   const std::string digest = links::oci::DigestString(r->manifest_digest);
   if (args.json) {
-    Json j;
+    Json j = JsonDocument();
+    j["model"] = args.carton;
+    j["ok"] = true;
     j["reference"] = r->reference;
     j["digest"] = digest;
     j["manifest_hash"] = manifest::ToHex(r->manifest_hash);
     j["reproducible"] = r->reproducible;
     j["bytes_uploaded"] = r->bytes_uploaded;
     j["blobs"] = BlobsJson(r->blobs);
-    std::cout << j.dump(2) << '\n';
+    PrintJson(j);
     return kExitOk;
   }
   std::cerr << "pushed " << args.carton << " to " << r->reference << ": "
@@ -79,7 +79,9 @@ int Pull(const PullArgs& args) {
   auto r = PullCarton(args.reference, args.output, OciOptionsFor(args.registry));
   if (!r.ok()) return Fail("pull", r.status());
   if (args.json) {
-    Json j;
+    Json j = JsonDocument();
+    j["model"] = args.output;
+    j["ok"] = true;
     j["reference"] = r->reference;
     j["digest"] = links::oci::DigestString(r->manifest_digest);
     j["manifest_hash"] = manifest::ToHex(r->manifest_hash);
@@ -88,7 +90,7 @@ int Pull(const PullArgs& args) {
     if (!r->byte_identical) j["not_identical_reason"] = r->not_identical_reason;
     j["bytes_downloaded"] = r->bytes_downloaded;
     j["blobs"] = BlobsJson(r->blobs);
-    std::cout << j.dump(2) << '\n';
+    PrintJson(j);
     return kExitOk;
   }
   std::cerr << "pulled " << r->reference << " into " << args.output << ": "
