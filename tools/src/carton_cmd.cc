@@ -285,8 +285,10 @@ int VerifyOne(const VerifyArgs& a, const std::string& model, Json* results) {
     std::cout << ")\n";
   }
   for (const auto& p : r->problems) {
-    std::cerr << "carton verify: " << model << ": " << (p.where.empty() ? "" : p.where + ": ")
-              << p.message << '\n';
+    // A carton that does not open has one problem whose message names it.
+    const bool named = p.where.empty() && p.message.starts_with(model + ": ");
+    std::cerr << "carton verify: " << (named ? "" : model + ": ")
+              << (p.where.empty() ? "" : p.where + ": ") << p.message << '\n';
   }
   return r->ok() ? kExitOk : kExitBadInput;
 }

@@ -251,6 +251,13 @@ int SelfTest(const RunArgs& args) {
     j["ok"] = report.passed();
     Json details = Json::parse(runner::FormatReportJson(report));
     for (auto& [k, v] : details.items()) j[k] = std::move(v);
+    // "error" is the error document's key: a test's failure is a message.
+    for (auto& t : j["tests"]) {
+      if (t.contains("error")) {
+        t["message"] = t["error"];
+        t.erase("error");
+      }
+    }
     PrintJson(j);
   } else {
     std::cout << runner::FormatReport(report);
