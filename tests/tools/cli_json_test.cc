@@ -1,6 +1,6 @@
 // One JSON schema (docs/JSON.md): every reporting command's --json prints
 // one document with "schema": 1, "ok", and the carton it is about in
-// "model"; errors are {"schema": 1, "error": {"code", "message"}} on stdout
+// "model"; errors are {"schema": 1, "ok": false, "error": {...}} on stdout
 // with the human line still on stderr.
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -167,6 +167,7 @@ TEST_CASE("cli json: errors are a document on stdout and a line on stderr", "[cl
   CHECK(r.exit_code == 2);
   Json j = Json::parse(r.out);
   CHECK(j["schema"] == 1);
+  CHECK(j["ok"] == false);
   CHECK(j["error"]["code"] == "not_found");
   CHECK_THAT(j["error"]["message"].get<std::string>(), Catch::Contains(missing));
   CHECK_THAT(r.err, Catch::StartsWith("carton ls: " + missing));

@@ -35,6 +35,7 @@ int FailWith(std::string_view command, const Status& status, int exit_code) {
   ReportError(command, status);
   if (json_errors) {
     Json j = JsonDocument();
+    j["ok"] = false;
     j["error"] = ErrorJson(status);
     PrintJson(j);
   }

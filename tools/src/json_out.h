@@ -1,6 +1,7 @@
 // Private to tools/src: the one JSON schema of every command's --json
 // output (docs/JSON.md). Every document is an object with "schema": 1;
-// a failed command prints {"schema": 1, "error": {"code", "message"}}.
+// a failed command prints {"schema": 1, "ok": false, "error": {"code",
+// "message"}}.
 #pragma once
 
 #include <nlohmann/json.hpp>

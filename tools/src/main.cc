@@ -185,7 +185,7 @@ std::string Footer(const CommandDoc& doc) {
   out +=
       "  2  usage error (bad arguments), a missing file, or I/O, network or runner trouble\n"
       "With --json, errors are also printed on stdout as "
-      "{\"schema\": 1, \"error\": {\"code\", \"message\"}} (docs/JSON.md).";
+      "{\"schema\": 1, \"ok\": false, \"error\": {\"code\", \"message\"}} (docs/JSON.md).";
   return out;
 }
 
@@ -617,6 +617,7 @@ int main(int argc, char** argv) {
               << " --help' for more information.\n";
     if (WantsJson(args)) {
       Json j = JsonDocument();
+      j["ok"] = false;
       j["error"] = {{"code", "invalid_argument"}, {"message", e.what()}};
       PrintJson(j);
     }
