@@ -245,3 +245,26 @@ TEST_CASE("cli: load of a folder that is not a carton says what to do", "[cli][l
   CHECK_THAT(r.err, Catch::Contains("carton pack"));
   CHECK(r.err.find("LoadUnpacked") == std::string::npos);
 }
+
+TEST_CASE("cli: verify names each problem's entry once", "[cli][verify]") {
+  TempDir tmp;
+  // A zip Python writes: a MANIFEST with a bad line and a carton.toml with a
+  // wrong type; each message names its entry itself.
+  const std::string script =
+      "import zipfile\n"
+      "with zipfile.ZipFile('" +
+      tmp.file("b.carton") +
+      "', 'w') as z:\n"
+      "    z.writestr('MANIFEST', 'nonsense\\n')\n"
+      "    z.writestr('carton.toml', 'spec_version = 1\\n[runner]\\nrunner_name = 5\\n')\n";
+  Write(tmp.file("make.py"), script);
+  REQUIRE(Run("/usr/bin/python3 " + Q(tmp.file("make.py"))).exit_code == 0);
+  auto r = Run(Bin() + " verify " + Q(tmp.file("b.carton")));
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err,
+             Catch::Contains("carton verify: " + tmp.file("b.carton") + ": MANIFEST line 1"));
+  CHECK_THAT(r.err,
+             Catch::Contains("carton verify: " + tmp.file("b.carton") + ": carton.toml:3:15: "));
+  CHECK(r.err.find("MANIFEST: MANIFEST") == std::string::npos);
+  CHECK(r.err.find("carton.toml: carton.toml") == std::string::npos);
+}

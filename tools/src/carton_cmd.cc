@@ -285,10 +285,14 @@ int VerifyOne(const VerifyArgs& a, const std::string& model, Json* results) {
     std::cout << ")\n";
   }
   for (const auto& p : r->problems) {
-    // A carton that does not open has one problem whose message names it.
+    // A carton that does not open has one problem whose message names it;
+    // a message may name its entry already ("carton.toml:3:15: ...").
     const bool named = p.where.empty() && p.message.starts_with(model + ": ");
+    const bool says_where = !p.where.empty() && p.message.starts_with(p.where) &&
+                            (p.message.size() == p.where.size() ||
+                             p.message[p.where.size()] == ':' || p.message[p.where.size()] == ' ');
     std::cerr << "carton verify: " << (named ? "" : model + ": ")
-              << (p.where.empty() ? "" : p.where + ": ") << p.message << '\n';
+              << (p.where.empty() || says_where ? "" : p.where + ": ") << p.message << '\n';
   }
   return r->ok() ? kExitOk : kExitBadInput;
 }
