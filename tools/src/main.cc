@@ -581,7 +581,10 @@ int main(int argc, char** argv) {
   stc->add_option("--atol", run.atol, "Absolute tolerance")->capture_default_str();
   stc->add_flag("--json", run.json, "Print a JSON report");
   on_run(stc, [&] { return SelfTest(run); });
-  auto* inf = app.add_subcommand("infer", "Run a carton on tensors from safetensors files");
+  auto* inf = app.add_subcommand(
+      "infer",
+      "Run a carton on tensors from safetensors files (inputs checked against its [[input]]s "
+      "first); each output's name, dtype and shape go to stderr");
   add_run_options(inf);
   inf->add_option("--input", run.inputs, "NAME=FILE.safetensors[:TENSOR]");
   inf->add_option("--output", run.output, "The .safetensors file to write")->required();
