@@ -351,6 +351,11 @@ TEST_CASE("runner: carton infer reads and writes safetensors files", "[runner][i
   CHECK(r.out.empty());
   CHECK_THAT(r.err, Catch::Contains("output x: float32 [4]"));
   CHECK_THAT(r.err, Catch::Contains("output labels: string [2]"));
+  auto quiet = f.Cli("infer -q '" + f.carton + "' --input x=" + in + ":t" +
+                         " --input labels=" + in + ":s --output " + f.tmp.file("q.safetensors"),
+                     NoopRunnerDir());
+  CHECK(quiet.exit_code == 0);
+  CHECK(quiet.err.empty());
   auto out = runner::ReadTensorsFile(f.tmp.file("out.safetensors"));
   REQUIRE(out.ok());
   REQUIRE(out->size() == 2);

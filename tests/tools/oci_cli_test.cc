@@ -123,6 +123,11 @@ TEST_CASE("oci cli: a weight shared by two versions is uploaded once, and pulls 
   CHECK(FirstLine(r.out) == two["digest"]);
   CHECK(r.err.find("pushed " + v2 + " to " + registry.Ref("team/model:v2") +
                    ": 6 blobs: 6 present") != std::string::npos);
+  // -q: the digest alone.
+  r = Run(Carton(tmp) + " push -q " + Q(v2) + " " + registry.Ref("team/model:v2"));
+  REQUIRE(r.exit_code == 0);
+  CHECK(FirstLine(r.out) == two["digest"]);
+  CHECK(r.err.empty());
 
   for (const auto& [tag, original] : {std::pair{"v1", v1}, std::pair{"v2", v2}}) {
     const std::string out = tmp.file(std::string("pulled-") + tag + ".carton");

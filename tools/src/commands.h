@@ -121,6 +121,7 @@ struct PushArgs {
   std::string reference;
   bool json = false;
   RegistryArgs registry;
+  bool quiet = false;  // no summary or progress on stderr
 };
 int Push(const PushArgs& args);
 
@@ -129,6 +130,7 @@ struct PullArgs {
   std::string output;
   bool json = false;
   RegistryArgs registry;
+  bool quiet = false;  // no summary or progress on stderr
 };
 int Pull(const PullArgs& args);
 
@@ -189,6 +191,7 @@ struct RunArgs {
   std::vector<std::string> inputs;
   std::string output;
   std::vector<std::string> opts;
+  bool quiet = false;  // infer: no output summary on stderr
 };
 int SelfTest(const RunArgs& args);
 int Infer(const RunArgs& args);

@@ -303,7 +303,7 @@ int Infer(const RunArgs& args) {
   for (const auto& t : *outputs) {
     outs.push_back(
         {{"name", t.name}, {"dtype", std::string(DataTypeName(t.dtype))}, {"shape", t.shape}});
-    if (!args.json) {
+    if (!args.json && !args.quiet) {
       std::cerr << "output " << t.name << ": " << DataTypeName(t.dtype) << ' ' << ShapeText(t.shape)
                 << '\n';
     }

@@ -289,6 +289,7 @@ int main(int argc, char** argv) {
       "push", "Push a .carton to an OCI registry (one blob per file; only missing blobs move)");
   ps->add_option("MODEL", push.carton, "A .carton file or an http(s) URL")->required();
   ps->add_option("REFERENCE", push.reference, "oci://HOST[:PORT]/REPOSITORY[:TAG]")->required();
+  ps->add_flag("-q,--quiet", push.quiet, "No summary or progress on stderr");
   ps->add_flag("--json", push.json, "Print a JSON report (each blob and what happened to it)");
   add_registry_options(ps, &push.registry);
   on_run(ps, [&] { return Push(push); });
@@ -299,6 +300,7 @@ int main(int argc, char** argv) {
   pl->add_option("REFERENCE", pull.reference, "oci://HOST[:PORT]/REPOSITORY[:TAG|@sha256:DIGEST]")
       ->required();
   pl->add_option("-o,--output", pull.output, "The .carton to write")->required();
+  pl->add_flag("-q,--quiet", pull.quiet, "No summary or progress on stderr");
   pl->add_flag("--json", pull.json, "Print a JSON report");
   add_registry_options(pl, &pull.registry);
   on_run(pl, [&] { return Pull(pull); });
@@ -404,6 +406,7 @@ int main(int argc, char** argv) {
   add_run_options(inf);
   inf->add_option("--input", run.inputs, "NAME=FILE.safetensors[:TENSOR]");
   inf->add_option("--output", run.output, "The .safetensors file to write")->required();
+  inf->add_flag("-q,--quiet", run.quiet, "No output summary on stderr");
   inf->add_flag("--json", run.json,
                 "Print JSON: the output file and each output's dtype and shape");
   on_run(inf, [&] { return Infer(run); });

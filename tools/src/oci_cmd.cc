@@ -53,7 +53,9 @@ OciOptions OciOptionsFor(const RegistryArgs& args) {
 }
 
 int Push(const PushArgs& args) {
-  auto r = PushCarton(args.carton, args.reference, OciOptionsFor(args.registry));
+  OciOptions options = OciOptionsFor(args.registry);
+  if (args.quiet) options.client.fetch.show_progress = false;
+  auto r = PushCarton(args.carton, args.reference, options);
   if (!r.ok()) return Fail("push", r.status());
   const std::string digest = links::oci::DigestString(r->manifest_digest);
   if (args.json) {
@@ -69,14 +71,18 @@ int Push(const PushArgs& args) {
     PrintJson(j);
     return kExitOk;
   }
-  std::cerr << "pushed " << args.carton << " to " << r->reference << ": "
-            << Summary(r->blobs, r->bytes_uploaded, "uploaded") << '\n';
+  if (!args.quiet) {
+    std::cerr << "pushed " << args.carton << " to " << r->reference << ": "
+              << Summary(r->blobs, r->bytes_uploaded, "uploaded") << '\n';
+  }
   std::cout << digest << '\n';
   return kExitOk;
 }
 
 int Pull(const PullArgs& args) {
-  auto r = PullCarton(args.reference, args.output, OciOptionsFor(args.registry));
+  OciOptions options = OciOptionsFor(args.registry);
+  if (args.quiet) options.client.fetch.show_progress = false;
+  auto r = PullCarton(args.reference, args.output, options);
   if (!r.ok()) return Fail("pull", r.status());
   if (args.json) {
     Json j = JsonDocument();
@@ -93,13 +99,15 @@ int Pull(const PullArgs& args) {
     PrintJson(j);
     return kExitOk;
   }
-  std::cerr << "pulled " << r->reference << " into " << args.output << ": "
-            << Summary(r->blobs, r->bytes_downloaded, "downloaded") << '\n';
-  if (r->byte_identical) {
-    std::cerr << "carton pull: byte for byte the carton that was pushed\n";
-  } else {
-    std::cerr << "carton pull: not checked to be byte for byte the pushed carton: "
-              << r->not_identical_reason << "; every file was checked against MANIFEST\n";
+  if (!args.quiet) {
+    std::cerr << "pulled " << r->reference << " into " << args.output << ": "
+              << Summary(r->blobs, r->bytes_downloaded, "downloaded") << '\n';
+    if (r->byte_identical) {
+      std::cerr << "carton pull: byte for byte the carton that was pushed\n";
+    } else {
+      std::cerr << "carton pull: not checked to be byte for byte the pushed carton: "
+                << r->not_identical_reason << "; every file was checked against MANIFEST\n";
+    }
   }
   std::cout << manifest::ToHex(r->manifest_hash) << '\n';
   return kExitOk;
