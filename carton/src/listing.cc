@@ -62,6 +62,8 @@ Status ReadCartonFile(const std::string& location, const std::string& path,
                       const std::function<Status(ByteView)>& sink, const LinkOptions& options,
                       const CartonLimits& limits) {
   CARTON_ASSIGN_OR_RETURN(CartonReader reader, OpenChecked(location, options, limits));
+  // MANIFEST's bytes are what the manifest hash covers: given as read.
+  if (path == "MANIFEST") return sink(AsBytes(reader.manifest_file().text));
   const manifest::ManifestEntry* me = reader.manifest().Find(path);
   if (me == nullptr) return NotFound(location + ": " + path + ": not in MANIFEST");
   manifest::Sha256 h;

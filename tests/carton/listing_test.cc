@@ -112,6 +112,10 @@ TEST_CASE("carton listing: ReadCartonFile gives the bytes, checks them, names a 
   CHECK(ReadAll(carton, "model/sub/vocab.txt", &s) == "hello\nworld\n");
   CHECK(s.ok());
 
+  const std::string manifest = ReadAll(carton, "MANIFEST", &s);
+  CHECK(s.ok());
+  CHECK(manifest::Sha256Of(AsBytes(manifest)) == *ManifestHash(carton));
+
   ReadAll(carton, "model/none.txt", &s);
   CHECK(s.code() == StatusCode::kNotFound);
   CHECK(s.message() == carton + ": model/none.txt: not in MANIFEST");

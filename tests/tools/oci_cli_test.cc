@@ -105,6 +105,9 @@ TEST_CASE("oci cli: a weight shared by two versions is uploaded once, and pulls 
   auto r = Run(Carton(tmp) + " push " + Q(v1) + " " + registry.Ref("team/model:v1") + " --json");
   REQUIRE(r.exit_code == 0);
   Json one = Parse(r.out);
+  CHECK(one["schema"] == 1);
+  CHECK(one["ok"] == true);
+  CHECK(one["model"] == v1);
   CHECK(one["reference"] == registry.Ref("team/model:v1"));
   CHECK(ActionOf(one, "model/weights.bin") == "uploaded");
   CHECK(one["reproducible"] == true);
@@ -145,6 +148,9 @@ TEST_CASE("oci cli: a weight shared by two versions is uploaded once, and pulls 
           Q(tmp.file("again.carton")) + " --json");
   REQUIRE(r.exit_code == 0);
   Json pulled = Parse(r.out);
+  CHECK(pulled["schema"] == 1);
+  CHECK(pulled["ok"] == true);
+  CHECK(pulled["model"] == tmp.file("again.carton"));
   CHECK(pulled["byte_identical"] == true);
   CHECK(pulled["bytes_downloaded"] == 0);
   CHECK(ActionOf(pulled, "model/weights.bin") == "cached");

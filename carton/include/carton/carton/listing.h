@@ -47,7 +47,8 @@ Result<std::vector<CartonEntry>> ListEntries(const std::string& location,
 
 // Streams the bytes of file `path` (as MANIFEST names it; a symlink entry
 // gives its target's bytes; a linked file is fetched through the blob
-// cache) to `sink`, in pieces, hashing them. The sink has seen every byte
+// cache; "MANIFEST" gives MANIFEST itself, as read) to `sink`, in pieces,
+// hashing them. The sink has seen every byte
 // before the sha256 is compared: a kCorrupt result after a successful sink
 // means the bytes it got are not MANIFEST's, and callers that must not
 // show them buffer first. Errors: kNotFound "<location>: <path>: not in
