@@ -1,6 +1,5 @@
 // ls, cat, diff; unpack without DIR; several MODELs for verify, info and
 // hash; messages that name the user's paths.
-#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -168,16 +167,15 @@ TEST_CASE("cli: unpack without DIR unpacks into ./<model_name>/", "[cli][unpack]
   CHECK(fs::exists(tmp.file("renamed/model/a.txt")));
 }
 
-TEST_CASE("cli: unpack into an unwritable place names DIR, not a temporary", "[cli][unpack]") {
-  if (::geteuid() == 0) return;  // root writes anywhere
+TEST_CASE("cli: unpack into a place it cannot create names DIR, not a temporary", "[cli][unpack]") {
   TempDir tmp;
   const std::string m = Pack(tmp, "m", {{"a.txt", "hello\n"}});
-  fs::create_directories(tmp.file("ro"));
-  fs::permissions(tmp.file("ro"), fs::perms::owner_read | fs::perms::owner_exec);
-  auto r = Run(Bin() + " unpack " + Q(m) + " " + Q(tmp.file("ro/out")));
-  fs::permissions(tmp.file("ro"), fs::perms::owner_all);
+  // DIR below a regular file: no directory can be made there, even by root.
+  Write(tmp.file("file"), "x");
+  auto r = Run(Bin() + " unpack " + Q(m) + " " + Q(tmp.file("file/out")));
   CHECK(r.exit_code == 2);
-  CHECK_THAT(r.err, Catch::StartsWith("carton unpack: " + tmp.file("ro/out") + ": "));
+  CHECK(r.err == "carton unpack: " + tmp.file("file/out") +
+                     ": cannot create the directory: Not a directory\n");
   CHECK(r.err.find(".unpack-") == std::string::npos);
 }
 
