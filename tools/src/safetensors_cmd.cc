@@ -247,6 +247,26 @@ safetensors::TensorSource CopyOf(const File& file, const safetensors::TensorView
   return s;
 }
 
+// The first names of a file's tensors, for a message about a missing one.
+std::string SomeNames(const Opened& opened) {
+  constexpr std::size_t kMaxNames = 20;
+  std::vector<std::string> names;
+  if (const auto* sharded = std::get_if<ShardedFile>(&opened)) {
+    for (std::string_view n : sharded->Names()) names.emplace_back(n);
+  } else {
+    for (const auto& t : std::get<File>(opened).tensors()) names.emplace_back(t.name);
+  }
+  if (names.empty()) return "no tensors";
+  std::string out;
+  for (std::size_t i = 0; i < names.size() && i < kMaxNames; ++i) {
+    out += (i ? ", " : "") + names[i];
+  }
+  if (names.size() > kMaxNames) {
+    out += ", and " + std::to_string(names.size() - kMaxNames) + " more";
+  }
+  return out;
+}
+
 }  // namespace
 
 int SafetensorsInspect(const SafetensorsInspectArgs& args) {
@@ -304,7 +324,8 @@ int SafetensorsGet(const SafetensorsGetArgs& args) {
     }
     const safetensors::TensorView* t = file ? file->Find(name) : nullptr;
     if (t == nullptr) {
-      return Fail(kCommand, NotFound(args.file + ": no tensor named \"" + name + "\""));
+      return Fail(kCommand, NotFound(args.file + ": no tensor named \"" + name +
+                                     "\" (it has: " + SomeNames(*opened) + ")"));
     }
     tensors.push_back(CopyOf(*file, *t));
     // The source file's metadata (e.g. format=pt) goes along; for tensors
