@@ -115,7 +115,8 @@ Status Unpack(const std::string& carton_path, const std::string& dir, const Link
   TempTree temp(abs_parent /
                 ("." + target.filename().string() + ".unpack-" + std::to_string(rd())));
   if (!fs::create_directory(temp.path(), ec)) {
-    return IoError(temp.path().string() + ": cannot create: " + ec.message());
+    // The temporary directory is an implementation detail: name `dir`.
+    return IoError(dir + ": cannot create the directory: " + ec.message());
   }
   for (const auto& e : zip.entries()) {
     // LINKS is resolved here; the unpacked tree holds the files themselves.

@@ -152,7 +152,8 @@ Result<LoadedCarton> LoadDirectory(const std::string& dir, const LoadOptions& op
   auto config = ReadConfigFile(impl->root_dir);
   if (!config.ok()) {
     if (config.status().code() == StatusCode::kNotFound) {
-      return NotFound(dir + ": no carton.toml (use LoadUnpacked for a bare model folder)");
+      return NotFound(
+          dir + ": no carton.toml: not a carton directory (pack it with `carton pack` first)");
     }
     return config.status();
   }

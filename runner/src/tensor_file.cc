@@ -25,6 +25,12 @@ Result<Tensor> ReadTensorArg(const std::string& spec) {
     tensor =
         (f->Find(name) == nullptr && f->size() == 1) ? std::string(f->tensors()[0].name) : name;
   }
+  if (f->Find(tensor) == nullptr) {
+    std::string names;
+    for (const auto& t : f->tensors()) names += (names.empty() ? "" : ", ") + std::string(t.name);
+    return NotFound(file + ": no tensor named \"" + tensor +
+                    "\" (it has: " + (names.empty() ? "no tensors" : names) + ")");
+  }
   auto t = internal::DecodeTensor(*f, tensor, name, f);
   if (!t.ok()) return t.status().WithContext(file);
   return t;

@@ -335,24 +335,43 @@ TEST_CASE("runner: outputs outlive a runner that crashes in a later call", "[run
 
 TEST_CASE("runner: carton infer reads and writes safetensors files", "[runner][infer]") {
   Fixture f;
-  std::vector<float> x = {1, 2, 3};
-  std::vector<std::byte> xb(12);
-  std::memcpy(xb.data(), x.data(), 12);
+  std::vector<float> x = {1, 2, 3, 4};
+  std::vector<std::byte> xb(16);
+  std::memcpy(xb.data(), x.data(), 16);
   REQUIRE(runner::WriteTensorsFile(f.tmp.file("in.safetensors"),
-                                   {loader::Tensor::View("t", DataType::kFloat32, {3}, xb),
-                                    loader::Tensor::Strings("s", {1}, {"hello"})})
+                                   {loader::Tensor::View("t", DataType::kFloat32, {4}, xb),
+                                    loader::Tensor::Strings("s", {2}, {"hello", "world"})})
               .ok());
-  auto r = f.Cli("infer '" + f.carton + "' --input x=" + f.tmp.file("in.safetensors") + ":t" +
-                     " --input labels=" + f.tmp.file("in.safetensors") + ":s --output " +
-                     f.tmp.file("out.safetensors"),
+  const std::string in = f.tmp.file("in.safetensors");
+  auto r = f.Cli("infer '" + f.carton + "' --input x=" + in + ":t" + " --input labels=" + in +
+                     ":s --output " + f.tmp.file("out.safetensors"),
                  NoopRunnerDir());
   REQUIRE(r.exit_code == 0);
+  // One line per output on stderr; stdout stays empty.
+  CHECK(r.out.empty());
+  CHECK_THAT(r.err, Catch::Contains("output x: float32 [4]"));
+  CHECK_THAT(r.err, Catch::Contains("output labels: string [2]"));
+  auto quiet = f.Cli("infer -q '" + f.carton + "' --input x=" + in + ":t" +
+                         " --input labels=" + in + ":s --output " + f.tmp.file("q.safetensors"),
+                     NoopRunnerDir());
+  CHECK(quiet.exit_code == 0);
+  CHECK(quiet.err.empty());
   auto out = runner::ReadTensorsFile(f.tmp.file("out.safetensors"));
   REQUIRE(out.ok());
   REQUIRE(out->size() == 2);
   CHECK((*out)[0].name == "x");
-  CHECK(std::memcmp((*out)[0].data.data(), xb.data(), 12) == 0);
-  CHECK((*out)[1].strings == std::vector<std::string>{"hello"});
+  CHECK(std::memcmp((*out)[0].data.data(), xb.data(), 16) == 0);
+  CHECK((*out)[1].strings == std::vector<std::string>{"hello", "world"});
+
+  auto json = f.Cli("infer --json '" + f.carton + "' --input x=" + in + ":t" +
+                        " --input labels=" + in + ":s --output " + f.tmp.file("o3.safetensors"),
+                    NoopRunnerDir());
+  REQUIRE(json.exit_code == 0);
+  auto j = nlohmann::json::parse(json.out);
+  CHECK(j["schema"] == 1);
+  CHECK(j["ok"] == true);
+  CHECK(j["model"] == f.carton);
+  CHECK(j["outputs"][0] == nlohmann::json({{"name", "x"}, {"dtype", "float32"}, {"shape", {4}}}));
 
   auto missing = f.Cli("infer '" + f.carton + "' --input x=" + f.tmp.file("nope.safetensors") +
                            " --output " + f.tmp.file("o2.safetensors"),
@@ -360,6 +379,49 @@ TEST_CASE("runner: carton infer reads and writes safetensors files", "[runner][i
   CHECK(missing.exit_code == 2);
   CHECK_THAT(missing.err, Catch::Contains("nope.safetensors"));
   CHECK_FALSE(fs::exists(f.tmp.file("o2.safetensors")));
+}
+
+TEST_CASE("runner: carton infer checks inputs against [[input]] before starting a runner",
+          "[runner][infer]") {
+  Fixture f;
+  std::vector<std::byte> three(12), four(16);
+  REQUIRE(runner::WriteTensorsFile(f.tmp.file("in.safetensors"),
+                                   {loader::Tensor::View("short", DataType::kFloat32, {3}, three),
+                                    loader::Tensor::View("x", DataType::kFloat32, {4}, four),
+                                    loader::Tensor::View("i", DataType::kInt32, {4}, four),
+                                    loader::Tensor::Strings("s", {2}, {"a", "b"})})
+              .ok());
+  const std::string in = f.tmp.file("in.safetensors");
+  // An empty runner path: a check that passed would fail on finding no
+  // runner (exit 2), so exit 1 and the message show the check ran first.
+  auto infer = [&](const std::string& inputs) {
+    return f.Cli("infer '" + f.carton + "' " + inputs + " --output " + f.tmp.file("o.safetensors"));
+  };
+  auto r = infer("--input x=" + in + ":short --input labels=" + in + ":s");
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::Contains("input \"x\": shape [3]: dimension 0 is 3, not 4"));
+  CHECK_THAT(r.err, Catch::Contains("declared inputs: x float32, labels string"));
+  r = infer("--input x=" + in + ":i --input labels=" + in + ":s");
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::Contains("input \"x\": dtype int32, not float32"));
+  r = infer("--input x=" + in + ":x");
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::Contains("input \"labels\": missing"));
+  r = infer("--input x=" + in + ":x --input labels=" + in + ":s --input extra=" + in + ":x");
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::Contains("\"extra\" is not one of the carton's declared inputs"));
+  // A tensor name the file lacks: the names it has.
+  r = infer("--input x=" + in + ":nope");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("no tensor named \"nope\" (it has: short, x, i, s)"));
+  CHECK_FALSE(fs::exists(f.tmp.file("o.safetensors")));
+  // With --json the error is a document on stdout too.
+  r = f.Cli("infer --json '" + f.carton + "' --input x=" + in + ":x --output " +
+            f.tmp.file("o.safetensors"));
+  CHECK(r.exit_code == 1);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["schema"] == 1);
+  CHECK(j["error"]["code"] == "invalid_argument");
 }
 
 TEST_CASE("runner: an out-of-tree runner builds against the installed package",

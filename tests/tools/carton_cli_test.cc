@@ -86,7 +86,7 @@ TEST_CASE("cli: verify exits 1 and lists every problem on stderr", "[cli][carton
   auto j = Run(Bin() + " verify --json '" + out + "'");
   CHECK(j.exit_code == 1);
   auto report = nlohmann::json::parse(j.out);
-  CHECK(report["valid"] == false);
+  CHECK(report["ok"] == false);
   CHECK(report["problems"][0]["where"] == "model/weights.bin");
 }
 

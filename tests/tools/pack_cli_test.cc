@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "testing.h"
 
@@ -266,6 +267,19 @@ TEST_CASE("cli pack: unknown carton.toml keys are warned about, with near misses
   CHECK(v.exit_code == 0);
   CHECK(v.err.find("warning: " + out + ": carton.toml:2:1: unknown key \"licence\"") !=
         std::string::npos);
+  // And in the JSON reports, as warnings, not problems.
+  auto pj = Run(Bin() + " pack --json " + Q(dir) + " -o " + Q(tmp.file("j.carton")));
+  REQUIRE(pj.exit_code == 0);
+  auto pack = nlohmann::json::parse(pj.out);
+  REQUIRE(pack["warnings"].size() == 3);
+  CHECK(pack["warnings"][0].get<std::string>().find("unknown key \"licence\"") !=
+        std::string::npos);
+  auto vj = Run(Bin() + " verify --json " + Q(out));
+  REQUIRE(vj.exit_code == 0);
+  auto verify = nlohmann::json::parse(vj.out);
+  CHECK(verify["ok"] == true);
+  CHECK(verify["problems"].empty());
+  REQUIRE(verify["warnings"].size() == 3);
 }
 
 TEST_CASE("cli pack: --exclude, .cartonignore and the default exclusions", "[cli][pack]") {

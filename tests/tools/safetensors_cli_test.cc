@@ -96,10 +96,12 @@ TEST_CASE("cli: safetensors verify --json reports each file", "[cli][safetensors
       Run(testing::CartonBin() + " safetensors verify --json " + Quote(good) + " " + Quote(bad));
   CHECK(r.exit_code == 1);
   auto j = nlohmann::json::parse(r.out);
-  REQUIRE(j.size() == 2);
-  CHECK(j[0]["valid"] == true);
-  CHECK(j[1]["valid"] == false);
-  CHECK(j[1]["code"] == "corrupt");
+  CHECK(j["schema"] == 1);
+  CHECK(j["ok"] == false);
+  REQUIRE(j["results"].size() == 2);
+  CHECK(j["results"][0]["ok"] == true);
+  CHECK(j["results"][1]["ok"] == false);
+  CHECK(j["results"][1]["error"]["code"] == "corrupt");
 }
 
 TEST_CASE("cli: a missing file or bad usage exits 2", "[cli]") {
@@ -272,7 +274,13 @@ TEST_CASE("cli: safetensors get reads one tensor's bytes from a URL or a file",
   const std::string none = dir.file("none.safetensors");
   r = Run(testing::CartonBin() + " safetensors get " + Quote(url) + " a zz -o " + Quote(none));
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "carton safetensors get: " + url + ": no tensor named \"zz\"\n");
+  // The names it has, in the file's order.
+  std::string names;
+  for (const auto& t : source->tensors())
+    names += (names.empty() ? "" : ", ") + std::string(t.name);
+  CHECK(names.size() == 7);
+  CHECK(r.err ==
+        "carton safetensors get: " + url + ": no tensor named \"zz\" (it has: " + names + ")\n");
   CHECK_FALSE(std::filesystem::exists(none));
 }
 

@@ -1,5 +1,6 @@
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <variant>
 
 #include "carton/carton/info.h"
@@ -9,13 +10,12 @@
 #include "carton/runner/runner.h"
 #include "commands.h"
 #include "exit_code.h"
+#include "json_out.h"
 #include "oci_cmd.h"
 #include "pack_cmd.h"
 
 namespace carton::cli {
 namespace {
-
-using Json = nlohmann::ordered_json;
 
 std::string ShapeText(const Shape& shape) {
   if (std::holds_alternative<AnyDim>(shape)) return "\"*\"";
@@ -53,9 +53,11 @@ Json RefsJson(const TensorRefs& refs) {
   return j;
 }
 
-Json InfoJson(const CartonInfo& info) {
+Json InfoJson(const std::string& model, const CartonInfo& info) {
   const auto& c = info.config;
   Json j;
+  j["model"] = model;
+  j["ok"] = true;
   j["manifest_hash"] = manifest::ToHex(info.manifest_hash);
   auto opt = [&](const char* key, const std::optional<std::string>& v) {
     j[key] = v ? Json(*v) : Json(nullptr);
@@ -98,7 +100,8 @@ Json InfoJson(const CartonInfo& info) {
     j["files"].push_back({{"path", f.path},
                           {"size", f.size},
                           {"compressed_size", f.compressed_size},
-                          {"method", f.method}});
+                          {"method", f.method},
+                          {"linked", f.linked}});
   }
   j["tensors"] = Json::array();
   if (info.tensor_index) {
@@ -197,12 +200,32 @@ int Pack(const PackArgs& a) {
   Status described = DescribeForPack(a, &o);
   if (!described.ok()) return Fail("pack", described);
   auto r = carton::Pack(a.dir, a.output, o);
-  if (!r.ok()) return FailLines("pack", r.status());
+  if (!r.ok()) return FailEachLine("pack", r.status());
   PrintPackNotes(*r);
   std::uint64_t total = 0, packed = 0;
   for (const auto& f : r->files) {
     total += f.size;
     packed += f.compressed_size;
+  }
+  if (a.json) {
+    Json j = JsonDocument();
+    j["model"] = a.output;
+    j["ok"] = true;
+    j["manifest_hash"] = manifest::ToHex(r->manifest_hash);
+    j["bytes"] = total;
+    j["compressed_bytes"] = packed;
+    j["warnings"] = r->warnings;
+    j["left_out"] = r->skipped_by_default;
+    j["files"] = Json::array();
+    for (const auto& f : r->files) {
+      j["files"].push_back({{"path", f.path},
+                            {"size", f.size},
+                            {"compressed_size", f.compressed_size},
+                            {"method", std::string(CompressionName(f.method))},
+                            {"sha256", manifest::ToHex(f.sha256)}});
+    }
+    PrintJson(j);
+    return kExitOk;
   }
   std::cerr << "packed " << r->files.size() << " files, " << total << " bytes into " << a.output
             << " (" << packed << " bytes of file data)\n";
@@ -210,31 +233,39 @@ int Pack(const PackArgs& a) {
   return kExitOk;
 }
 
-int Verify(const VerifyArgs& a) {
+namespace {
+
+// One MODEL of verify, info or hash: its document (without "schema") goes
+// to `results`, its human lines to stdout and stderr. Returns the exit code.
+int VerifyOne(const VerifyArgs& a, const std::string& model, Json* results) {
   VerifyOptions o;
   o.threads = a.threads;
   o.fetch_links = a.fetch;
   o.links.fetch.allow_file_links = a.allow_file_links;
-  auto r = links::oci::IsReference(a.carton)
-               ? VerifyOciCarton(a.carton, o, OciOptionsFor(a.registry))
-               : carton::Verify(a.carton, o);
-  if (!r.ok()) return Fail("verify", r.status());
-  if (a.json) {
-    Json j;
-    j["carton"] = a.carton;
-    j["valid"] = r->ok();
-    j["manifest_hash"] =
-        r->manifest_hash ? Json(manifest::ToHex(*r->manifest_hash)) : Json(nullptr);
-    j["files_hashed"] = r->files_hashed;
-    j["bytes_hashed"] = r->bytes_hashed;
-    j["linked_files"] = r->linked_files;
-    j["linked_fetched"] = r->linked_fetched;
-    j["problems"] = Json::array();
-    for (const auto& p : r->problems)
-      j["problems"].push_back({{"where", p.where}, {"problem", p.message}});
-    std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
-  } else if (r->ok()) {
-    std::cout << a.carton << ": ok (" << r->files_hashed << " files, " << r->bytes_hashed
+  auto r = links::oci::IsReference(model) ? VerifyOciCarton(model, o, OciOptionsFor(a.registry))
+                                          : carton::Verify(model, o);
+  Json j;
+  j["model"] = model;
+  if (!r.ok()) {
+    j["ok"] = false;
+    j["error"] = ErrorJson(r.status());
+    results->push_back(std::move(j));
+    return ReportError("verify", r.status());
+  }
+  j["ok"] = r->ok();
+  j["manifest_hash"] = r->manifest_hash ? Json(manifest::ToHex(*r->manifest_hash)) : Json(nullptr);
+  j["files_hashed"] = r->files_hashed;
+  j["bytes_hashed"] = r->bytes_hashed;
+  j["linked_files"] = r->linked_files;
+  j["linked_fetched"] = r->linked_fetched;
+  j["warnings"] = r->warnings;
+  j["problems"] = Json::array();
+  for (const auto& p : r->problems) {
+    j["problems"].push_back({{"where", p.where}, {"message", p.message}});
+  }
+  results->push_back(std::move(j));
+  if (!a.json && r->ok()) {
+    std::cout << model << ": ok (" << r->files_hashed << " files, " << r->bytes_hashed
               << " bytes hashed";
     const std::uint64_t unfetched = r->linked_files - r->linked_fetched;
     if (unfetched > 0) {
@@ -244,41 +275,121 @@ int Verify(const VerifyArgs& a) {
     std::cout << ")\n";
   }
   for (const auto& w : r->warnings) {
-    std::cerr << "carton verify: warning: " << a.carton << ": " << w << '\n';
+    std::cerr << "carton verify: warning: " << model << ": " << w << '\n';
   }
   for (const auto& p : r->problems) {
-    std::cerr << "carton verify: " << a.carton << ": " << (p.where.empty() ? "" : p.where + ": ")
-              << p.message << '\n';
+    // A carton that does not open has one problem whose message names it;
+    // a message may name its entry already ("carton.toml:3:15: ...").
+    const bool named = p.where.empty() && p.message.starts_with(model + ": ");
+    const bool says_where = !p.where.empty() && p.message.starts_with(p.where) &&
+                            (p.message.size() == p.where.size() ||
+                             p.message[p.where.size()] == ':' || p.message[p.where.size()] == ' ');
+    std::cerr << "carton verify: " << (named ? "" : model + ": ")
+              << (p.where.empty() || says_where ? "" : p.where + ": ") << p.message << '\n';
   }
   return r->ok() ? kExitOk : kExitBadInput;
 }
 
-int Info(const InfoArgs& a) {
-  auto r = links::oci::IsReference(a.carton) ? ReadOciInfo(a.carton, OciOptionsFor(a.registry))
-                                             : ReadInfo(a.carton);
-  if (!r.ok()) return Fail("info", r.status());
-  if (a.json) {
-    std::cout << InfoJson(*r).dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
-  } else {
-    PrintInfo(a.carton, *r);
-  }
-  return kExitOk;
+}  // namespace
+
+int Verify(const VerifyArgs& a) {
+  int worst = kExitOk;
+  Json results = Json::array();
+  for (const auto& model : a.cartons) worst = std::max(worst, VerifyOne(a, model, &results));
+  if (a.json) PrintJsonResults(std::move(results));
+  return worst;
 }
+
+int Info(const InfoArgs& a) {
+  int worst = kExitOk;
+  Json results = Json::array();
+  for (std::size_t n = 0; n < a.cartons.size(); ++n) {
+    const std::string& model = a.cartons[n];
+    auto r = links::oci::IsReference(model) ? ReadOciInfo(model, OciOptionsFor(a.registry))
+                                            : ReadInfo(model);
+    if (!r.ok()) {
+      worst = std::max(worst, ReportError("info", r.status()));
+      results.push_back({{"model", model}, {"ok", false}, {"error", ErrorJson(r.status())}});
+      continue;
+    }
+    if (a.json) {
+      results.push_back(InfoJson(model, *r));
+    } else {
+      if (n > 0) std::cout << '\n';
+      PrintInfo(model, *r);
+    }
+  }
+  if (a.json) PrintJsonResults(std::move(results));
+  return worst;
+}
+
+namespace {
+
+// The directory `carton unpack MODEL` makes when no DIR is given: the
+// model's name when it is a plain file name, else the file name of MODEL
+// without its extension.
+Result<std::string> DefaultUnpackDir(const std::string& model, const LinkOptions& options) {
+  auto info = ReadInfo(model, options);
+  if (!info.ok()) return info.status();
+  const auto& name = info->config.model_name;
+  auto plain = [](const std::string& s) {
+    return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos &&
+           s.find('\0') == std::string::npos && s[0] != '.';
+  };
+  if (name && plain(*name)) return *name;
+  std::string base = model.substr(0, model.find_first_of("?#"));
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  std::string stem = std::filesystem::path(base).stem().string();
+  if (plain(stem)) return stem;
+  return InvalidArgument(model + ": no model name to unpack into; give DIR");
+}
+
+}  // namespace
 
 int Unpack(const UnpackArgs& a) {
   LinkOptions o;
   o.fetch.allow_file_links = a.allow_file_links;
-  Status s = carton::Unpack(a.carton, a.dir, o);
+  std::string dir = a.dir;
+  if (dir.empty()) {
+    auto d = DefaultUnpackDir(a.carton, o);
+    if (!d.ok()) return Fail("unpack", d.status());
+    dir = *d;
+  }
+  Status s = carton::Unpack(a.carton, dir, o);
   if (!s.ok()) return Fail("unpack", s);
+  if (a.json) {
+    Json j = JsonDocument();
+    j["model"] = a.carton;
+    j["ok"] = true;
+    j["dir"] = dir;
+    PrintJson(j);
+  } else if (a.dir.empty()) {
+    // The directory was chosen here: say which.
+    std::cerr << "unpacked " << a.carton << " into " << dir << "/\n";
+  }
   return kExitOk;
 }
 
-int Hash(const std::string& carton, const RegistryArgs& registry) {
-  auto r = links::oci::IsReference(carton) ? OciManifestHash(carton, OciOptionsFor(registry))
-                                           : ManifestHash(carton);
-  if (!r.ok()) return Fail("hash", r.status());
-  std::cout << manifest::ToHex(*r) << '\n';
-  return kExitOk;
+int Hash(const HashArgs& a) {
+  int worst = kExitOk;
+  Json results = Json::array();
+  for (const auto& model : a.cartons) {
+    auto r = links::oci::IsReference(model) ? OciManifestHash(model, OciOptionsFor(a.registry))
+                                            : ManifestHash(model);
+    if (!r.ok()) {
+      worst = std::max(worst, ReportError("hash", r.status()));
+      results.push_back({{"model", model}, {"ok", false}, {"error", ErrorJson(r.status())}});
+      continue;
+    }
+    results.push_back({{"model", model}, {"ok", true}, {"manifest_hash", manifest::ToHex(*r)}});
+    if (a.json) continue;
+    // One MODEL: the hash alone; several: sha256sum's "<hash>  <name>".
+    std::cout << manifest::ToHex(*r);
+    if (a.cartons.size() > 1) std::cout << "  " << model;
+    std::cout << '\n';
+  }
+  if (a.json) PrintJsonResults(std::move(results));
+  return worst;
 }
 
 int TensorsImport(const std::string& file, const std::string& dir) {

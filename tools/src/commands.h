@@ -67,6 +67,7 @@ struct PackArgs {
   DescribeArgs describe;
   bool override_config = false;      // --override: the flags win over carton.toml
   std::vector<std::string> exclude;  // globs
+  bool json = false;
 };
 int Pack(const PackArgs& args);
 
@@ -77,8 +78,10 @@ struct InitArgs {
 };
 int Init(const InitArgs& args);
 
+// verify, info and hash take several MODELs, like sha256sum: each is
+// reported, the others still run, and the exit code is the worst one.
 struct VerifyArgs {
-  std::string carton;
+  std::vector<std::string> cartons;
   bool json = false;
   unsigned threads = 0;
   bool fetch = false;
@@ -88,7 +91,7 @@ struct VerifyArgs {
 int Verify(const VerifyArgs& args);
 
 struct InfoArgs {
-  std::string carton;
+  std::vector<std::string> cartons;
   bool json = false;
   RegistryArgs registry;
 };
@@ -96,11 +99,39 @@ int Info(const InfoArgs& args);
 
 struct UnpackArgs {
   std::string carton;
-  std::string dir;
+  std::string dir;  // empty: ./<model_name or file stem>
   bool allow_file_links = false;
+  bool json = false;
 };
 int Unpack(const UnpackArgs& args);
-int Hash(const std::string& carton, const RegistryArgs& registry);
+
+struct HashArgs {
+  std::vector<std::string> cartons;
+  bool json = false;
+  RegistryArgs registry;
+};
+int Hash(const HashArgs& args);
+
+// ls, cat, diff (inspect_cmd.cc).
+struct LsArgs {
+  std::string carton;
+  bool json = false;
+};
+int Ls(const LsArgs& args);
+
+struct CatArgs {
+  std::string carton;
+  std::string path;
+  bool allow_file_links = false;
+};
+int Cat(const CatArgs& args);
+
+struct DiffArgs {
+  std::string a;
+  std::string b;
+  bool json = false;
+};
+int Diff(const DiffArgs& args);
 
 // oci_cmd.cc
 struct PushArgs {
@@ -108,6 +139,7 @@ struct PushArgs {
   std::string reference;
   bool json = false;
   RegistryArgs registry;
+  bool quiet = false;  // no summary or progress on stderr
 };
 int Push(const PushArgs& args);
 
@@ -116,6 +148,7 @@ struct PullArgs {
   std::string output;
   bool json = false;
   RegistryArgs registry;
+  bool quiet = false;  // no summary or progress on stderr
 };
 int Pull(const PullArgs& args);
 
@@ -127,6 +160,7 @@ struct ShrinkArgs {
   std::string blobs_dir;
   std::uint64_t min_size = std::uint64_t{1} << 20;
   std::vector<std::string> encodings;
+  bool json = false;
 };
 int Shrink(const ShrinkArgs& args);
 
@@ -135,6 +169,7 @@ struct FetchArgs {
   std::string output;
   std::string compression = "stored";
   bool allow_file_links = false;
+  bool json = false;
 };
 int Fetch(const FetchArgs& args);
 int TensorsImport(const std::string& safetensors_file, const std::string& dir);
@@ -150,6 +185,7 @@ struct LoadArgs {
   bool root = false;    // print the entry's root instead of model/
   bool verify = false;  // rehash the cache entry on a hit
   bool json = false;
+  unsigned threads = 0;
   RegistryArgs registry;
 };
 int Load(const LoadArgs& args);
@@ -173,9 +209,11 @@ struct RunArgs {
   std::vector<std::string> inputs;
   std::string output;
   std::vector<std::string> opts;
+  bool quiet = false;  // infer: no output summary on stderr
 };
 int SelfTest(const RunArgs& args);
 int Infer(const RunArgs& args);
 int Runners(bool json);
+int Version(bool json);
 
 }  // namespace carton::cli

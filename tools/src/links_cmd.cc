@@ -6,6 +6,7 @@
 #include "carton/manifest/sha256.h"
 #include "commands.h"
 #include "exit_code.h"
+#include "json_out.h"
 
 namespace carton::cli {
 
@@ -21,6 +22,18 @@ int Shrink(const ShrinkArgs& a) {
   }
   auto r = carton::Shrink(a.carton, a.output, o);
   if (!r.ok()) return Fail("shrink", r.status());
+  if (a.json) {
+    Json j = JsonDocument();
+    j["model"] = a.output;
+    j["ok"] = true;
+    j["input"] = a.carton;
+    j["manifest_hash"] = manifest::ToHex(r->manifest_hash);
+    j["moved"] = r->moved;
+    j["moved_bytes"] = r->moved_bytes;
+    j["blobs_written"] = r->blobs_written;
+    PrintJson(j);
+    return kExitOk;
+  }
   std::cerr << "moved " << r->moved.size() << " files, " << r->moved_bytes << " bytes, out of "
             << a.output << " (" << r->blobs_written << " new blobs in " << a.blobs_dir << ")\n";
   std::cout << manifest::ToHex(r->manifest_hash) << '\n';
@@ -42,6 +55,17 @@ int Fetch(const FetchArgs& a) {
   }
   auto r = FetchLinked(a.carton, a.output, o);
   if (!r.ok()) return Fail("fetch", r.status());
+  if (a.json) {
+    Json j = JsonDocument();
+    j["model"] = a.output;
+    j["ok"] = true;
+    j["input"] = a.carton;
+    j["manifest_hash"] = manifest::ToHex(r->manifest_hash);
+    j["fetched"] = r->fetched;
+    j["fetched_bytes"] = r->fetched_bytes;
+    PrintJson(j);
+    return kExitOk;
+  }
   std::cerr << "fetched " << r->fetched.size() << " linked files, " << r->fetched_bytes
             << " bytes, into " << a.output << '\n';
   std::cout << manifest::ToHex(r->manifest_hash) << '\n';

@@ -1,22 +1,22 @@
 // carton load | cache ... | self-test | infer | runners: thin shells over
 // the loader and the runner client.
+#include <algorithm>
 #include <chrono>
 #include <iostream>
-#include <nlohmann/json.hpp>
 
 #include "carton/loader/cache.h"
 #include "carton/loader/loader.h"
 #include "carton/runner/client.h"
+#include "carton/runner/input_check.h"
 #include "carton/runner/select.h"
 #include "carton/runner/self_test.h"
 #include "carton/runner/tensor_file.h"
 #include "commands.h"
 #include "exit_code.h"
+#include "json_out.h"
 
 namespace carton::cli {
 namespace {
-
-using Json = nlohmann::ordered_json;
 
 Result<std::vector<manifest::Digest>> ParseHashes(const std::vector<std::string>& hashes) {
   std::vector<manifest::Digest> out;
@@ -48,8 +48,7 @@ struct Session {
   runner::RunnerProcess process;
 };
 
-Result<Session> Start(const RunArgs& args) {
-  CARTON_ASSIGN_OR_RETURN(loader::LoadedCarton carton, loader::Load(args.model));
+Result<Session> Start(const RunArgs& args, loader::LoadedCarton carton) {
   CARTON_ASSIGN_OR_RETURN(runner::RunnerCandidate r, runner::SelectRunner(carton.config().runner));
   runner::RunnerProcessOptions opts;
   opts.infer_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(args.timeout * 1000));
@@ -63,6 +62,27 @@ Result<Session> Start(const RunArgs& args) {
   return Session{std::move(carton), std::move(p)};
 }
 
+Result<Session> Start(const RunArgs& args) {
+  CARTON_ASSIGN_OR_RETURN(loader::LoadedCarton carton, loader::Load(args.model));
+  return Start(args, std::move(carton));
+}
+
+std::string ShapeText(const std::vector<std::uint64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// "x float32, y int64": the declared inputs, for messages about a wrong one.
+std::string DeclaredInputs(const std::vector<TensorSpec>& specs) {
+  std::string s;
+  for (const auto& spec : specs) {
+    if (!s.empty()) s += ", ";
+    s += spec.name + " " + std::string(DataTypeName(spec.dtype));
+  }
+  return s;
+}
+
 }  // namespace
 
 int Load(const LoadArgs& args) {
@@ -70,11 +90,14 @@ int Load(const LoadArgs& args) {
   options.verify_cache_hit = args.verify;
   options.registry_config = args.registry.config;
   options.plain_http = args.registry.plain_http;
+  options.threads = args.threads;
   auto c = loader::Load(args.model, options);
   if (!c.ok()) return Fail("load", c.status());
   if (args.json) {
     const auto& st = c->stats();
-    Json j;
+    Json j = JsonDocument();
+    j["model"] = args.model;
+    j["ok"] = true;
     j["model_dir"] = c->model_dir();
     j["root_dir"] = c->root_dir();
     j["manifest_hash"] = c->manifest_hash() ? manifest::ToHex(*c->manifest_hash()) : "";
@@ -84,7 +107,7 @@ int Load(const LoadArgs& args) {
     j["bytes_copied"] = st.bytes_copied;
     j["bytes_decoded"] = st.bytes_decoded;
     j["bytes_fetched"] = st.bytes_fetched;
-    std::cout << j.dump() << "\n";
+    PrintJson(j);
     return kExitOk;
   }
   std::cout << (args.root ? c->root_dir() : c->model_dir()) << "\n";
@@ -107,11 +130,12 @@ int CacheList(const CacheArgs& args) {
                    {"last_used", e.last_used},
                    {"model_name", e.model_name}});
     }
-    Json j;
+    Json j = JsonDocument();
+    j["ok"] = true;
     j["entries"] = std::move(a);
     j["blobs"] = {
         {"count", blobs->count}, {"bytes", blobs->bytes}, {"shared_bytes", blobs->shared_bytes}};
-    std::cout << j.dump(2) << "\n";
+    PrintJson(j);
     return kExitOk;
   }
   for (const auto& e : *entries) {
@@ -140,7 +164,9 @@ int CacheVerify(const CacheArgs& args) {
     if (!r.ok()) return Fail("cache verify", r.status());
     all_ok = all_ok && r->ok();
     if (args.json) {
-      report.push_back({{"hash", r->hash}, {"ok", r->ok()}, {"problems", r->problems}});
+      Json problems = Json::array();
+      for (const auto& p : r->problems) problems.push_back({{"where", ""}, {"message", p}});
+      report.push_back({{"hash", r->hash}, {"ok", r->ok()}, {"problems", std::move(problems)}});
     } else if (r->ok()) {
       std::cout << r->hash << ": ok\n";
     } else {
@@ -150,7 +176,12 @@ int CacheVerify(const CacheArgs& args) {
       }
     }
   }
-  if (args.json) std::cout << report.dump(2) << "\n";
+  if (args.json) {
+    Json j = JsonDocument();
+    j["ok"] = all_ok;
+    j["entries"] = std::move(report);
+    PrintJson(j);
+  }
   return all_ok ? kExitOk : kExitBadInput;
 }
 
@@ -163,6 +194,12 @@ int CacheRemove(const CacheArgs& args) {
     Status s = cache->Remove(h);
     if (!s.ok()) return Fail("cache rm", s);
   }
+  if (args.json) {
+    Json j = JsonDocument();
+    j["ok"] = true;
+    j["removed"] = args.hashes;
+    PrintJson(j);
+  }
   return kExitOk;
 }
 
@@ -173,6 +210,17 @@ int CacheGc(const CacheArgs& args) {
   if (!cache.ok()) return Fail("cache gc", cache.status());
   auto r = cache->Gc(*max);
   if (!r.ok()) return Fail("cache gc", r.status());
+  if (args.json) {
+    Json j = JsonDocument();
+    j["ok"] = true;
+    j["removed"] = r->removed;
+    j["removed_blobs"] = r->removed_blobs;
+    j["kept_in_use"] = r->skipped_in_use;
+    j["freed_bytes"] = r->freed;
+    j["remaining_bytes"] = r->remaining;
+    PrintJson(j);
+    return kExitOk;
+  }
   for (const auto& h : r->removed) std::cout << "removed " << h << "\n";
   for (const auto& h : r->removed_blobs) std::cout << "removed blob " << h << "\n";
   for (const auto& h : r->skipped_in_use) std::cout << "in use, kept " << h << "\n";
@@ -197,7 +245,23 @@ int SelfTest(const RunArgs& args) {
         return out;
       },
       compare);
-  std::cout << (args.json ? runner::FormatReportJson(report) : runner::FormatReport(report));
+  if (args.json) {
+    Json j = JsonDocument();
+    j["model"] = args.model;
+    j["ok"] = report.passed();
+    Json details = Json::parse(runner::FormatReportJson(report));
+    for (auto& [k, v] : details.items()) j[k] = std::move(v);
+    // "error" is the error document's key: a test's failure is a message.
+    for (auto& t : j["tests"]) {
+      if (t.contains("error")) {
+        t["message"] = t["error"];
+        t.erase("error");
+      }
+    }
+    PrintJson(j);
+  } else {
+    std::cout << runner::FormatReport(report);
+  }
   std::cout.flush();
   // A runner that crashed or hung is trouble, not a verdict on the model.
   if (!runner_failure.ok()) return Fail("self-test", runner_failure);
@@ -214,7 +278,18 @@ int Infer(const RunArgs& args) {
     if (!t.ok()) return Fail("infer", t.status());
     inputs.push_back(std::move(t).value());
   }
-  auto session = Start(args);
+  auto carton = loader::Load(args.model);
+  if (!carton.ok()) return Fail("infer", carton.status());
+  // Wrong inputs are refused here, before a runner starts: they are the
+  // user's input, so exit 1.
+  if (Status s = runner::CheckInputs(carton->config().inputs, inputs); !s.ok()) {
+    const auto& declared = carton->config().inputs;
+    if (!declared.empty()) s = s.WithContext(args.model);
+    std::string message = s.message();
+    if (!declared.empty()) message += " (declared inputs: " + DeclaredInputs(declared) + ")";
+    return FailWith("infer", Status(s.code(), message), kExitBadInput);
+  }
+  auto session = Start(args, std::move(carton).value());
   if (!session.ok()) return Fail("infer", session.status());
   auto outputs = session->process.Infer(inputs);
   if (!outputs.ok()) return Fail("infer", outputs.status());
@@ -222,6 +297,25 @@ int Infer(const RunArgs& args) {
   if (!s.ok()) return Fail("infer", s);
   s = session->process.Close();
   if (!s.ok()) return Fail("infer", s);
+  // One line per output on stderr ("NAME DTYPE [SHAPE]"); stdout stays for
+  // --json.
+  Json outs = Json::array();
+  for (const auto& t : *outputs) {
+    outs.push_back(
+        {{"name", t.name}, {"dtype", std::string(DataTypeName(t.dtype))}, {"shape", t.shape}});
+    if (!args.json && !args.quiet) {
+      std::cerr << "output " << t.name << ": " << DataTypeName(t.dtype) << ' ' << ShapeText(t.shape)
+                << '\n';
+    }
+  }
+  if (args.json) {
+    Json j = JsonDocument();
+    j["model"] = args.model;
+    j["ok"] = true;
+    j["output"] = args.output;
+    j["outputs"] = std::move(outs);
+    PrintJson(j);
+  }
   return kExitOk;
 }
 
@@ -234,7 +328,7 @@ int Runners(bool json) {
                    {"runner_name", r.runner_name},
                    {"framework_version", r.framework_version},
                    {"runner_compat_version", r.runner_compat_version},
-                   {"error", r.rejected}});
+                   {"rejected", r.rejected}});
     } else if (r.rejected.empty()) {
       std::cout << r.runner_name << " " << r.framework_version << " (compat "
                 << r.runner_compat_version << ")  " << r.path << "\n";
@@ -242,7 +336,12 @@ int Runners(bool json) {
       std::cout << "?  " << r.path << ": " << r.rejected << "\n";
     }
   }
-  if (json) std::cout << a.dump(2) << "\n";
+  if (json) {
+    Json j = JsonDocument();
+    j["ok"] = true;
+    j["runners"] = std::move(a);
+    PrintJson(j);
+  }
   return kExitOk;
 }
 

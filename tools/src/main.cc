@@ -1,16 +1,149 @@
 // The `carton` command line: parses arguments with CLI11 and calls the
 // command functions in commands.h. The only file that includes CLI11.
+//
+// Beyond CLI11: bare `carton` (and a command group without its
+// subcommand) prints the help and exits 0, as cargo and docker do; an
+// unknown command is refused with the nearest known name; `carton help
+// [COMMAND [SUB]]` is COMMAND's --help; every --help ends with examples,
+// the environment variables the command reads and the exit codes, from the
+// table in help.cc.
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <functional>
+#include <iostream>
+#include <string>
+#include <vector>
 
 #include "commands.h"
 #include "exit_code.h"
+#include "help.h"
+#include "json_out.h"
+
+namespace carton::cli {
+namespace {
+
+// The path of `cmd` below the top ("cache gc").
+std::string CommandPath(const CLI::App* cmd) {
+  std::string path;
+  for (const CLI::App* c = cmd; c != nullptr && c->get_parent() != nullptr; c = c->get_parent()) {
+    path = path.empty() ? c->get_name() : c->get_name() + " " + path;
+  }
+  return path;
+}
+
+void AddFooters(CLI::App* app) {
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) {
+    const std::string path = CommandPath(sub);
+    if (std::string footer = HelpFooter(path); !footer.empty()) sub->footer(footer);
+    AddFooters(sub);
+  }
+}
+
+std::vector<CLI::App*> Subcommands(CLI::App* app) {
+  return app->get_subcommands([](CLI::App*) { return true; });
+}
+
+CLI::App* FindSubcommand(CLI::App* app, const std::string& name) {
+  for (CLI::App* sub : Subcommands(app)) {
+    if (sub->check_name(name)) return sub;
+  }
+  return nullptr;
+}
+
+// "carton: unknown command 'packk' (did you mean 'pack'?)", exit 2.
+int UnknownCommand(CLI::App* parent, const std::string& name) {
+  std::string best;
+  std::size_t best_distance = 0;
+  for (CLI::App* sub : Subcommands(parent)) {
+    const std::size_t d = EditDistance(name, sub->get_name());
+    if (best.empty() || d < best_distance) {
+      best = sub->get_name();
+      best_distance = d;
+    }
+  }
+  const std::string where = CommandPath(parent);
+  std::string line =
+      "carton" + (where.empty() ? "" : " " + where) + ": unknown command '" + name + "'";
+  // Close enough to be a typo: a third of the name, at least one edit.
+  if (!best.empty() && best_distance <= std::max<std::size_t>(1, name.size() / 3)) {
+    line += " (did you mean '" + best + "'?)";
+  }
+  std::cerr << line << "\nRun 'carton" << (where.empty() ? "" : " " + where)
+            << " --help' for the list of commands.\n";
+  return kExitTrouble;
+}
+
+// Walks the command words of `args` (after "carton"): checks each names a
+// known command, rewrites `help A B` into `A B --help`, and finds a bare
+// group. Returns an exit code to stop with, or -1 to go on and parse.
+int Preflight(CLI::App* app, std::vector<std::string>* args) {
+  const auto is_help = [](const std::string& a) { return a == "-h" || a == "--help"; };
+  if (!args->empty() && (*args)[0] == "help" && std::none_of(args->begin(), args->end(), is_help)) {
+    args->erase(args->begin());
+    for (const auto& a : *args) {
+      if (!a.empty() && a[0] == '-') {
+        std::cerr << "carton help: takes command names only, not '" << a << "'\n";
+        return kExitTrouble;
+      }
+    }
+    args->push_back("--help");
+  }
+  CLI::App* at = app;
+  for (std::size_t i = 0; i < args->size(); ++i) {
+    const std::string& a = (*args)[i];
+    if (a == "--") break;
+    if (!a.empty() && a[0] == '-') {
+      // Options of a group ("--help") are CLI11's business; a group has no
+      // option that takes a value, so the next word is still a command.
+      if (Subcommands(at).empty()) break;
+      continue;
+    }
+    if (Subcommands(at).empty()) break;
+    CLI::App* sub = FindSubcommand(at, a);
+    if (sub == nullptr) return UnknownCommand(at, a);
+    at = sub;
+  }
+  if (!Subcommands(at).empty()) {
+    // A bare group, or bare `carton`: its help (unless something else,
+    // such as --version or --help, was asked for).
+    const bool other = std::any_of(args->begin(), args->end(),
+                                   [](const std::string& a) { return !a.empty() && a[0] == '-'; });
+    if (!other) {
+      const std::string parent = at == app ? "" : CommandPath(at->get_parent());
+      std::cout << at->help(at == app ? "" : parent.empty() ? "carton" : "carton " + parent);
+      return kExitOk;
+    }
+  }
+  return -1;
+}
+
+bool WantsJson(const std::vector<std::string>& args) {
+  return std::find(args.begin(), args.end(), "--json") != args.end();
+}
+
+}  // namespace
+}  // namespace carton::cli
 
 int main(int argc, char** argv) {
   using namespace carton::cli;
   CLI::App app{"carton: pack, verify, inspect and load machine-learning models", "carton"};
-  app.set_version_flag("--version", "carton 0.1.0");
+  app.set_version_flag("--version", std::string("carton ") + CARTON_VERSION);
   app.require_subcommand(1);
+  app.footer(
+      "Run 'carton help COMMAND' (or 'carton COMMAND --help') for a command's options, "
+      "examples, environment variables and exit codes.\n"
+      "Exit status: 0 success; 1 the input is bad (a corrupt or unsupported carton or file, a "
+      "failed verification or self-test); 2 usage, environment, I/O, network or runner "
+      "trouble.");
   int rc = kExitOk;
+  // Every command runs through on_run: its --json decides where errors go too.
+  auto on_run = [&rc](CLI::App* cmd, std::function<int()> fn) {
+    cmd->callback([&rc, cmd, fn = std::move(fn)] {
+      const CLI::Option* json = cmd->get_option_no_throw("--json");
+      SetJsonErrors(json != nullptr && json->count() > 0);
+      rc = fn();
+    });
+  };
   // --registry-config, --plain-http, --jobs: for commands that take oci://
   // references.
   auto add_registry_options = [](CLI::App* cmd, RegistryArgs* r, bool jobs = true) {
@@ -35,7 +168,7 @@ int main(int argc, char** argv) {
   auto* st_inspect = st->add_subcommand("inspect", "List the tensors and metadata of a file");
   st_inspect->add_option("FILE", inspect.file, kStFile)->required();
   st_inspect->add_flag("--json", inspect.json, "Print JSON");
-  st_inspect->callback([&] { rc = SafetensorsInspect(inspect); });
+  on_run(st_inspect, [&] { return SafetensorsInspect(inspect); });
 
   SafetensorsVerifyArgs verify;
   auto* st_verify = st->add_subcommand(
@@ -43,7 +176,7 @@ int main(int argc, char** argv) {
   st_verify->add_option("FILE", verify.files, kStFile)->required();
   st_verify->add_flag("--json", verify.json, "Print a JSON report");
   st_verify->add_flag("-q,--quiet", verify.quiet, "Print only errors");
-  st_verify->callback([&] { rc = SafetensorsVerify(verify); });
+  on_run(st_verify, [&] { return SafetensorsVerify(verify); });
 
   SafetensorsGetArgs get;
   auto* st_get = st->add_subcommand(
@@ -51,7 +184,7 @@ int main(int argc, char** argv) {
   st_get->add_option("FILE", get.file, kStFile)->required();
   st_get->add_option("TENSOR", get.tensors, "Tensor names")->required();
   st_get->add_option("-o,--output", get.output, "The .safetensors file to write")->required();
-  st_get->callback([&] { rc = SafetensorsGet(get); });
+  on_run(st_get, [&] { return SafetensorsGet(get); });
 
   // The flags that describe a model: pack (without carton.toml, or with
   // --override) and init.
@@ -97,7 +230,7 @@ int main(int argc, char** argv) {
   p->add_option("--level", pack.level, "Compression level (0: the method's default)");
   p->add_option("--align", pack.align, "Alignment of stored entries' data (64; 4096 for pages)")
       ->capture_default_str();
-  p->add_option("--threads", pack.threads,
+  p->add_option("-j,--threads", pack.threads,
                 "Threads for hashing and zstd (0: one per core); the output is the same for any");
   add_describe_options(p, &pack.describe);
   p->add_flag("--override", pack.override_config,
@@ -107,9 +240,10 @@ int main(int argc, char** argv) {
                 "GLOB of files or directories to leave out (repeatable; also PATH/.cartonignore, "
                 "one per line); .git/, __pycache__/, .DS_Store always are")
       ->allow_extra_args(false);
-  p->callback([&] {
+  p->add_flag("--json", pack.json, "Print a JSON report instead of the manifest hash");
+  on_run(p, [&] {
     pack.describe.compat_given = p->count("--compat-version") > 0;
-    rc = Pack(pack);
+    return Pack(pack);
   });
 
   InitArgs init;
@@ -117,15 +251,15 @@ int main(int argc, char** argv) {
       "init", "Write DIR/carton.toml, commented, from the flags or guessed from DIR's files");
   in->add_option("DIR", init.dir, "The model folder (created if missing)")->required();
   add_describe_options(in, &init.describe);
-  in->callback([&] {
+  on_run(in, [&] {
     init.describe.compat_given = in->count("--compat-version") > 0;
-    rc = Init(init);
+    return Init(init);
   });
 
   VerifyArgs verify_carton;
   auto* v = app.add_subcommand("verify", "Check a .carton: structure, metadata, every hash");
-  v->add_option("MODEL", verify_carton.carton,
-                "A .carton file, an http(s) URL or an oci:// reference")
+  v->add_option("MODEL", verify_carton.cartons,
+                "A .carton file, an http(s) URL or an oci:// reference (several: each is checked)")
       ->required();
   v->add_flag("--json", verify_carton.json, "Print a JSON report");
   v->add_flag("--fetch", verify_carton.fetch,
@@ -134,42 +268,74 @@ int main(int argc, char** argv) {
               "Let LINKS use file:// URLs (refused by default)");
   v->add_option("-j,--threads", verify_carton.threads, "Hashing threads (0: one per core)");
   add_registry_options(v, &verify_carton.registry);
-  v->callback([&] { rc = Verify(verify_carton); });
+  on_run(v, [&] { return Verify(verify_carton); });
 
   InfoArgs info;
   auto* i = app.add_subcommand(
       "info", "Show a .carton's metadata without unpacking it (a URL costs a few range requests)");
-  i->add_option("MODEL", info.carton, "A .carton file, an http(s) URL or an oci:// reference")
+  i->add_option("MODEL", info.cartons,
+                "A .carton file, an http(s) URL or an oci:// reference (several: each is shown)")
       ->required();
   i->add_flag("--json", info.json, "Print JSON");
   add_registry_options(i, &info.registry);
-  i->callback([&] { rc = Info(info); });
+  on_run(i, [&] { return Info(info); });
 
   UnpackArgs unpack;
   auto* u = app.add_subcommand(
       "unpack", "Extract a .carton into a new directory, fetching linked files, checking hashes");
   u->add_option("MODEL", unpack.carton, "A .carton file or an http(s) URL")->required();
-  u->add_option("DIR", unpack.dir, "A directory that does not exist or is empty")->required();
+  u->add_option("DIR", unpack.dir,
+                "A directory that does not exist or is empty (default: ./<model_name>, else "
+                "./<MODEL's file name without extension>)");
+  u->add_flag("--json", unpack.json, "Print a JSON report");
   u->add_flag("--allow-file-links", unpack.allow_file_links,
               "Let LINKS use file:// URLs (refused by default)");
-  u->callback([&] { rc = Unpack(unpack); });
+  on_run(u, [&] { return Unpack(unpack); });
 
-  std::string hash_carton;
-  RegistryArgs hash_registry;
-  auto* h = app.add_subcommand("hash", "Print a .carton's manifest hash");
-  h->add_option("MODEL", hash_carton, "A .carton file, an http(s) URL or an oci:// reference")
+  HashArgs hash;
+  auto* h = app.add_subcommand(
+      "hash", "Print a .carton's manifest hash (several MODELs: \"<hash>  <model>\" lines)");
+  h->add_option("MODEL", hash.cartons, "A .carton file, an http(s) URL or an oci:// reference")
       ->required();
-  add_registry_options(h, &hash_registry);
-  h->callback([&] { rc = Hash(hash_carton, hash_registry); });
+  h->add_flag("--json", hash.json, "Print JSON");
+  add_registry_options(h, &hash.registry);
+  on_run(h, [&] { return Hash(hash); });
+
+  LsArgs ls;
+  auto* lsc = app.add_subcommand(
+      "ls", "List a .carton's files: size, stored size and method, sha256, linked or not");
+  lsc->add_option("MODEL", ls.carton, "A .carton file or an http(s) URL")->required();
+  lsc->add_flag("--json", ls.json, "Print JSON");
+  on_run(lsc, [&] { return Ls(ls); });
+
+  CatArgs cat;
+  auto* catc = app.add_subcommand(
+      "cat", "Write one file of a .carton to stdout, its sha256 checked against MANIFEST");
+  catc->add_option("MODEL", cat.carton, "A .carton file or an http(s) URL")->required();
+  catc->add_option("PATH", cat.path, "The file, as MANIFEST names it (e.g. carton.toml)")
+      ->required();
+  catc->add_flag("--allow-file-links", cat.allow_file_links,
+                 "Let LINKS use file:// URLs (refused by default)");
+  on_run(catc, [&] { return Cat(cat); });
+
+  DiffArgs diff;
+  auto* dc = app.add_subcommand(
+      "diff",
+      "Compare two cartons by MANIFEST: files added, removed and changed (exit 0 either way)");
+  dc->add_option("A", diff.a, "A .carton file or an http(s) URL")->required();
+  dc->add_option("B", diff.b, "A .carton file or an http(s) URL")->required();
+  dc->add_flag("--json", diff.json, "Print JSON");
+  on_run(dc, [&] { return Diff(diff); });
 
   PushArgs push;
   auto* ps = app.add_subcommand(
       "push", "Push a .carton to an OCI registry (one blob per file; only missing blobs move)");
   ps->add_option("MODEL", push.carton, "A .carton file or an http(s) URL")->required();
   ps->add_option("REFERENCE", push.reference, "oci://HOST[:PORT]/REPOSITORY[:TAG]")->required();
+  ps->add_flag("-q,--quiet", push.quiet, "No summary or progress on stderr");
   ps->add_flag("--json", push.json, "Print a JSON report (each blob and what happened to it)");
   add_registry_options(ps, &push.registry);
-  ps->callback([&] { rc = Push(push); });
+  on_run(ps, [&] { return Push(push); });
 
   PullArgs pull;
   auto* pl = app.add_subcommand("pull",
@@ -177,9 +343,10 @@ int main(int argc, char** argv) {
   pl->add_option("REFERENCE", pull.reference, "oci://HOST[:PORT]/REPOSITORY[:TAG|@sha256:DIGEST]")
       ->required();
   pl->add_option("-o,--output", pull.output, "The .carton to write")->required();
+  pl->add_flag("-q,--quiet", pull.quiet, "No summary or progress on stderr");
   pl->add_flag("--json", pull.json, "Print a JSON report");
   add_registry_options(pl, &pull.registry);
-  pl->callback([&] { rc = Pull(pull); });
+  on_run(pl, [&] { return Pull(pull); });
 
   ShrinkArgs shrink;
   auto* sh = app.add_subcommand(
@@ -194,12 +361,13 @@ int main(int argc, char** argv) {
   sh->add_option("--blobs", shrink.blobs_dir,
                  "Directory to write the blobs to (named <sha256>), for upload to URL-PREFIX")
       ->required();
+  sh->add_flag("--json", shrink.json, "Print a JSON report");
   sh->add_option("--min-size", shrink.min_size, "Files of at least this many bytes leave the zip")
       ->capture_default_str();
   sh->add_option("--encodings", shrink.encodings,
                  "Also write pre-compressed copies: zstd (.zst), br (.br), gzip (.gz)")
       ->delimiter(',');
-  sh->callback([&] { rc = Shrink(shrink); });
+  on_run(sh, [&] { return Shrink(shrink); });
 
   FetchArgs fetch;
   auto* f = app.add_subcommand(
@@ -210,9 +378,10 @@ int main(int argc, char** argv) {
   f->add_option("--compression", fetch.compression,
                 "Method for the fetched files: stored, deflate or zstd")
       ->capture_default_str();
+  f->add_flag("--json", fetch.json, "Print a JSON report");
   f->add_flag("--allow-file-links", fetch.allow_file_links,
               "Let LINKS use file:// URLs (refused by default)");
-  f->callback([&] { rc = Fetch(fetch); });
+  on_run(f, [&] { return Fetch(fetch); });
 
   auto* t = app.add_subcommand("tensors", "Convert between safetensors and tensor_data folders");
   t->require_subcommand(1);
@@ -220,11 +389,11 @@ int main(int argc, char** argv) {
   auto* ti = t->add_subcommand("import", "Write a tensor_data folder from a safetensors file");
   ti->add_option("FILE", t_file, "A .safetensors file")->required();
   ti->add_option("DIR", t_dir, "The tensor_data folder to write")->required();
-  ti->callback([&] { rc = TensorsImport(t_file, t_dir); });
+  on_run(ti, [&] { return TensorsImport(t_file, t_dir); });
   auto* te = t->add_subcommand("export", "Write a safetensors file from a tensor_data folder");
   te->add_option("DIR", t_dir, "A tensor_data folder")->required();
   te->add_option("FILE", t_file, "The .safetensors file to write")->required();
-  te->callback([&] { rc = TensorsExport(t_dir, t_file); });
+  on_run(te, [&] { return TensorsExport(t_dir, t_file); });
 
   // Loader, cache and runners (loader_cmd.cc).
   LoadArgs load;
@@ -235,8 +404,9 @@ int main(int argc, char** argv) {
   l->add_flag("--root", load.root, "Print the entry's root (carton.toml, model/, ...) instead");
   l->add_flag("--verify", load.verify, "Rehash the cached files even on a hit");
   l->add_flag("--json", load.json, "Print JSON: directories, manifest hash, hit or miss, bytes");
+  l->add_option("-j,--threads", load.threads, "Threads for hashing and decoding (0: one per core)");
   add_registry_options(l, &load.registry, /*jobs=*/false);
-  l->callback([&] { rc = Load(load); });
+  on_run(l, [&] { return Load(load); });
 
   CacheArgs cache;
   auto* c = app.add_subcommand("cache", "The manifest-hash cache of loaded cartons");
@@ -244,18 +414,20 @@ int main(int argc, char** argv) {
   auto* cl = c->add_subcommand(
       "list", "List cached cartons, most recently used first, and the blob cache's size");
   cl->add_flag("--json", cache.json, "Print JSON");
-  cl->callback([&] { rc = CacheList(cache); });
+  on_run(cl, [&] { return CacheList(cache); });
   auto* cv = c->add_subcommand("verify", "Rehash cached cartons (all, or the given hashes)");
   cv->add_option("HASH", cache.hashes, "Manifest hashes");
   cv->add_flag("--json", cache.json, "Print JSON");
-  cv->callback([&] { rc = CacheVerify(cache); });
+  on_run(cv, [&] { return CacheVerify(cache); });
   auto* cr = c->add_subcommand("rm", "Remove cached cartons");
   cr->add_option("HASH", cache.hashes, "Manifest hashes")->required();
-  cr->callback([&] { rc = CacheRemove(cache); });
+  cr->add_flag("--json", cache.json, "Print JSON");
+  on_run(cr, [&] { return CacheRemove(cache); });
   auto* cg =
       c->add_subcommand("gc", "Remove least recently used cartons and LINKS blobs down to a size");
   cg->add_option("--max-size", cache.max_size, "e.g. 0, 500M, 20G")->required();
-  cg->callback([&] { rc = CacheGc(cache); });
+  cg->add_flag("--json", cache.json, "Print JSON");
+  on_run(cg, [&] { return CacheGc(cache); });
 
   RunArgs run;
   auto add_run_options = [&](CLI::App* cmd) {
@@ -269,21 +441,52 @@ int main(int argc, char** argv) {
   stc->add_option("--rtol", run.rtol, "Relative tolerance")->capture_default_str();
   stc->add_option("--atol", run.atol, "Absolute tolerance")->capture_default_str();
   stc->add_flag("--json", run.json, "Print a JSON report");
-  stc->callback([&] { rc = SelfTest(run); });
-  auto* inf = app.add_subcommand("infer", "Run a carton on tensors from safetensors files");
+  on_run(stc, [&] { return SelfTest(run); });
+  auto* inf = app.add_subcommand(
+      "infer",
+      "Run a carton on tensors from safetensors files (inputs checked against its [[input]]s "
+      "first); each output's name, dtype and shape go to stderr");
   add_run_options(inf);
   inf->add_option("--input", run.inputs, "NAME=FILE.safetensors[:TENSOR]");
   inf->add_option("--output", run.output, "The .safetensors file to write")->required();
-  inf->callback([&] { rc = Infer(run); });
+  inf->add_flag("-q,--quiet", run.quiet, "No output summary on stderr");
+  inf->add_flag("--json", run.json,
+                "Print JSON: the output file and each output's dtype and shape");
+  on_run(inf, [&] { return Infer(run); });
   bool runners_json = false;
   auto* rn = app.add_subcommand("runners", "List the runners found and what they report");
   rn->add_flag("--json", runners_json, "Print JSON");
-  rn->callback([&] { rc = Runners(runners_json); });
+  on_run(rn, [&] { return Runners(runners_json); });
 
+  bool version_json = false;
+  auto* ver = app.add_subcommand("version", "Print carton's version");
+  ver->add_flag("--json", version_json, "Print JSON");
+  on_run(ver, [&] { return Version(version_json); });
+  // Only to be listed: Preflight turns `help A B` into `A B --help`.
+  app.add_subcommand("help", "Show a command's help: carton help [COMMAND [SUBCOMMAND]]");
+
+  AddFooters(&app);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (int stop = Preflight(&app, &args); stop >= 0) return stop;
+  // CLI11 takes the arguments in reverse order.
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
-    app.parse(argc, argv);
+    app.parse(reversed);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitTrouble;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    CLI::App* at = &app;
+    while (!at->get_subcommands().empty()) at = at->get_subcommands().front();
+    const std::string path = CommandPath(at);
+    const std::string prefix = "carton" + (path.empty() ? "" : " " + path);
+    std::cerr << prefix << ": " << e.what() << "\nRun '" << prefix
+              << " --help' for more information.\n";
+    if (WantsJson(args)) {
+      Json j = JsonDocument();
+      j["ok"] = false;
+      j["error"] = {{"code", "invalid_argument"}, {"message", e.what()}};
+      PrintJson(j);
+    }
+    return kExitTrouble;
   }
   return rc;
 }

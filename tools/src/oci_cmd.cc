@@ -3,14 +3,12 @@
 
 #include <algorithm>
 #include <iostream>
-#include <nlohmann/json.hpp>
 
 #include "exit_code.h"
+#include "json_out.h"
 
 namespace carton::cli {
 namespace {
-
-using Json = nlohmann::ordered_json;
 
 Json BlobsJson(const std::vector<OciBlobReport>& blobs) {
   Json a = Json::array();
@@ -55,31 +53,41 @@ OciOptions OciOptionsFor(const RegistryArgs& args) {
 }
 
 int Push(const PushArgs& args) {
-  auto r = PushCarton(args.carton, args.reference, OciOptionsFor(args.registry));
+  OciOptions options = OciOptionsFor(args.registry);
+  if (args.quiet) options.client.fetch.show_progress = false;
+  auto r = PushCarton(args.carton, args.reference, options);
   if (!r.ok()) return Fail("push", r.status());
   const std::string digest = links::oci::DigestString(r->manifest_digest);
   if (args.json) {
-    Json j;
+    Json j = JsonDocument();
+    j["model"] = args.carton;
+    j["ok"] = true;
     j["reference"] = r->reference;
     j["digest"] = digest;
     j["manifest_hash"] = manifest::ToHex(r->manifest_hash);
     j["reproducible"] = r->reproducible;
     j["bytes_uploaded"] = r->bytes_uploaded;
     j["blobs"] = BlobsJson(r->blobs);
-    std::cout << j.dump(2) << '\n';
+    PrintJson(j);
     return kExitOk;
   }
-  std::cerr << "pushed " << args.carton << " to " << r->reference << ": "
-            << Summary(r->blobs, r->bytes_uploaded, "uploaded") << '\n';
+  if (!args.quiet) {
+    std::cerr << "pushed " << args.carton << " to " << r->reference << ": "
+              << Summary(r->blobs, r->bytes_uploaded, "uploaded") << '\n';
+  }
   std::cout << digest << '\n';
   return kExitOk;
 }
 
 int Pull(const PullArgs& args) {
-  auto r = PullCarton(args.reference, args.output, OciOptionsFor(args.registry));
+  OciOptions options = OciOptionsFor(args.registry);
+  if (args.quiet) options.client.fetch.show_progress = false;
+  auto r = PullCarton(args.reference, args.output, options);
   if (!r.ok()) return Fail("pull", r.status());
   if (args.json) {
-    Json j;
+    Json j = JsonDocument();
+    j["model"] = args.output;
+    j["ok"] = true;
     j["reference"] = r->reference;
     j["digest"] = links::oci::DigestString(r->manifest_digest);
     j["manifest_hash"] = manifest::ToHex(r->manifest_hash);
@@ -88,16 +96,18 @@ int Pull(const PullArgs& args) {
     if (!r->byte_identical) j["not_identical_reason"] = r->not_identical_reason;
     j["bytes_downloaded"] = r->bytes_downloaded;
     j["blobs"] = BlobsJson(r->blobs);
-    std::cout << j.dump(2) << '\n';
+    PrintJson(j);
     return kExitOk;
   }
-  std::cerr << "pulled " << r->reference << " into " << args.output << ": "
-            << Summary(r->blobs, r->bytes_downloaded, "downloaded") << '\n';
-  if (r->byte_identical) {
-    std::cerr << "carton pull: byte for byte the carton that was pushed\n";
-  } else {
-    std::cerr << "carton pull: not checked to be byte for byte the pushed carton: "
-              << r->not_identical_reason << "; every file was checked against MANIFEST\n";
+  if (!args.quiet) {
+    std::cerr << "pulled " << r->reference << " into " << args.output << ": "
+              << Summary(r->blobs, r->bytes_downloaded, "downloaded") << '\n';
+    if (r->byte_identical) {
+      std::cerr << "carton pull: byte for byte the carton that was pushed\n";
+    } else {
+      std::cerr << "carton pull: not checked to be byte for byte the pushed carton: "
+                << r->not_identical_reason << "; every file was checked against MANIFEST\n";
+    }
   }
   std::cout << manifest::ToHex(r->manifest_hash) << '\n';
   return kExitOk;

@@ -42,17 +42,6 @@ Status DescribeForPack(const PackArgs& a, PackOptions* o) {
   return Status::Ok();
 }
 
-int FailLines(std::string_view command, const Status& status) {
-  std::string_view message = status.message();
-  while (true) {
-    const std::size_t nl = message.find('\n');
-    std::cerr << "carton " << command << ": " << message.substr(0, nl) << '\n';
-    if (nl == std::string_view::npos) break;
-    message.remove_prefix(nl + 1);
-  }
-  return ExitCodeFor(status);
-}
-
 void PrintPackNotes(const PackReport& report) {
   for (const auto& w : report.warnings) std::cerr << "carton pack: warning: " << w << '\n';
   if (!report.skipped_by_default.empty()) {

@@ -17,10 +17,6 @@ namespace carton::cli {
 // bad flag), kCorrupt (an invalid carton.toml under --override).
 Status DescribeForPack(const PackArgs& a, PackOptions* o);
 
-// "carton <command>: <line>" for each line of the status's message; returns
-// the exit code for it.
-int FailLines(std::string_view command, const Status& status);
-
 // Warnings (unknown carton.toml keys) and the note on files left out by
 // default, on stderr.
 void PrintPackNotes(const PackReport& report);

@@ -18,13 +18,13 @@
 #include "carton/safetensors/writer.h"
 #include "commands.h"
 #include "exit_code.h"
+#include "json_out.h"
 
 namespace carton::cli {
 namespace {
 
 using safetensors::File;
 using safetensors::ShardedFile;
-using Json = nlohmann::ordered_json;
 
 // Shards of a remote checkpoint opened at once (each is one or two range
 // requests on a connection of its own).
@@ -153,13 +153,11 @@ Json MetadataJson(const safetensors::Metadata& metadata) {
   return j;
 }
 
-// Names and metadata were validated as UTF-8, so dump cannot throw.
-void PrintJson(const Json& j) { std::cout << j.dump(2) << '\n'; }
-
 void Inspect(const File& f, bool json) {
   if (json) {
-    Json j;
+    Json j = JsonDocument();
     j["file"] = f.source();
+    j["ok"] = true;
     j["header_size"] = f.header_size();
     j["data_start"] = f.data_start();
     j["file_size"] = f.file_size();
@@ -186,7 +184,9 @@ void Inspect(const ShardedFile& f, bool json) {
     data += f.shard(i).file_size() - f.shard(i).data_start();
   }
   if (json) {
-    Json j;
+    Json j = JsonDocument();
+    j["file"] = f.index_path();
+    j["ok"] = true;
     j["index"] = f.index_path();
     j["metadata"] = Json::parse(f.metadata_json());
     j["shards"] = Json::array();
@@ -247,6 +247,26 @@ safetensors::TensorSource CopyOf(const File& file, const safetensors::TensorView
   return s;
 }
 
+// The first names of a file's tensors, for a message about a missing one.
+std::string SomeNames(const Opened& opened) {
+  constexpr std::size_t kMaxNames = 20;
+  std::vector<std::string> names;
+  if (const auto* sharded = std::get_if<ShardedFile>(&opened)) {
+    for (std::string_view n : sharded->Names()) names.emplace_back(n);
+  } else {
+    for (const auto& t : std::get<File>(opened).tensors()) names.emplace_back(t.name);
+  }
+  if (names.empty()) return "no tensors";
+  std::string out;
+  for (std::size_t i = 0; i < names.size() && i < kMaxNames; ++i) {
+    out += (i ? ", " : "") + names[i];
+  }
+  if (names.size() > kMaxNames) {
+    out += ", and " + std::to_string(names.size() - kMaxNames) + " more";
+  }
+  return out;
+}
+
 }  // namespace
 
 int SafetensorsInspect(const SafetensorsInspectArgs& args) {
@@ -264,7 +284,7 @@ int SafetensorsVerify(const SafetensorsVerifyArgs& args) {
     Json entry;
     entry["file"] = path;
     if (opened.ok()) {
-      entry["valid"] = true;
+      entry["ok"] = true;
       std::string what;
       if (const auto* sharded = std::get_if<ShardedFile>(&*opened)) {
         entry["tensors"] = sharded->size();
@@ -279,17 +299,13 @@ int SafetensorsVerify(const SafetensorsVerifyArgs& args) {
       if (!args.json && !args.quiet) std::cout << path << ": ok (" << what << ")\n";
     } else {
       const Status& s = opened.status();
-      worst = std::max(worst, ExitCodeFor(s));
-      entry["valid"] = false;
-      entry["error"] = s.message();
-      entry["code"] = std::string(StatusCodeName(s.code()));
-      Fail("safetensors verify", s);
+      worst = std::max(worst, ReportError("safetensors verify", s));
+      entry["ok"] = false;
+      entry["error"] = ErrorJson(s);
     }
     report.push_back(std::move(entry));
   }
-  if (args.json) {
-    std::cout << report.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
-  }
+  if (args.json) PrintJsonResults(std::move(report));
   return worst;
 }
 
@@ -308,7 +324,8 @@ int SafetensorsGet(const SafetensorsGetArgs& args) {
     }
     const safetensors::TensorView* t = file ? file->Find(name) : nullptr;
     if (t == nullptr) {
-      return Fail(kCommand, NotFound(args.file + ": no tensor named \"" + name + "\""));
+      return Fail(kCommand, NotFound(args.file + ": no tensor named \"" + name +
+                                     "\" (it has: " + SomeNames(*opened) + ")"));
     }
     tensors.push_back(CopyOf(*file, *t));
     // The source file's metadata (e.g. format=pt) goes along; for tensors

@@ -13,8 +13,8 @@
 #include <variant>
 #include <vector>
 
+#include "carton/runner/input_check.h"
 #include "convert.h"
-#include "spec_check.h"
 
 #ifndef CARTON_TORCH_VERSION
 #error "CARTON_TORCH_VERSION must name the libtorch version the runner is built with"
@@ -184,7 +184,7 @@ class TorchScriptRunner final : public runner::Runner {
 
   Result<std::vector<runner::Tensor>> InferChecked(const std::vector<runner::Tensor>& inputs) {
     if (!module_) return Internal("no model loaded");
-    CARTON_RETURN_IF_ERROR(CheckInputs(config_.inputs, inputs));
+    CARTON_RETURN_IF_ERROR(runner::CheckInputs(config_.inputs, inputs));
     CARTON_ASSIGN_OR_RETURN(std::vector<c10::IValue> args, Arguments(inputs));
     c10::IValue result;
     try {

@@ -1,11 +1,11 @@
-#include "spec_check.h"
+#include "carton/runner/input_check.h"
 
 #include <map>
 #include <set>
 #include <string>
 #include <variant>
 
-namespace carton::torchscript {
+namespace carton::runner {
 namespace {
 
 std::string ShapeText(const std::vector<std::uint64_t>& shape) {
@@ -97,4 +97,4 @@ Status CheckInputs(const std::vector<TensorSpec>& declared, const std::vector<Te
   return Status::Ok();
 }
 
-}  // namespace carton::torchscript
+}  // namespace carton::runner

@@ -1,0 +1,212 @@
+// The text every --help ends with, from one table: each command's
+// examples, the environment variables it reads, what its exit 1 means.
+#include "help.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace carton::cli {
+namespace {
+
+// Sets of environment variables, by what a command does.
+enum EnvGroup : unsigned {
+  kEnvHttp = 1,      // reads http(s) URLs
+  kEnvCache = 2,     // uses the cache (linked files, loaded cartons, registry blobs)
+  kEnvRegistry = 4,  // talks to OCI registries
+  kEnvRunner = 8,    // starts runners
+};
+
+// What each command's --help ends with. `path` is the command as typed
+// after "carton".
+struct CommandDoc {
+  const char* path;
+  std::vector<const char*> examples;
+  unsigned env;
+  const char* exit1;  // what exit 1 means for this command
+};
+
+const std::vector<CommandDoc>& Docs() {
+  static const std::vector<CommandDoc> docs = {
+      {"pack",
+       {"carton pack my-model/ -o my-model.carton",
+        "carton pack model.pt -o m.carton --runner torchscript --framework-version =2.1.0",
+        "carton pack hf-snapshot/ -o m.carton --runner python --framework-version '>=3.11' "
+        "--exclude '*.bin'",
+        "carton pack my-model/ -o my-model.carton --compression deflate -j 4"},
+       0,
+       "a carton.toml or a file of the folder is bad, or the carton would break a rule "
+       "verify checks"},
+      {"init",
+       {"carton init my-model/",
+        "carton init my-model/ --runner python --framework-version '>=3.11'"},
+       0,
+       "never (a carton.toml already there, or a bad flag, is exit 2)"},
+      {"verify",
+       {"carton verify my-model.carton", "carton verify --json -j 4 a.carton b.carton",
+        "carton verify --fetch https://example.com/m.carton"},
+       kEnvHttp | kEnvCache | kEnvRegistry,
+       "a carton breaks a rule (each problem is listed on stderr)"},
+      {"info",
+       {"carton info my-model.carton", "carton info --json https://example.com/m.carton"},
+       kEnvHttp | kEnvCache | kEnvRegistry,
+       "a carton is corrupt or unsupported"},
+      {"hash",
+       {"carton hash my-model.carton", "carton hash *.carton   # <hash>  <model> per line"},
+       kEnvHttp | kEnvCache | kEnvRegistry,
+       "a carton is corrupt"},
+      {"ls",
+       {"carton ls my-model.carton", "carton ls --json https://example.com/m.carton"},
+       kEnvHttp,
+       "the carton is corrupt"},
+      {"cat",
+       {"carton cat my-model.carton carton.toml",
+        "carton cat my-model.carton model/config.json | jq ."},
+       kEnvHttp | kEnvCache,
+       "the carton is corrupt or the file's bytes do not match MANIFEST"},
+      {"diff",
+       {"carton diff old.carton new.carton", "carton diff --json a.carton b.carton"},
+       kEnvHttp,
+       "a carton is corrupt (a difference is not an error: exit 0)"},
+      {"unpack",
+       {"carton unpack my-model.carton   # into ./<model_name>/",
+        "carton unpack https://example.com/m.carton out/"},
+       kEnvHttp | kEnvCache,
+       "the carton is corrupt or a file does not match MANIFEST"},
+      {"push",
+       {"carton push my-model.carton oci://registry.example.com/models/my-model:1.0"},
+       kEnvHttp | kEnvCache | kEnvRegistry,
+       "the carton is corrupt"},
+      {"pull",
+       {"carton pull oci://registry.example.com/models/my-model:1.0 -o my-model.carton"},
+       kEnvHttp | kEnvCache | kEnvRegistry,
+       "what the registry serves is corrupt"},
+      {"shrink",
+       {"carton shrink m.carton -o small.carton --url-prefix https://cdn.example.com/blobs "
+        "--blobs blobs/"},
+       kEnvHttp,
+       "the carton is corrupt"},
+      {"fetch",
+       {"carton fetch small.carton -o whole.carton"},
+       kEnvHttp | kEnvCache,
+       "the carton is corrupt or a linked file does not match MANIFEST"},
+      {"tensors", {"carton tensors import weights.safetensors tensor_data/"}, 0, ""},
+      {"tensors import",
+       {"carton tensors import weights.safetensors my-model/tensor_data/"},
+       0,
+       "the file is not valid safetensors or has a dtype cartons lack"},
+      {"tensors export",
+       {"carton tensors export my-model/tensor_data/ weights.safetensors"},
+       0,
+       "the folder is not a valid tensor_data folder"},
+      {"safetensors", {"carton safetensors inspect model.safetensors"}, kEnvHttp, ""},
+      {"safetensors inspect",
+       {"carton safetensors inspect model.safetensors",
+        "carton safetensors inspect --json https://example.com/model.safetensors.index.json"},
+       kEnvHttp,
+       "the file breaks a rule of the format"},
+      {"safetensors verify",
+       {"carton safetensors verify *.safetensors"},
+       kEnvHttp,
+       "a file breaks a rule of the format"},
+      {"safetensors get",
+       {"carton safetensors get model.safetensors lm_head.weight -o head.safetensors"},
+       kEnvHttp,
+       "the file breaks a rule of the format"},
+      {"load",
+       {"carton load my-model.carton", "carton load --json https://example.com/m.carton"},
+       kEnvHttp | kEnvCache | kEnvRegistry,
+       "the carton is corrupt"},
+      {"cache", {"carton cache list"}, kEnvCache, ""},
+      {"cache list", {"carton cache list", "carton cache list --json"}, kEnvCache, ""},
+      {"cache verify",
+       {"carton cache verify", "carton cache verify <manifest hash>"},
+       kEnvCache,
+       "a cached carton's files changed"},
+      {"cache rm", {"carton cache rm <manifest hash>"}, kEnvCache, ""},
+      {"cache gc", {"carton cache gc --max-size 20G"}, kEnvCache, ""},
+      {"self-test",
+       {"carton self-test my-model.carton", "carton self-test --json --atol 1e-6 m.carton"},
+       kEnvHttp | kEnvCache | kEnvRunner,
+       "a self-test failed, or the carton is corrupt"},
+      {"infer",
+       {"carton infer m.carton --input x=in.safetensors --output out.safetensors",
+        "carton infer m.carton --input x=batch.safetensors:images --output out.safetensors"},
+       kEnvHttp | kEnvCache | kEnvRunner,
+       "the inputs do not match the carton's [[input]]s, or the carton is corrupt"},
+      {"runners",
+       {"carton runners", "CARTON_RUNNER_PATH=build/ carton runners --json"},
+       kEnvRunner,
+       ""},
+      {"help", {"carton help", "carton help cache gc"}, 0, ""},
+      {"version", {"carton version"}, 0, ""},
+  };
+  return docs;
+}
+
+std::string EnvText(unsigned env) {
+  struct Var {
+    unsigned group;
+    const char* name;
+    const char* what;
+  };
+  static const Var kVars[] = {
+      {kEnvCache, "CARTON_CACHE_DIR",
+       "the cache (default $XDG_CACHE_HOME/carton, then ~/.cache/carton)"},
+      {kEnvHttp, "CARTON_ALLOWED_HOSTS", "host patterns URLs may reach; others are refused"},
+      {kEnvHttp, "CARTON_ALLOW_LINK_LOCAL", "1: allow link-local and cloud metadata addresses"},
+      {kEnvHttp, "CARTON_HTTP_HEADERS", "lines `HOST-PATTERN Name: value` (or @FILE) to send"},
+      {kEnvHttp, "CARTON_NETRC", "a netrc file instead of ~/.netrc, or off"},
+      {kEnvRegistry, "CARTON_REGISTRY_AUTH",
+       "registry credentials, docker config.json format (a path or the JSON)"},
+      {kEnvRegistry, "DOCKER_CONFIG", "where config.json is when CARTON_REGISTRY_AUTH is unset"},
+      {kEnvRunner, "CARTON_RUNNER_PATH", "directories searched for runners first (':'-separated)"},
+  };
+  std::string out;
+  for (const auto& v : kVars) {
+    if ((env & v.group) == 0) continue;
+    std::string name = v.name;
+    name.resize(std::max<std::size_t>(name.size() + 2, 26), ' ');
+    out += "  " + name + v.what + "\n";
+  }
+  return out;
+}
+
+std::string Footer(const CommandDoc& doc) {
+  std::string out = "Examples:\n";
+  for (const char* e : doc.examples) out += std::string("  ") + e + "\n";
+  out += "\nEnvironment:\n";
+  out += doc.env == 0 ? "  (none read)\n" : EnvText(doc.env);
+  out += "\nExit status:\n  0  success\n";
+  if (*doc.exit1 != '\0') out += std::string("  1  ") + doc.exit1 + "\n";
+  out +=
+      "  2  usage error (bad arguments), a missing file, or I/O, network or runner trouble\n"
+      "With --json, errors are also printed on stdout as "
+      "{\"schema\": 1, \"ok\": false, \"error\": {\"code\", \"message\"}} (docs/JSON.md).";
+  return out;
+}
+
+}  // namespace
+
+std::string HelpFooter(std::string_view path) {
+  for (const auto& doc : Docs()) {
+    if (path == doc.path) return Footer(doc);
+  }
+  return "";
+}
+
+std::size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace carton::cli
