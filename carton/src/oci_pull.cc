@@ -13,6 +13,7 @@
 #include "carton/carton/oci.h"
 #include "carton/common/atomic_file.h"
 #include "carton/common/parallel.h"
+#include "carton/common/temporaries.h"
 #include "carton/links/links.h"
 #include "carton/manifest/manifest.h"
 #include "oci_artifact.h"
@@ -275,6 +276,9 @@ Result<OciPullReport> PullCarton(const std::string& reference, const std::string
   ZipWriterOptions zip_options = internal::CartonWriterOptions(options.threads, p.layout.alignment);
   if (!p.layout.zstd_multithreaded) zip_options.zstd_workers = 0;
   const std::string temp = TempName(out_path);
+  // Between Finish() and the rename the rebuilt carton is a plain file: an
+  // interrupt removes it too.
+  const TemporaryPath registration(temp, TemporaryKind::kFile);
   CARTON_ASSIGN_OR_RETURN(ZipWriter zip, ZipWriter::Create(temp, zip_options));
   std::string differs;  // the first entry that came out unlike the pushed one
   for (const auto& e : p.layout.entries) {
@@ -349,6 +353,7 @@ Result<VerifyReport> VerifyOciCarton(const std::string& reference, const VerifyO
   if (ec) return IoError(root + "/downloads: cannot create: " + ec.message());
   std::random_device rd;
   const std::string temp = root + "/downloads/oci-verify-" + std::to_string(rd()) + ".carton";
+  const TemporaryPath registration(temp, TemporaryKind::kFile);
   OciOptions o = options;
   o.cache_dir = root;
   auto pulled = PullCarton(reference, temp, o);

@@ -8,14 +8,15 @@
 //
 // Memory is bounded: kBufferCount buffers of kBufferSize bytes, allocated
 // up front. Write blocks while every other buffer waits to be hashed. The
-// AtomicFile must outlive the writer; give it AtomicFileOptions with
-// buffer_size = kWriteSize, so that the writes reach the kernel as they are
-// issued. Write and Finish are called from one thread. If a thread cannot
-// be started, the hashing runs inline.
+// output (an AtomicFile, or any sink taking kWriteSize pieces) must outlive
+// the writer; give an AtomicFile AtomicFileOptions with buffer_size =
+// kWriteSize, so that the writes reach the kernel as they are issued. Write and Finish are called
+// from one thread. If a thread cannot be started, the hashing runs inline.
 #pragma once
 
 #include <condition_variable>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -38,6 +39,9 @@ class HashingWriter {
   static constexpr std::size_t kWriteSize = std::size_t{256} << 10;
 
   explicit HashingWriter(AtomicFile* file);
+  // Writes to `sink` instead: each call gets at most kWriteSize bytes, in
+  // order; a failure stops the writer as a failed file write does.
+  explicit HashingWriter(std::function<Status(ByteView)> sink);
   HashingWriter(const HashingWriter&) = delete;
   HashingWriter& operator=(const HashingWriter&) = delete;
   // Stops the worker without hashing what is still queued.
@@ -47,6 +51,10 @@ class HashingWriter {
   // failed (the file is aborted then, and later bytes are dropped); Finish()
   // gives the error.
   bool Write(ByteView bytes);
+
+  // Hashes `bytes` without writing them: the part of the file already on
+  // disk when a download resumes. REQUIRES: no Write yet.
+  void Prehash(ByteView bytes) { hasher_.Update(bytes); }
 
   // Writes what is buffered, waits for the hashing, and returns the sha256
   // of all bytes given to Write. Errors: the failed write (kIoError).
@@ -64,7 +72,7 @@ class HashingWriter {
   void Run();
   void StopWorker(bool hash_queued);
 
-  AtomicFile* file_;
+  std::function<Status(ByteView)> sink_;
   manifest::Sha256 hasher_;  // used by the worker only, until it is joined
   Status error_;
   Buffer current_;  // being filled by Write

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "exit_code.h"
 #include "oci_cmd.h"
+#include "progress_flags.h"
 
 namespace carton::cli {
 namespace {
@@ -210,7 +211,10 @@ int Pack(const PackArgs& a) {
     }
     o.config_if_missing = std::move(c);
   }
+  ProgressLine progress("packing " + a.output, !a.quiet);
+  if (progress.enabled()) o.progress = progress.Callback();
   auto r = carton::Pack(a.dir, a.output, o);
+  progress.Finish();
   if (!r.ok()) return Fail("pack", r.status());
   std::uint64_t total = 0, packed = 0;
   for (const auto& f : r->files) {
@@ -228,9 +232,13 @@ int Verify(const VerifyArgs& a) {
   o.threads = a.threads;
   o.fetch_links = a.fetch;
   o.links.fetch.allow_file_links = a.allow_file_links;
+  ProgressLine progress("verifying " + a.carton, !a.quiet);
+  if (progress.enabled()) o.progress = progress.Callback();
+  if (a.quiet) o.links.fetch.progress = Silent();
   auto r = links::oci::IsReference(a.carton)
                ? VerifyOciCarton(a.carton, o, OciOptionsFor(a.registry))
                : carton::Verify(a.carton, o);
+  progress.Finish();
   if (!r.ok()) return Fail("verify", r.status());
   if (a.json) {
     Json j;
@@ -278,7 +286,12 @@ int Info(const InfoArgs& a) {
 int Unpack(const UnpackArgs& a) {
   LinkOptions o;
   o.fetch.allow_file_links = a.allow_file_links;
-  Status s = carton::Unpack(a.carton, a.dir, o);
+  if (a.quiet) o.fetch.progress = Silent();
+  UnpackOptions unpack;
+  ProgressLine progress("unpacking " + a.carton, !a.quiet);
+  if (progress.enabled()) unpack.progress = progress.Callback();
+  Status s = carton::Unpack(a.carton, a.dir, o, unpack);
+  progress.Finish();
   if (!s.ok()) return Fail("unpack", s);
   return kExitOk;
 }

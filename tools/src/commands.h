@@ -56,6 +56,7 @@ struct PackArgs {
   std::string description;
   std::string license;
   std::vector<std::string> opts;  // KEY=VALUE
+  bool quiet = false;             // -q: no progress line
 };
 int Pack(const PackArgs& args);
 
@@ -65,6 +66,7 @@ struct VerifyArgs {
   unsigned threads = 0;
   bool fetch = false;
   bool allow_file_links = false;
+  bool quiet = false;
   RegistryArgs registry;
 };
 int Verify(const VerifyArgs& args);
@@ -80,6 +82,7 @@ struct UnpackArgs {
   std::string carton;
   std::string dir;
   bool allow_file_links = false;
+  bool quiet = false;
 };
 int Unpack(const UnpackArgs& args);
 int Hash(const std::string& carton, const RegistryArgs& registry);
@@ -109,6 +112,7 @@ struct ShrinkArgs {
   std::string blobs_dir;
   std::uint64_t min_size = std::uint64_t{1} << 20;
   std::vector<std::string> encodings;
+  bool quiet = false;
 };
 int Shrink(const ShrinkArgs& args);
 
@@ -117,6 +121,7 @@ struct FetchArgs {
   std::string output;
   std::string compression = "stored";
   bool allow_file_links = false;
+  bool quiet = false;
 };
 int Fetch(const FetchArgs& args);
 int TensorsImport(const std::string& safetensors_file, const std::string& dir);
@@ -132,6 +137,7 @@ struct LoadArgs {
   bool root = false;    // print the entry's root instead of model/
   bool verify = false;  // rehash the cache entry on a hit
   bool json = false;
+  bool quiet = false;
   RegistryArgs registry;
 };
 int Load(const LoadArgs& args);
@@ -140,6 +146,7 @@ struct CacheArgs {
   std::vector<std::string> hashes;
   bool json = false;
   std::string max_size;
+  bool quiet = false;
 };
 int CacheList(const CacheArgs& args);
 int CacheVerify(const CacheArgs& args);

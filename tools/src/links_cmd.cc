@@ -6,6 +6,7 @@
 #include "carton/manifest/sha256.h"
 #include "commands.h"
 #include "exit_code.h"
+#include "progress_flags.h"
 
 namespace carton::cli {
 
@@ -19,6 +20,7 @@ int Shrink(const ShrinkArgs& a) {
     if (!e.ok()) return Fail("shrink", e.status().WithContext("--encodings"));
     o.encodings.push_back(*e);
   }
+  if (a.quiet) o.link.fetch.progress = Silent();
   auto r = carton::Shrink(a.carton, a.output, o);
   if (!r.ok()) return Fail("shrink", r.status());
   std::cerr << "moved " << r->moved.size() << " files, " << r->moved_bytes << " bytes, out of "
@@ -40,7 +42,11 @@ int Fetch(const FetchArgs& a) {
     return Fail("fetch", InvalidArgument("--compression must be stored, deflate or zstd, not \"" +
                                          a.compression + "\""));
   }
+  if (a.quiet) o.link.fetch.progress = Silent();
+  ProgressLine progress("writing " + a.output, !a.quiet);
+  if (progress.enabled()) o.progress = progress.Callback();
   auto r = FetchLinked(a.carton, a.output, o);
+  progress.Finish();
   if (!r.ok()) return Fail("fetch", r.status());
   std::cerr << "fetched " << r->fetched.size() << " linked files, " << r->fetched_bytes
             << " bytes, into " << a.output << '\n';

@@ -2,11 +2,14 @@
 // command functions in commands.h. The only file that includes CLI11.
 #include <CLI/CLI.hpp>
 
+#include "carton/common/temporaries.h"
 #include "commands.h"
 #include "exit_code.h"
 
 int main(int argc, char** argv) {
   using namespace carton::cli;
+  // SIGINT/SIGTERM remove the command's temporaries, then exit 130/143.
+  carton::InstallInterruptCleanup();
   CLI::App app{"carton: pack, verify, inspect and load machine-learning models", "carton"};
   app.set_version_flag("--version", "carton 0.1.0");
   app.require_subcommand(1);
@@ -77,6 +80,7 @@ int main(int argc, char** argv) {
   p->add_option("--license", pack.license, "Without carton.toml: the license");
   p->add_option("--opt", pack.opts,
                 "Without carton.toml: KEY=VALUE, a [runner.opts] value (typed as runners' --opt)");
+  p->add_flag("-q,--quiet", pack.quiet, "Draw no progress line");
   p->callback([&] { rc = Pack(pack); });
 
   VerifyArgs verify_carton;
@@ -91,6 +95,7 @@ int main(int argc, char** argv) {
               "Let LINKS use file:// URLs (refused by default)");
   v->add_option("-j,--threads", verify_carton.threads, "Hashing threads (0: one per core)");
   add_registry_options(v, &verify_carton.registry);
+  v->add_flag("-q,--quiet", verify_carton.quiet, "Draw no progress line");
   v->callback([&] { rc = Verify(verify_carton); });
 
   InfoArgs info;
@@ -109,6 +114,7 @@ int main(int argc, char** argv) {
   u->add_option("DIR", unpack.dir, "A directory that does not exist or is empty")->required();
   u->add_flag("--allow-file-links", unpack.allow_file_links,
               "Let LINKS use file:// URLs (refused by default)");
+  u->add_flag("-q,--quiet", unpack.quiet, "Draw no progress line");
   u->callback([&] { rc = Unpack(unpack); });
 
   std::string hash_carton;
@@ -156,6 +162,7 @@ int main(int argc, char** argv) {
   sh->add_option("--encodings", shrink.encodings,
                  "Also write pre-compressed copies: zstd (.zst), br (.br), gzip (.gz)")
       ->delimiter(',');
+  sh->add_flag("-q,--quiet", shrink.quiet, "Draw no progress line");
   sh->callback([&] { rc = Shrink(shrink); });
 
   FetchArgs fetch;
@@ -169,6 +176,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   f->add_flag("--allow-file-links", fetch.allow_file_links,
               "Let LINKS use file:// URLs (refused by default)");
+  f->add_flag("-q,--quiet", fetch.quiet, "Draw no progress line");
   f->callback([&] { rc = Fetch(fetch); });
 
   auto* t = app.add_subcommand("tensors", "Convert between safetensors and tensor_data folders");
@@ -193,6 +201,7 @@ int main(int argc, char** argv) {
   l->add_flag("--verify", load.verify, "Rehash the cached files even on a hit");
   l->add_flag("--json", load.json, "Print JSON: directories, manifest hash, hit or miss, bytes");
   add_registry_options(l, &load.registry, /*jobs=*/false);
+  l->add_flag("-q,--quiet", load.quiet, "Draw no progress line");
   l->callback([&] { rc = Load(load); });
 
   CacheArgs cache;
@@ -205,6 +214,7 @@ int main(int argc, char** argv) {
   auto* cv = c->add_subcommand("verify", "Rehash cached cartons (all, or the given hashes)");
   cv->add_option("HASH", cache.hashes, "Manifest hashes");
   cv->add_flag("--json", cache.json, "Print JSON");
+  cv->add_flag("-q,--quiet", cache.quiet, "Draw no progress line");
   cv->callback([&] { rc = CacheVerify(cache); });
   auto* cr = c->add_subcommand("rm", "Remove cached cartons");
   cr->add_option("HASH", cache.hashes, "Manifest hashes")->required();

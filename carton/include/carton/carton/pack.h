@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "carton/common/progress.h"
 #include "carton/common/status.h"
 #include "carton/format/config.h"
 #include "carton/manifest/sha256.h"
@@ -43,6 +44,9 @@ struct PackOptions {
   // Used when DIR has no carton.toml: written into the packed carton. At
   // least runner_name and required_framework_version must be set then.
   std::optional<CartonConfig> config_if_missing;
+  // If set, called with the bytes of the model's files read so far and
+  // their total, as they are written.
+  ProgressFn progress;
 };
 
 struct PackedFile {

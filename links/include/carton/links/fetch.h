@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "carton/common/progress.h"
 #include "carton/common/status.h"
 #include "carton/links/http_access.h"
 #include "carton/manifest/sha256.h"
@@ -70,6 +71,22 @@ struct FetchOptions {
   // rate, and `progress_label` (the URL when empty).
   bool show_progress = true;
   std::string progress_label;
+  // If set, called with the body's bytes received so far and its total (0
+  // when unknown), and no line is drawn whatever show_progress says: the
+  // caller reports progress (set it to a function that does nothing for
+  // silence).
+  ProgressFn progress;
+  // Keep what arrived of a failed or interrupted transfer in
+  // `dest_path`.partial (with the response's ETag or Last-Modified in
+  // `dest_path`.partial-validator) instead of removing it, and resume from
+  // it with "Range: bytes=N-" (and If-Range) on the next attempt or call.
+  // A 206 answer must continue exactly there (its Content-Range, and no
+  // Content-Encoding); a 200 starts over; the sha256 (and size) still cover
+  // the whole file, and a mismatch removes the partial file. Without an
+  // expected sha256 (DownloadToFile) only a partial file with a validator
+  // is resumed. REQUIRES: the caller keeps other fetches of `dest_path` out
+  // (BlobCache::Fetch holds the blob's lock).
+  bool keep_partial = false;
 };
 
 // Fetches the file whose sha256 is `expected` into `dest_path`.

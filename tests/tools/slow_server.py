@@ -1,0 +1,97 @@
+"""A file server for carton's tests: serves the files of a directory on
+127.0.0.1, sending at most the bytes per second written in ROOT/.rate (read
+again for every chunk, so a test can change it while the server runs; 0 or
+absent means unlimited), logs every request's path, Range and If-Range
+headers to LOG (one tab-separated line each), and prints its port.
+
+Usage: slow_server.py ROOT LOG range|norange
+  range    answers "Range: bytes=N-" with 206 and Content-Range (honouring
+           If-Range against its ETag)
+  norange  ignores Range and always answers 200 with the whole file
+"""
+import http.server
+import os
+import sys
+import threading
+import time
+
+root, log_path, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+log_lock = threading.Lock()
+CHUNK = 16 * 1024
+
+
+def rate():
+    try:
+        with open(os.path.join(root, '.rate')) as f:
+            return int(f.read().strip() or '0')
+    except (OSError, ValueError):
+        return 0
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = 'HTTP/1.1'
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        self.serve(head=False)
+
+    def do_HEAD(self):
+        self.serve(head=True)
+
+    def serve(self, head):
+        range_header = self.headers.get('Range')
+        if_range = self.headers.get('If-Range')
+        with log_lock, open(log_path, 'a') as log:
+            log.write('%s\t%s\t%s\n' % (self.path, range_header or '-', if_range or '-'))
+        path = os.path.join(root, self.path.lstrip('/'))
+        if not os.path.isfile(path):
+            self.send_response(404)
+            self.send_header('Content-Length', '0')
+            self.end_headers()
+            return
+        st = os.stat(path)
+        size = st.st_size
+        etag = '"%x-%x"' % (size, int(st.st_mtime))
+        start = 0
+        if mode == 'range' and range_header and range_header.startswith('bytes='):
+            first, _, last = range_header[6:].partition('-')
+            if first.isdigit() and last == '' and (if_range is None or if_range == etag):
+                start = int(first)
+        if start >= size and start > 0:
+            self.send_response(416)
+            self.send_header('Content-Range', 'bytes */%d' % size)
+            self.send_header('Content-Length', '0')
+            self.end_headers()
+            return
+        self.send_response(206 if start > 0 else 200)
+        if start > 0:
+            self.send_header('Content-Range', 'bytes %d-%d/%d' % (start, size - 1, size))
+        if mode == 'range':
+            self.send_header('Accept-Ranges', 'bytes')
+        self.send_header('ETag', etag)
+        self.send_header('Content-Length', str(size - start))
+        self.end_headers()
+        if head:
+            return
+        with open(path, 'rb') as f:
+            f.seek(start)
+            while True:
+                data = f.read(CHUNK)
+                if not data:
+                    return
+                try:
+                    self.wfile.write(data)
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    return
+                r = rate()
+                if r > 0:
+                    time.sleep(len(data) / r)
+
+
+server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+server.daemon_threads = True
+print(server.server_address[1], flush=True)
+server.serve_forever()
