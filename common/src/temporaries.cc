@@ -86,8 +86,7 @@ TemporaryPath TemporaryPath::Create(std::string path, TemporaryKind kind,
   return t;
 }
 
-TemporaryPath::TemporaryPath(TemporaryPath&& other) noexcept
-    : id_(std::exchange(other.id_, 0)) {}
+TemporaryPath::TemporaryPath(TemporaryPath&& other) noexcept : id_(std::exchange(other.id_, 0)) {}
 
 TemporaryPath& TemporaryPath::operator=(TemporaryPath&& other) noexcept {
   if (this != &other) {

@@ -344,7 +344,26 @@ Result<std::vector<PartialDownload>> CartonCache::Partials() const {
   CARTON_ASSIGN_OR_RETURN(auto partials, links::BlobCache(root_).ListPartials());
   std::vector<PartialDownload> out;
   for (const auto& p : partials) {
-    out.push_back({manifest::ToHex(p.digest), p.path, p.size, p.last_modified, p.in_use});
+    out.push_back({"blob", manifest::ToHex(p.digest), p.path, p.size, p.last_modified, p.in_use});
+  }
+  // Cartons loaded by URL: "<manifest hash>.carton.partial" in downloads/.
+  constexpr std::string_view kSuffix = ".carton.partial";
+  std::error_code ec;
+  for (fs::directory_iterator it(internal::DownloadsDir(root_), ec);
+       !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() != 64 + kSuffix.size() || !name.ends_with(kSuffix)) continue;
+    if (!manifest::ParseHex(name.substr(0, 64))) continue;
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    bool in_use = false;
+    auto lock = FileLock::Open(internal::MaterializeLockPath(root_, name.substr(0, 64)));
+    if (lock.ok()) {
+      auto got = lock->Lock(FileLock::Mode::kExclusive, false);
+      in_use = got.ok() && !*got;
+    }
+    out.push_back({"carton", name.substr(0, 64), it->path().string(),
+                   static_cast<std::uint64_t>(st.st_size), st.st_mtim.tv_sec, in_use});
   }
   return out;
 }

@@ -82,12 +82,20 @@ Result<const CartonReader*> CartonSource::Whole(const std::string& downloads_dir
     std::error_code ec;
     std::filesystem::create_directories(downloads_dir, ec);
     std::random_device rd;
-    const std::string dest = downloads_dir + "/" + manifest::ToHex(manifest_hash()) + "-" +
-                             std::to_string(rd()) + ".carton";
+    // A URL's download is named by the manifest hash alone: it runs under
+    // the hash's materialize lock (AcquireEntry), and what arrived before an
+    // interrupt stays in "<hash>.carton.partial" for the next load to
+    // resume (FetchOptions::keep_partial; only with the server's validator,
+    // since no sha256 of the whole carton is known: MANIFEST and every file
+    // are checked once it is here).
+    const std::string dest =
+        downloads_dir + "/" + manifest::ToHex(manifest_hash()) +
+        (fetch_ ? "-" + std::to_string(rd()) + ".carton" : std::string(".carton"));
     download_ = dest;  // removed on destruction, also after a failed fetch
     download_registration_ = TemporaryPath(dest, TemporaryKind::kFile);
     LinkOptions link;
     link.fetch.progress = progress;
+    link.fetch.keep_partial = !fetch_;
     CARTON_RETURN_IF_ERROR(fetch_ ? fetch_(dest) : DownloadCarton(location_, dest, link));
     CARTON_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(dest));
     file_ = std::make_shared<const MappedFile>(std::move(file));

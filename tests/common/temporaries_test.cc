@@ -14,8 +14,8 @@ TEST_CASE("temporaries: a registration lasts until release or destruction", "[te
   const std::size_t before = RegisteredTemporaryCount();
   {
     TemporaryPath a("/nonexistent/a", TemporaryKind::kFile);
-    TemporaryPath b = TemporaryPath::Create("/nonexistent/b", TemporaryKind::kDirectory,
-                                            [] { return true; });
+    TemporaryPath b =
+        TemporaryPath::Create("/nonexistent/b", TemporaryKind::kDirectory, [] { return true; });
     CHECK(RegisteredTemporaryCount() == before + 2);
     a.Release();
     CHECK_FALSE(a.registered());

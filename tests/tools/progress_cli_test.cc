@@ -4,6 +4,7 @@
 // temporary behind and exit 130 (SIGINT) or 143 (SIGTERM).
 #include <signal.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -199,9 +200,9 @@ std::uintmax_t InterruptedFetch(const TempDir& tmp, const SlowServer& server,
   const std::string out_dir = tmp.file("out");
   fs::create_directories(out_dir);
   const std::string partial = tmp.file("cache/blobs/sha256/" + c.hex + ".partial");
-  BackgroundCommand fetch(WithCache(tmp) + " fetch " + Q(c.carton) + " -o " +
-                              Q(out_dir + "/fetched.carton"),
-                          tmp.file("out.txt"), tmp.file("err.txt"));
+  BackgroundCommand fetch(
+      WithCache(tmp) + " fetch " + Q(c.carton) + " -o " + Q(out_dir + "/fetched.carton"),
+      tmp.file("out.txt"), tmp.file("err.txt"));
   REQUIRE(WaitUntil([&] {
     std::error_code ec;
     return fs::file_size(partial, ec) >= (std::uintmax_t{4} << 20) && !ec;
@@ -230,7 +231,7 @@ TEST_CASE("interrupt: a download resumes with a Range request from its partial f
   // cache list shows it, in text and JSON, with its size.
   auto list = Run(WithCache(tmp) + " cache list");
   REQUIRE(list.exit_code == 0);
-  CHECK(list.out.find("partial  " + c.hex) != std::string::npos);
+  CHECK(list.out.find("partial  blob  " + c.hex) != std::string::npos);
   auto json = Run(WithCache(tmp) + " cache list --json");
   REQUIRE(json.exit_code == 0);
   CHECK(json.out.find("\"partial_downloads\"") != std::string::npos);
@@ -325,8 +326,9 @@ TEST_CASE("range fallback: info and hash of a server that ignores Range download
   TempDir tmp;
   const std::string dir = RandomModel(tmp, 1 << 20);
   fs::create_directories(tmp.file("srv"));
-  REQUIRE(Run(Bin() + " pack -q " + Q(dir) + " -o " + Q(tmp.file("srv/m.carton")) + kFlags)
-              .exit_code == 0);
+  REQUIRE(
+      Run(Bin() + " pack -q " + Q(dir) + " -o " + Q(tmp.file("srv/m.carton")) + kFlags).exit_code ==
+      0);
   const std::string local_hash = Run(Bin() + " hash " + Q(tmp.file("srv/m.carton"))).out;
   StockHttpServer server(tmp, tmp.file("srv"));
 
@@ -347,8 +349,9 @@ TEST_CASE("range fallback: load of a server that ignores Range downloads the car
   TempDir tmp;
   const std::string dir = RandomModel(tmp, 1 << 20);
   fs::create_directories(tmp.file("srv"));
-  REQUIRE(Run(Bin() + " pack -q " + Q(dir) + " -o " + Q(tmp.file("srv/m.carton")) + kFlags)
-              .exit_code == 0);
+  REQUIRE(
+      Run(Bin() + " pack -q " + Q(dir) + " -o " + Q(tmp.file("srv/m.carton")) + kFlags).exit_code ==
+      0);
   StockHttpServer server(tmp, tmp.file("srv"));
   auto load = Run(WithCache(tmp) + " load " + Q(server.Url("m.carton")));
   INFO(load.err);
@@ -393,4 +396,41 @@ TEST_CASE("progress: fetch, load and cache verify draw under a terminal, not wit
   INFO(quiet_load.out);
   REQUIRE(quiet_load.exit_code == 0);
   CHECK(quiet_load.out.find("\rcarton:") == std::string::npos);
+}
+
+TEST_CASE("interrupt: load of a carton by URL resumes its download", "[cli][interrupt][resume]") {
+  TempDir tmp;
+  SlowServer server(tmp.file("srv"), /*honour_range=*/true);
+  const std::string dir = RandomModel(tmp, 16 << 20);
+  REQUIRE(Run(Bin() + " pack -q --compression stored " + Q(dir) + " -o " +
+              Q(tmp.file("srv/m.carton")) + kFlags)
+              .exit_code == 0);
+  const std::string hex = Run(Bin() + " hash " + Q(tmp.file("srv/m.carton"))).out.substr(0, 64);
+  const std::string partial = tmp.file("cache/downloads/" + hex + ".carton.partial");
+  server.SetRate(2 << 20);
+  BackgroundCommand load(WithCache(tmp) + " load " + Q(server.Url("m.carton")), tmp.file("out.txt"),
+                         tmp.file("err.txt"));
+  REQUIRE(WaitUntil([&] {
+    std::error_code ec;
+    return fs::file_size(partial, ec) >= (std::uintmax_t{4} << 20) && !ec;
+  }));
+  load.Signal(SIGINT);
+  INFO(ReadText(tmp.file("err.txt")));
+  REQUIRE(load.Wait() == 130);
+  const std::uintmax_t kept = fs::file_size(partial);
+  // No temporary entry directory is left; the partial download is listed.
+  CHECK(EntriesContaining(tmp.file("cache/cartons"), ".tmp-").empty());
+  auto list = Run(WithCache(tmp) + " cache list");
+  CHECK(list.out.find("partial  carton  " + hex) != std::string::npos);
+
+  server.SetRate(0);
+  auto again = Run(WithCache(tmp) + " load " + Q(server.Url("m.carton")));
+  INFO(again.err);
+  REQUIRE(again.exit_code == 0);
+  const auto ranges = server.Ranges("m.carton");
+  CHECK(std::find(ranges.begin(), ranges.end(), "bytes=" + std::to_string(kept) + "-") !=
+        ranges.end());
+  CHECK_FALSE(fs::exists(partial));
+  CHECK(fs::exists(again.out.substr(0, again.out.find('\n')) + "/weights.bin"));
+  CHECK(Run(WithCache(tmp) + " cache verify").exit_code == 0);
 }

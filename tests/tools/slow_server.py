@@ -5,8 +5,8 @@ absent means unlimited), logs every request's path, Range and If-Range
 headers to LOG (one tab-separated line each), and prints its port.
 
 Usage: slow_server.py ROOT LOG range|norange
-  range    answers "Range: bytes=N-" with 206 and Content-Range (honouring
-           If-Range against its ETag)
+  range    answers one range ("bytes=A-B", "bytes=A-", "bytes=-N") with 206
+           and Content-Range (honouring If-Range against its ETag)
   norange  ignores Range and always answers 200 with the whole file
 """
 import http.server
@@ -54,33 +54,40 @@ class Handler(http.server.BaseHTTPRequestHandler):
         st = os.stat(path)
         size = st.st_size
         etag = '"%x-%x"' % (size, int(st.st_mtime))
-        start = 0
+        start, end, ranged = 0, size, False
         if mode == 'range' and range_header and range_header.startswith('bytes='):
             first, _, last = range_header[6:].partition('-')
-            if first.isdigit() and last == '' and (if_range is None or if_range == etag):
-                start = int(first)
-        if start >= size and start > 0:
+            if if_range is None or if_range == etag:
+                if first.isdigit() and (last == '' or last.isdigit()):
+                    start, ranged = int(first), True
+                    if last:
+                        end = min(int(last) + 1, size)
+                elif first == '' and last.isdigit():
+                    start, ranged = max(size - int(last), 0), True
+        if ranged and start >= size:
             self.send_response(416)
             self.send_header('Content-Range', 'bytes */%d' % size)
             self.send_header('Content-Length', '0')
             self.end_headers()
             return
-        self.send_response(206 if start > 0 else 200)
-        if start > 0:
-            self.send_header('Content-Range', 'bytes %d-%d/%d' % (start, size - 1, size))
+        self.send_response(206 if ranged else 200)
+        if ranged:
+            self.send_header('Content-Range', 'bytes %d-%d/%d' % (start, end - 1, size))
         if mode == 'range':
             self.send_header('Accept-Ranges', 'bytes')
         self.send_header('ETag', etag)
-        self.send_header('Content-Length', str(size - start))
+        self.send_header('Content-Length', str(end - start))
         self.end_headers()
         if head:
             return
         with open(path, 'rb') as f:
             f.seek(start)
-            while True:
-                data = f.read(CHUNK)
+            left = end - start
+            while left > 0:
+                data = f.read(min(CHUNK, left))
                 if not data:
                     return
+                left -= len(data)
                 try:
                     self.wfile.write(data)
                     self.wfile.flush()

@@ -123,8 +123,11 @@ int CacheList(const CacheArgs& args) {
         {"count", blobs->count}, {"bytes", blobs->bytes}, {"shared_bytes", blobs->shared_bytes}};
     j["partial_downloads"] = Json::array();
     for (const auto& p : *partials) {
-      j["partial_downloads"].push_back(
-          {{"sha256", p.sha256}, {"path", p.path}, {"size", p.size}, {"in_use", p.in_use}});
+      j["partial_downloads"].push_back({{"kind", p.kind},
+                                        {"sha256", p.sha256},
+                                        {"path", p.path},
+                                        {"size", p.size},
+                                        {"in_use", p.in_use}});
     }
     std::cout << j.dump(2) << "\n";
     return kExitOk;
@@ -136,7 +139,7 @@ int CacheList(const CacheArgs& args) {
   std::cout << "blobs  " << blobs->count << " files  " << HumanSize(blobs->bytes) << "  ("
             << HumanSize(blobs->shared_bytes) << " shared with cached cartons)\n";
   for (const auto& p : *partials) {
-    std::cout << "partial  " << p.sha256 << "  " << HumanSize(p.size)
+    std::cout << "partial  " << p.kind << "  " << p.sha256 << "  " << HumanSize(p.size)
               << (p.in_use ? "  (downloading now)" : "  (resumed by the next fetch)") << "\n";
   }
   return kExitOk;

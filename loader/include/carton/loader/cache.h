@@ -46,10 +46,12 @@ struct BlobUsage {
   std::uint64_t shared_bytes = 0;
 };
 
-// A download into the blob cache that was interrupted: kept to be resumed
-// (links/blob_cache.h), never used as a blob.
+// A download that was interrupted, kept to be resumed, never used as a
+// finished file: a blob of the blob cache (links/blob_cache.h), or a carton
+// loaded by URL (downloads/<manifest hash>.carton.partial).
 struct PartialDownload {
-  std::string sha256;  // 64 hex digits: the blob it will become
+  std::string kind;    // "blob" or "carton"
+  std::string sha256;  // 64 hex digits: the blob's sha256, or the carton's manifest hash
   std::string path;
   std::uint64_t size = 0;  // bytes so far
   std::int64_t last_modified = 0;
