@@ -103,6 +103,9 @@ std::vector<std::string> EntriesContaining(const std::string& dir, const std::st
 }
 
 SlowServer::SlowServer(const std::string& root, bool honour_range)
+    : SlowServer(root, std::string(honour_range ? "range" : "norange")) {}
+
+SlowServer::SlowServer(const std::string& root, const std::string& mode)
     : root_(root), log_(root + "/.requests.log") {
   std::filesystem::create_directories(root_);
   std::ofstream(log_, std::ios::trunc).close();
@@ -117,7 +120,7 @@ SlowServer::SlowServer(const std::string& root, bool honour_range)
     ::dup2(fds[1], 1);
     const std::string script = std::string(CARTON_SOURCE_DIR) + "/tests/tools/slow_server.py";
     ::execl("/usr/bin/python3", "python3", script.c_str(), root_.c_str(), log_.c_str(),
-            honour_range ? "range" : "norange", static_cast<char*>(nullptr));
+            mode.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   ::close(fds[1]);

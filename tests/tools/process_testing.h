@@ -47,6 +47,8 @@ class SlowServer {
  public:
   // `honour_range`: answer Range requests with 206 (else always 200).
   SlowServer(const std::string& root, bool honour_range);
+  // `mode`: "range", "norange" or "badrange" (slow_server.py).
+  SlowServer(const std::string& root, const std::string& mode);
   ~SlowServer();
   SlowServer(const SlowServer&) = delete;
   SlowServer& operator=(const SlowServer&) = delete;

@@ -434,3 +434,23 @@ TEST_CASE("interrupt: load of a carton by URL resumes its download", "[cli][inte
   CHECK(fs::exists(again.out.substr(0, again.out.find('\n')) + "/weights.bin"));
   CHECK(Run(WithCache(tmp) + " cache verify").exit_code == 0);
 }
+
+TEST_CASE("interrupt: a wrong answer to the resuming Range request starts the download over",
+          "[cli][interrupt][resume]") {
+  TempDir tmp;
+  SlowServer server(tmp.file("srv"), std::string("badrange"));
+  const LinkedCarton c = ShrinkToServer(tmp, server);
+  const std::uintmax_t kept = InterruptedFetch(tmp, server, c);
+  server.SetRate(0);
+  const std::string out = tmp.file("out/fetched.carton");
+  auto again = Run(WithCache(tmp) + " fetch " + Q(c.carton) + " -o " + Q(out));
+  INFO(again.err);
+  REQUIRE(again.exit_code == 0);
+  // The 206 for bytes 0- is refused; the retry asks for the whole file.
+  const auto ranges = server.Ranges("b/" + c.hex);
+  REQUIRE(ranges.size() == 3);
+  CHECK(ranges[1] == "bytes=" + std::to_string(kept) + "-");
+  CHECK(ranges[2] == "-");
+  CHECK(Run(Bin() + " verify " + Q(out)).exit_code == 0);
+  CHECK_FALSE(fs::exists(tmp.file("cache/blobs/sha256/" + c.hex + ".partial")));
+}

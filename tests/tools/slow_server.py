@@ -4,10 +4,13 @@ again for every chunk, so a test can change it while the server runs; 0 or
 absent means unlimited), logs every request's path, Range and If-Range
 headers to LOG (one tab-separated line each), and prints its port.
 
-Usage: slow_server.py ROOT LOG range|norange
+Usage: slow_server.py ROOT LOG range|norange|badrange
   range    answers one range ("bytes=A-B", "bytes=A-", "bytes=-N") with 206
            and Content-Range (honouring If-Range against its ETag)
   norange  ignores Range and always answers 200 with the whole file
+  badrange answers any Range with 206, "Content-Range: bytes 0-LAST/SIZE"
+           and the whole file (a wrong answer to any range but the first
+           byte on)
 """
 import http.server
 import os
@@ -55,7 +58,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         size = st.st_size
         etag = '"%x-%x"' % (size, int(st.st_mtime))
         start, end, ranged = 0, size, False
-        if mode == 'range' and range_header and range_header.startswith('bytes='):
+        if mode == 'badrange' and range_header:
+            # 206 with the whole file and a Content-Range that says so,
+            # whatever was asked for.
+            start, end, ranged = 0, size, True
+        elif mode == 'range' and range_header and range_header.startswith('bytes='):
             first, _, last = range_header[6:].partition('-')
             if if_range is None or if_range == etag:
                 if first.isdigit() and (last == '' or last.isdigit()):
@@ -64,7 +71,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                         end = min(int(last) + 1, size)
                 elif first == '' and last.isdigit():
                     start, ranged = max(size - int(last), 0), True
-        if ranged and start >= size:
+        if ranged and start >= size and size > 0:
             self.send_response(416)
             self.send_header('Content-Range', 'bytes */%d' % size)
             self.send_header('Content-Length', '0')
