@@ -87,6 +87,14 @@ TEST_CASE("progress: pack, verify and unpack draw a line under a terminal", "[cl
   REQUIRE(unpack.exit_code == 0);
   CHECK(unpack.out.find("\rcarton: unpacking") != std::string::npos);
   CHECK(unpack.out.find("%") != std::string::npos);
+
+  auto shrink =
+      UnderTerminal(Bin() + " shrink " + Q(out) + " -o " + Q(tmp.file("s.carton")) +
+                    " --url-prefix https://models.example.com/b --blobs " + Q(tmp.file("blobs")));
+  INFO(shrink.out);
+  REQUIRE(shrink.exit_code == 0);
+  CHECK(shrink.out.find("\rcarton: shrinking") != std::string::npos);
+  CHECK(shrink.out.find("%") != std::string::npos);
 }
 
 TEST_CASE("progress: nothing is drawn when stderr is not a terminal", "[cli][progress]") {

@@ -21,7 +21,10 @@ int Shrink(const ShrinkArgs& a) {
     o.encodings.push_back(*e);
   }
   if (a.quiet) o.link.fetch.progress = Silent();
+  ProgressLine progress("shrinking " + a.carton, !a.quiet);
+  if (progress.enabled()) o.progress = progress.Callback();
   auto r = carton::Shrink(a.carton, a.output, o);
+  progress.Finish();
   if (!r.ok()) return Fail("shrink", r.status());
   std::cerr << "moved " << r->moved.size() << " files, " << r->moved_bytes << " bytes, out of "
             << a.output << " (" << r->blobs_written << " new blobs in " << a.blobs_dir << ")\n";

@@ -57,6 +57,9 @@ struct ShrinkOptions {
   // Pre-compressed copies to write beside each blob (<sha256>.zst, ...).
   std::vector<BlobEncoding> encodings;
   LinkOptions link;  // for an input given by URL
+  // If set, called with the bytes of the carton's files read so far (into
+  // the new zip or the blobs directory) and their total.
+  ProgressFn progress;
 };
 
 struct ShrinkReport {
