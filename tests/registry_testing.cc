@@ -144,7 +144,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             note('patch-drop ' + self.path)
             self.close_connection = True
             return
-        is_blob = method == 'GET' and blob.match(self.path) and resp.status == 200
+        # 206: the rest of a blob whose download was cut off before.
+        is_blob = method == 'GET' and blob.match(self.path) and resp.status in (200, 206)
         if is_blob:
             note('get ' + self.path)
         cut = False

@@ -36,8 +36,10 @@ Status EntryCopier::Copy(const std::string& name) {
   std::random_device rd;
   const std::string spool =
       spool_dir_ + "/.carton-copy-" + std::to_string(::getpid()) + "-" + std::to_string(rd());
-  CARTON_RETURN_IF_ERROR(from_.ExtractTo(name, spool));
+  // Registered before it exists, so that an interrupt removes it.
   spooled_.push_back(spool);
+  registrations_.emplace_back(spool, TemporaryKind::kFile);
+  CARTON_RETURN_IF_ERROR(from_.ExtractTo(name, spool));
   return to_.AddFile(name, spool, *method).status();
 }
 

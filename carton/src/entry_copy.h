@@ -7,6 +7,7 @@
 
 #include "carton/carton/reader.h"
 #include "carton/common/status.h"
+#include "carton/common/temporaries.h"
 #include "carton/manifest/manifest.h"
 #include "carton/zip/writer.h"
 
@@ -40,6 +41,7 @@ class EntryCopier {
   ZipWriter& to_;
   std::string spool_dir_;
   std::vector<std::string> spooled_;
+  std::vector<TemporaryPath> registrations_;
 };
 
 }  // namespace carton::internal

@@ -27,8 +27,21 @@ Result<FetchLinkedReport> FetchLinked(const std::string& in, const std::string& 
     blobs[f.path] = *blob;
   }
 
-  CARTON_ASSIGN_OR_RETURN(ZipWriter writer,
-                          ZipWriter::Create(out_path, internal::CartonWriterOptions(0)));
+  ZipWriterOptions writer_options = internal::CartonWriterOptions(0);
+  std::uint64_t total = m.text.size(), done = 0;
+  for (const auto& me : m.manifest.entries()) {
+    if (auto blob = blobs.find(me.path); blob != blobs.end()) {
+      std::error_code ec;
+      const auto size = std::filesystem::file_size(blob->second, ec);
+      if (!ec) total += size;
+    } else if (const ZipEntry* e = reader.zip().Find(me.path)) {
+      total += e->size;
+    }
+  }
+  if (options.progress) {
+    writer_options.on_read = [&](std::uint64_t n) { options.progress(done += n, total); };
+  }
+  CARTON_ASSIGN_OR_RETURN(ZipWriter writer, ZipWriter::Create(out_path, writer_options));
   internal::EntryCopier copier(reader, writer, out_dir);
   for (const auto& me : m.manifest.entries()) {
     auto blob = blobs.find(me.path);

@@ -22,6 +22,7 @@
 #include "carton/common/atomic_file.h"
 #include "carton/common/parallel.h"
 #include "carton/common/posix_error.h"
+#include "carton/common/temporaries.h"
 #include "carton/common/unique_fd.h"
 #include "carton/links/links.h"
 #include "carton/manifest/manifest.h"
@@ -408,6 +409,9 @@ Result<OciPullReport> PullCarton(const std::string& reference, const std::string
   // The rebuild: the recorded entries, in order, with the recorded
   // settings, each file's bytes from its blob, or from its download.
   const std::string temp = TempName(out_path);
+  // Between Finish() and the rename the rebuilt carton is a plain file: an
+  // interrupt removes it too.
+  const TemporaryPath registration(temp, TemporaryKind::kFile);
   std::string differs;  // the first entry that came out unlike the pushed one
   auto rebuild = [&](bool stream) -> Status {
     ZipWriterOptions zip_options =
@@ -448,9 +452,14 @@ Result<OciPullReport> PullCarton(const std::string& reference, const std::string
   };
   Status built = rebuild(/*stream=*/true);
   downloads.join();
+  auto cleanup = [&] {
+    std::error_code ec;
+    fs::remove(temp, ec);
+  };
   for (std::size_t i = 0; i < streamed.size(); ++i) {
     const auto& [layer, stream] = streamed[i];
     if (!streamed_paths[i].ok()) {
+      cleanup();
       return streamed_paths[i].status().WithContext(s.where + ": " + layer->title);
     }
     blobs[layer->digest] = *streamed_paths[i];
@@ -465,11 +474,6 @@ Result<OciPullReport> PullCarton(const std::string& reference, const std::string
     // the verified blobs.
     CARTON_RETURN_IF_ERROR(rebuild(/*stream=*/false));
   }
-  auto cleanup = [&] {
-    std::error_code ec;
-    fs::remove(temp, ec);
-  };
-
   if (!p.layout.layout_sha256) {
     report.not_identical_reason =
         "the pushed carton was not written by carton's zip writer (the same manifest hash is "
@@ -517,6 +521,7 @@ Result<VerifyReport> VerifyOciCarton(const std::string& reference, const VerifyO
   if (ec) return IoError(root + "/downloads: cannot create: " + ec.message());
   std::random_device rd;
   const std::string temp = root + "/downloads/oci-verify-" + std::to_string(rd()) + ".carton";
+  const TemporaryPath registration(temp, TemporaryKind::kFile);
   OciOptions o = options;
   o.cache_dir = root;
   auto pulled = PullCarton(reference, temp, o);

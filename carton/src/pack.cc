@@ -200,9 +200,15 @@ Result<PackReport> Pack(const std::string& path, const std::string& out_path,
   const unsigned threads =
       options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
 
-  CARTON_ASSIGN_OR_RETURN(
-      ZipWriter zip,
-      ZipWriter::Create(out_path, internal::CartonWriterOptions(threads, options.alignment)));
+  ZipWriterOptions writer_options = internal::CartonWriterOptions(threads, options.alignment);
+  std::uint64_t total_bytes = 0, done_bytes = 0;
+  for (const auto& item : items) total_bytes += item.file ? item.file->size : item.generated.size();
+  if (options.progress) {
+    writer_options.on_read = [&](std::uint64_t n) {
+      options.progress(done_bytes += n, total_bytes);
+    };
+  }
+  CARTON_ASSIGN_OR_RETURN(ZipWriter zip, ZipWriter::Create(out_path, writer_options));
 
   std::vector<manifest::ManifestEntry> entries;
   // Stored files are not read when added: Finish() reads each once as it

@@ -5,12 +5,15 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cstdio>
+#include <filesystem>
 #include <random>
 #include <set>
 #include <utility>
 
 #include "carton/carton/symlink.h"
 #include "carton/common/atomic_file.h"
+#include "carton/common/temporaries.h"
 #include "carton/links/blob_cache.h"
 #include "carton/links/http_source.h"
 #include "carton/manifest/sha256.h"
@@ -74,11 +77,12 @@ Result<std::string> ResolveLinkedFile(const LinkedFile& file, const LinkOptions&
 
 // A downloaded copy of a carton given by URL, removed with the reader.
 struct CartonReader::Download {
-  explicit Download(std::string p) : path(std::move(p)) {}
+  explicit Download(std::string p) : path(std::move(p)), registration(path, TemporaryKind::kFile) {}
   Download(const Download&) = delete;
   Download& operator=(const Download&) = delete;
   ~Download() { ::unlink(path.c_str()); }
   std::string path;
+  TemporaryPath registration;  // an interrupt removes it too
 };
 
 CartonReader::CartonReader(std::string location, ZipReader zip, const LinkOptions& options,
@@ -97,8 +101,20 @@ Result<CartonReader> CartonReader::Open(const std::string& location, const LinkO
   }
   links::HttpSourceOptions http;
   http.fetch = options.fetch;
-  CARTON_ASSIGN_OR_RETURN(auto source, links::HttpRangeSource::Open(location, http));
-  CARTON_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::OpenSource(std::move(source), limits.zip));
+  auto source = links::HttpRangeSource::Open(location, http);
+  if (!source.ok() && source.status().code() == StatusCode::kUnsupported) {
+    // The server ignores Range (it answered 200; HttpRangeSource::Open
+    // stopped reading at once): read a downloaded copy instead. A wrong
+    // range answer (a bad Content-Range, a changed ETag) stays an error.
+    std::fprintf(stderr, "carton: %s: the server ignores range requests; downloading it whole\n",
+                 location.c_str());
+    std::error_code ec;
+    const std::string temp_dir = std::filesystem::temp_directory_path(ec).string();
+    return OpenLocal(location, ec ? "." : temp_dir, options, limits);
+  }
+  if (!source.ok()) return source.status();
+  CARTON_ASSIGN_OR_RETURN(ZipReader zip,
+                          ZipReader::OpenSource(std::move(source).value(), limits.zip));
   return CartonReader(location, std::move(zip), options, limits);
 }
 
@@ -110,13 +126,18 @@ Result<CartonReader> CartonReader::OpenLocal(const std::string& location,
   std::random_device rd;
   const std::string path = temp_dir + "/.carton-download-" + std::to_string(::getpid()) + "-" +
                            std::to_string(rd()) + ".carton";
-  CARTON_RETURN_IF_ERROR(DownloadCarton(location, path, options));
+  // Registered before it exists, so that no moment leaves it unregistered.
   auto download = std::make_unique<Download>(path);
+  CARTON_RETURN_IF_ERROR(DownloadCarton(location, path, options));
   auto zip = ZipReader::Open(path, limits.zip);
   if (!zip.ok()) return Renamed(zip.status(), path, location);
   CartonReader reader(location, std::move(zip).value(), options, limits);
   reader.download_ = std::move(download);
   return reader;
+}
+
+std::string CartonReader::downloaded_copy() const {
+  return download_ != nullptr ? download_->path : std::string();
 }
 
 Result<CartonReader> CartonReader::OpenSource(std::unique_ptr<RandomAccessSource> source,
@@ -293,7 +314,8 @@ Result<std::string> CartonReader::DataEntry(const std::string& name) const {
   return ResolveSymlinkEntry(zip_, *e);
 }
 
-Status CartonReader::ExtractTo(const std::string& name, const std::string& dest) const {
+Status CartonReader::ExtractTo(const std::string& name, const std::string& dest,
+                               const std::function<void(std::uint64_t)>& on_bytes) const {
   const ManifestFile& m = manifest_file();
   if (name == "MANIFEST") return WriteFileAtomically(dest, AsBytes(m.text));
   const manifest::ManifestEntry* me = m.manifest.Find(name);
@@ -303,6 +325,7 @@ Status CartonReader::ExtractTo(const std::string& name, const std::string& dest)
   manifest::Sha256 h;
   CARTON_RETURN_IF_ERROR(zip_.ReadTo(source, [&](ByteView chunk) {
     h.Update(chunk);
+    if (on_bytes) on_bytes(chunk.size());
     return file.Write(chunk);
   }));
   CARTON_RETURN_IF_ERROR(manifest::CheckDigest(name, h.Finish(), me->sha256));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <set>
 
 #include "blob_encode.h"
@@ -83,8 +84,18 @@ Result<ShrinkReport> Shrink(const std::string& in, const std::string& out_path,
     }
   }
 
-  CARTON_ASSIGN_OR_RETURN(ZipWriter writer,
-                          ZipWriter::Create(out_path, internal::CartonWriterOptions(0)));
+  // Progress: the bytes of the files read, whether they stay in the zip or
+  // leave it for the blobs directory.
+  std::uint64_t total = m.text.size(), done = 0;
+  for (const auto& me : m.manifest.entries()) {
+    if (const ZipEntry* e = zip.Find(me.path)) total += e->size;
+  }
+  const std::function<void(std::uint64_t)> count = [&](std::uint64_t n) {
+    if (options.progress) options.progress(done += n, total);
+  };
+  ZipWriterOptions writer_options = internal::CartonWriterOptions(0);
+  if (options.progress) writer_options.on_read = count;
+  CARTON_ASSIGN_OR_RETURN(ZipWriter writer, ZipWriter::Create(out_path, writer_options));
   internal::EntryCopier copier(reader, writer, out_dir);
   ShrinkReport report;
   report.manifest_hash = m.hash;
@@ -114,9 +125,11 @@ Result<ShrinkReport> Shrink(const std::string& in, const std::string& out_path,
     if (!by_digest && written.insert(me->sha256).second) {
       const bool reused = HasBlob(blob, me->sha256);
       if (!reused) {
-        Status s = reader.ExtractTo(e.name, blob);
+        Status s = reader.ExtractTo(e.name, blob, count);
         if (!s.ok()) return s.WithContext(in);
         ++report.blobs_written;
+      } else {
+        count(size);
       }
       for (BlobEncoding enc : options.encodings) {
         const std::string copy = blob + std::string(BlobEncodingSuffix(enc));
@@ -124,6 +137,8 @@ Result<ShrinkReport> Shrink(const std::string& in, const std::string& out_path,
         if (reused && ::stat(copy.c_str(), &st) == 0) continue;
         CARTON_RETURN_IF_ERROR(internal::WriteEncodedCopy(blob, copy, enc));
       }
+    } else {
+      count(size);  // nothing to write: linked by digest, or written already
     }
     std::vector<std::string> add;
     if (by_digest) {

@@ -8,6 +8,7 @@
 #include "carton/carton/symlink.h"
 #include "carton/common/atomic_file.h"
 #include "carton/common/mapped_file.h"
+#include "carton/common/temporaries.h"
 #include "carton/manifest/manifest.h"
 #include "carton/manifest/sha256.h"
 #include "carton/zip/reader.h"
@@ -17,26 +18,41 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Removes a directory tree unless released.
+// A directory tree, registered as a temporary (an interrupt removes it),
+// removed unless released.
 class TempTree {
  public:
   explicit TempTree(fs::path p) : path_(std::move(p)) {}
   ~TempTree() {
-    if (!path_.empty()) {
+    if (registration_.registered()) {
       std::error_code ec;
       fs::remove_all(path_, ec);
     }
   }
-  void Release() { path_.clear(); }
+  // Creates the directory. Errors: kIoError.
+  // Errors name `shown`, the directory the user asked for.
+  Status Create(const std::string& shown) {
+    std::error_code ec;
+    registration_ = TemporaryPath::Create(path_.string(), TemporaryKind::kDirectory,
+                                          [&] { return fs::create_directory(path_, ec); });
+    if (!registration_.registered()) {
+      return IoError(shown + ": cannot create the directory: " +
+                     (ec ? ec.message() : "a temporary directory beside it exists"));
+    }
+    return Status::Ok();
+  }
+  void Release() { registration_.Release(); }
   const fs::path& path() const { return path_; }
 
  private:
   fs::path path_;
+  TemporaryPath registration_;
 };
 
 // Copies a cached blob to `root`/`path`, hashing it again on the way: the
 // cache's copy was verified when it was fetched, but disks fail.
-Status CopyLinked(const LinkedFile& f, const std::string& blob, const fs::path& root) {
+Status CopyLinked(const LinkedFile& f, const std::string& blob, const fs::path& root,
+                  const std::function<void(std::uint64_t)>& on_bytes) {
   fs::path out = root / fs::path(f.path);
   std::error_code ec;
   fs::create_directories(out.parent_path(), ec);
@@ -46,6 +62,7 @@ Status CopyLinked(const LinkedFile& f, const std::string& blob, const fs::path& 
   manifest::Sha256 h;
   CARTON_RETURN_IF_ERROR(ForEachMappedStep(in.bytes(), [&](ByteView step) {
     h.Update(step);
+    on_bytes(step.size());
     return file.Write(step);
   }));
   CARTON_RETURN_IF_ERROR(
@@ -55,12 +72,13 @@ Status CopyLinked(const LinkedFile& f, const std::string& blob, const fs::path& 
 
 // Extracts file entry `name` (or MANIFEST) to `root`/`name`, checking it
 // against MANIFEST as it is written.
-Status ExtractOne(const CartonReader& reader, const std::string& name, const fs::path& root) {
+Status ExtractOne(const CartonReader& reader, const std::string& name, const fs::path& root,
+                  const std::function<void(std::uint64_t)>& on_bytes) {
   fs::path out = root / fs::path(name);
   std::error_code ec;
   fs::create_directories(out.parent_path(), ec);
   if (ec) return IoError(out.parent_path().string() + ": " + ec.message());
-  return reader.ExtractTo(name, out.string());
+  return reader.ExtractTo(name, out.string(), on_bytes);
 }
 
 // A symlink entry becomes a relative symlink in the unpacked tree
@@ -114,26 +132,37 @@ Status Unpack(const std::string& carton_path, const std::string& dir, const Link
   std::random_device rd;
   TempTree temp(abs_parent /
                 ("." + target.filename().string() + ".unpack-" + std::to_string(rd())));
-  if (!fs::create_directory(temp.path(), ec)) {
-    // The temporary directory is an implementation detail: name `dir`.
-    return IoError(dir + ": cannot create the directory: " + ec.message());
+  // The temporary directory is an implementation detail: errors name `dir`.
+  CARTON_RETURN_IF_ERROR(temp.Create(dir));
+  std::uint64_t total = 0, done = 0;
+  for (const auto& e : zip.entries()) {
+    if (!e.is_dir && !e.is_symlink && e.name != "LINKS") total += e.size;
   }
+  const std::function<void(std::uint64_t)> on_bytes = [&](std::uint64_t n) {
+    done += n;
+    if (unpack.progress) unpack.progress(done, total);
+  };
   for (const auto& e : zip.entries()) {
     // LINKS is resolved here; the unpacked tree holds the files themselves.
     if (e.is_dir || e.name == "LINKS") continue;
     Status s = e.is_symlink ? MakeSymlink(zip, e, temp.path(), reader.manifest())
-                            : ExtractOne(reader, e.name, temp.path());
+                            : ExtractOne(reader, e.name, temp.path(), on_bytes);
     if (!s.ok()) return s.WithContext(carton_path);
   }
   for (const LinkedFile& f : reader.linked_files()) {
     auto blob = ResolveLinkedFile(f, options, /*rehash=*/false);
     if (!blob.ok()) return blob.status().WithContext(f.path).WithContext(carton_path);
-    Status s = CopyLinked(f, *blob, temp.path());
+    std::error_code size_ec;
+    const std::uint64_t size = fs::file_size(*blob, size_ec);
+    if (!size_ec) total += size;
+    const std::uint64_t before = done;
+    Status s = CopyLinked(f, *blob, temp.path(), on_bytes);
     if (s.code() == StatusCode::kCorrupt) {
+      done = before;
       // The cached copy went bad on disk: rehashing discards it; fetch again.
       blob = ResolveLinkedFile(f, options, /*rehash=*/true);
       if (!blob.ok()) return blob.status().WithContext(f.path).WithContext(carton_path);
-      s = CopyLinked(f, *blob, temp.path());
+      s = CopyLinked(f, *blob, temp.path(), on_bytes);
     }
     if (!s.ok()) return s.WithContext(carton_path);
   }

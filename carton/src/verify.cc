@@ -61,7 +61,7 @@ class Checker {
     return &reader_.manifest();
   }
 
-  void CheckHashes(const manifest::Manifest& m, unsigned threads) {
+  void CheckHashes(const manifest::Manifest& m, unsigned threads, const ProgressFn& progress) {
     std::vector<const manifest::ManifestEntry*> present;
     for (const auto& me : m.entries()) {
       const ZipEntry* e = zip_.Find(me.path);
@@ -77,6 +77,12 @@ class Checker {
       return zip_.Find(a->path)->size > zip_.Find(b->path)->size;
     });
     std::atomic<std::uint64_t> bytes{0};
+    std::uint64_t total = 0;
+    for (const auto* me : present) total += zip_.Find(me->path)->size;
+    auto count = [&](std::uint64_t n) {
+      const std::uint64_t done = bytes += n;
+      if (progress) progress(done, total);
+    };
     ParallelFor(present.size(), threads, [&](std::size_t i) {
       const auto& me = *present[i];
       manifest::Sha256 h;
@@ -92,14 +98,14 @@ class Checker {
         s = ForEachMappedStep(*mapped, [&](ByteView step) {
           h.Update(step);
           crc = UpdateCrc32(crc, step);
+          count(step.size());
           return Status::Ok();
         });
-        bytes += mapped->size();
         crc_problem = ZipReader::CheckCrc32(*zip_.Find(me.path), crc);
       } else {
         s = zip_.ReadTo(me.path, [&](ByteView chunk) {
           h.Update(chunk);
-          bytes += chunk.size();
+          count(chunk.size());
           return Status::Ok();
         });
       }
@@ -224,7 +230,7 @@ Result<VerifyReport> Verify(const std::string& carton_path, const VerifyOptions&
   auto config = check.CheckConfig(&details);
   report.warnings = details.warnings;
   check.CheckConsistency(config, details);
-  if (m) check.CheckHashes(*m, options.threads);
+  if (m) check.CheckHashes(*m, options.threads, options.progress);
   if (m && options.fetch_links) check.FetchLinked(options.links);
   return report;
 }

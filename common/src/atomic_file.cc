@@ -43,15 +43,21 @@ Result<AtomicFile> AtomicFile::Create(const std::string& path, const AtomicFileO
     std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
     std::string temp = dir + "/." + base + ".tmp-" + RandomSuffix();
     // Mode 0666 lets the kernel apply the umask, as for any new file.
-    int fd = ::open(temp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    int fd = -1;
+    int err = 0;
+    f.registration_ = TemporaryPath::Create(temp, TemporaryKind::kFile, [&] {
+      fd = ::open(temp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      err = errno;
+      return fd >= 0;
+    });
     if (fd >= 0) {
       f.fd_.Reset(fd);
       f.temp_path_ = std::move(temp);
       f.buffer_.resize(options.buffer_size);
       return f;
     }
-    if (errno != EEXIST) {
-      return ErrnoIoError(errno, path + ": cannot create temporary file");
+    if (err != EEXIST) {
+      return ErrnoIoError(err, path + ": cannot create temporary file");
     }
   }
   return IoError(path + ": cannot create a unique temporary file");
@@ -61,6 +67,7 @@ AtomicFile::AtomicFile(AtomicFile&& o) noexcept
     : path_(std::move(o.path_)),
       temp_path_(std::move(o.temp_path_)),
       fd_(std::move(o.fd_)),
+      registration_(std::move(o.registration_)),
       options_(o.options_),
       buffer_(std::move(o.buffer_)),
       buffered_(std::exchange(o.buffered_, 0)),
@@ -75,6 +82,7 @@ AtomicFile& AtomicFile::operator=(AtomicFile&& o) noexcept {
     path_ = std::move(o.path_);
     temp_path_ = std::move(o.temp_path_);
     fd_ = std::move(o.fd_);
+    registration_ = std::move(o.registration_);
     options_ = o.options_;
     buffer_ = std::move(o.buffer_);
     buffered_ = std::exchange(o.buffered_, 0);
@@ -93,6 +101,7 @@ void AtomicFile::Abort() {
   done_ = true;
   fd_.Reset();
   if (!temp_path_.empty()) ::unlink(temp_path_.c_str());
+  registration_.Release();
 }
 
 Status AtomicFile::WriteAll(const std::byte* p, std::size_t n) {
@@ -197,6 +206,7 @@ Status AtomicFile::Commit() {
     return s;
   }
   done_ = true;
+  registration_.Release();
   if (options_.durable) {
     UniqueFd dir(::open(DirName(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dir.valid()) ::fsync(dir.get());

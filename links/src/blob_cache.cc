@@ -12,6 +12,7 @@
 
 #include "carton/common/posix_error.h"
 #include "carton/common/unique_fd.h"
+#include "partial_file.h"
 
 namespace carton::links {
 namespace {
@@ -160,7 +161,11 @@ Result<std::string> BlobCache::Fetch(const manifest::Digest& digest,
   if (hit.ok() || hit.status().code() != StatusCode::kNotFound) return hit;
 
   std::string path = BlobPath(digest);
-  CARTON_RETURN_IF_ERROR(FetchToFile(urls, digest, expected_size_or_0, path, options));
+  // Under the lock, an interrupted download's bytes stay in <hex>.partial
+  // and the next fetch resumes from them.
+  FetchOptions resumable = options;
+  resumable.keep_partial = true;
+  CARTON_RETURN_IF_ERROR(FetchToFile(urls, digest, expected_size_or_0, path, resumable));
   return path;
 }
 
@@ -241,6 +246,68 @@ Status BlobCache::Remove(const manifest::Digest& digest) const {
   }
   if (lock.held()) lock.RemoveFile();
   return Status::Ok();
+}
+
+Result<std::vector<PartialBlob>> BlobCache::ListPartials() const {
+  std::vector<PartialBlob> out;
+  const std::string dir = root_ + "/" + kBlobDir;
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec);
+  if (ec) {
+    if (ec == std::errc::no_such_file_or_directory) return out;
+    return IoError(dir + ": cannot list: " + ec.message());
+  }
+  const std::string_view suffix = kPartialSuffix;
+  for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() != 64 + suffix.size() || !name.ends_with(suffix)) continue;
+    auto digest = manifest::ParseHex(name.substr(0, 64));
+    if (!digest) continue;
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    PartialBlob p;
+    p.digest = *digest;
+    p.path = it->path().string();
+    p.size = static_cast<std::uint64_t>(st.st_size);
+    p.last_modified = st.st_mtim.tv_sec;
+    const FileLock lock(LockPath(root_, name.substr(0, 64)), /*wait=*/false);
+    p.in_use = lock.busy();
+    out.push_back(std::move(p));
+  }
+  if (ec) return IoError(dir + ": cannot list: " + ec.message());
+  return out;
+}
+
+std::vector<PartialBlob> BlobCache::RemoveStalePartials() const {
+  std::vector<PartialBlob> removed;
+  auto partials = ListPartials();
+  if (!partials.ok()) return removed;
+  if (MakeDirs(root_ + "/" + kLockDir).ok()) {
+    for (PartialBlob& p : *partials) {
+      const std::string hex = manifest::ToHex(p.digest);
+      const FileLock lock(LockPath(root_, hex), /*wait=*/false);
+      // A fetch of this blob holds the lock while it writes the file.
+      if (!lock.held()) continue;
+      ::unlink(p.path.c_str());
+      ::unlink((BlobPath(p.digest) + kValidatorSuffix).c_str());
+      if (::access(BlobPath(p.digest).c_str(), F_OK) != 0) lock.RemoveFile();
+      removed.push_back(std::move(p));
+    }
+  }
+  // Temporaries of fetches killed without a chance to clean up (kill -9,
+  // a crash): ".<hex>.tmp-*" files whose blob's lock is free.
+  const std::string dir = root_ + "/" + kBlobDir;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() < 1 + 64 + 5 || name[0] != '.' || name.compare(65, 5, ".tmp-") != 0) continue;
+    auto digest = manifest::ParseHex(name.substr(1, 64));
+    if (!digest) continue;
+    const FileLock lock(LockPath(root_, name.substr(1, 64)), /*wait=*/false);
+    if (lock.held()) ::unlink(it->path().c_str());
+  }
+  return removed;
 }
 
 void BlobCache::RemoveStaleLocks() const {

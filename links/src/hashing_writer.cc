@@ -7,9 +7,10 @@
 
 namespace carton::links {
 
-HashingWriter::HashingWriter(AtomicFile* file,
-                             std::function<void(int fd, std::uint64_t length)> on_written)
-    : file_(file), on_written_(std::move(on_written)) {
+HashingWriter::HashingWriter(AtomicFile* file)
+    : HashingWriter([file](ByteView bytes) { return file->Write(bytes); }) {}
+
+HashingWriter::HashingWriter(std::function<Status(ByteView)> sink) : sink_(std::move(sink)) {
   // Everything is allocated here, not in Write: Write runs inside a libcurl
   // callback, which no exception may leave.
   queued_.reserve(kBufferCount);
@@ -53,12 +54,11 @@ void HashingWriter::Flush() {
   if (current_.size == 0) return;
   for (std::size_t off = 0; off < current_.size; off += kWriteSize) {
     const std::size_t n = std::min(current_.size - off, kWriteSize);
-    if (Status s = file_->Write(ByteView(current_.data.get() + off, n)); !s.ok()) {
+    if (Status s = sink_(ByteView(current_.data.get() + off, n)); !s.ok()) {
       error_ = std::move(s);
       return;
     }
   }
-  if (on_written_) on_written_(file_->fd(), file_->size_in_file());
   if (!worker_.joinable()) {
     hasher_.Update(ByteView(current_.data.get(), current_.size));
     current_.size = 0;

@@ -8,10 +8,10 @@
 //
 // Memory is bounded: kBufferCount buffers of kBufferSize bytes, allocated
 // up front. Write blocks while every other buffer waits to be hashed. The
-// AtomicFile must outlive the writer; give it AtomicFileOptions with
-// buffer_size = kWriteSize, so that the writes reach the kernel as they are
-// issued. Write and Finish are called from one thread. If a thread cannot
-// be started, the hashing runs inline.
+// output (an AtomicFile, or any sink taking kWriteSize pieces) must outlive
+// the writer; give an AtomicFile AtomicFileOptions with buffer_size =
+// kWriteSize, so that the writes reach the kernel as they are issued. Write and Finish are called
+// from one thread. If a thread cannot be started, the hashing runs inline.
 #pragma once
 
 #include <condition_variable>
@@ -39,10 +39,10 @@ class HashingWriter {
   // (docs/BENCHMARKS.md, "Fetching a linked file").
   static constexpr std::size_t kWriteSize = std::size_t{256} << 10;
 
-  // `on_written`, when set, is called after each write with the file's
-  // descriptor and the bytes it holds (FetchOptions::on_written).
-  explicit HashingWriter(AtomicFile* file,
-                         std::function<void(int fd, std::uint64_t length)> on_written = {});
+  explicit HashingWriter(AtomicFile* file);
+  // Writes to `sink` instead: each call gets at most kWriteSize bytes, in
+  // order; a failure stops the writer as a failed file write does.
+  explicit HashingWriter(std::function<Status(ByteView)> sink);
   HashingWriter(const HashingWriter&) = delete;
   HashingWriter& operator=(const HashingWriter&) = delete;
   // Stops the worker without hashing what is still queued.
@@ -52,6 +52,10 @@ class HashingWriter {
   // failed (the file is aborted then, and later bytes are dropped); Finish()
   // gives the error.
   bool Write(ByteView bytes);
+
+  // Hashes `bytes` without writing them: the part of the file already on
+  // disk when a download resumes. REQUIRES: no Write yet.
+  void Prehash(ByteView bytes) { hasher_.Update(bytes); }
 
   // Writes what is buffered, waits for the hashing, and returns the sha256
   // of all bytes given to Write. Errors: the failed write (kIoError).
@@ -69,8 +73,7 @@ class HashingWriter {
   void Run();
   void StopWorker(bool hash_queued);
 
-  AtomicFile* file_;
-  std::function<void(int fd, std::uint64_t length)> on_written_;
+  std::function<Status(ByteView)> sink_;
   manifest::Sha256 hasher_;  // used by the worker only, until it is joined
   Status error_;
   Buffer current_;  // being filled by Write

@@ -2,19 +2,24 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <mutex>
+#include <optional>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "carton/common/atomic_file.h"
 #include "hashing_writer.h"
 #include "http_hop.h"
+#include "partial_file.h"
+#include "text.h"
 
 namespace carton::links {
 namespace {
 
 constexpr char kUserAgent[] = "carton";
-constexpr auto kProgressInterval = std::chrono::milliseconds(200);
 // libcurl's receive buffer (default 16 KiB): larger chunks mean fewer write
 // callbacks, hash updates and buffer copies per GiB.
 constexpr long kReceiveBufferSize = 512 << 10;
@@ -51,61 +56,100 @@ bool IsTransientCurlError(CURLcode code) {
 
 namespace {
 
-std::string Mib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f MiB", bytes / (1 << 20));
-  return buf;
-}
-
-// A one-line progress display on stderr, drawn only on a terminal: bytes so
-// far, the total when known, the average rate, and what is being fetched.
+// Where a transfer's progress goes: the caller's callback, or a line on
+// stderr (only when it is a terminal).
 class Progress {
  public:
-  Progress(const std::string& label, bool wanted)
-      : label_(label), enabled_(wanted && ::isatty(2)), start_(std::chrono::steady_clock::now()) {}
-  Progress(const Progress&) = delete;
-  Progress& operator=(const Progress&) = delete;
-  ~Progress() {
-    if (!drawn_) return;
-    Draw();  // the final count
-    std::fputs("\n", stderr);
-  }
+  Progress(const FetchOptions& options, const std::string& url)
+      : callback_(options.progress),
+        line_(callback_
+                  ? std::string()
+                  : "fetching " + (options.progress_label.empty() ? url : options.progress_label),
+              !callback_ && options.show_progress) {}
 
-  bool enabled() const { return enabled_; }
+  bool enabled() const { return callback_ || line_.enabled(); }
+
+  // Bytes of the file already on disk when the transfer resumed: libcurl
+  // counts the response's body only.
+  void set_base(std::uint64_t base) { base_ = base; }
 
   void Update(curl_off_t now, curl_off_t total) {
-    now_ = now;
-    total_ = total;
-    const auto t = std::chrono::steady_clock::now();
-    if (drawn_ && t - last_ < kProgressInterval) return;
-    last_ = t;
-    drawn_ = true;
-    Draw();
+    const auto done = base_ + static_cast<std::uint64_t>(std::max<curl_off_t>(now, 0));
+    const auto all = total > 0 ? base_ + static_cast<std::uint64_t>(total) : 0;
+    if (callback_) {
+      callback_(done, all);
+    } else {
+      line_.Update(done, all);
+    }
   }
 
  private:
-  void Draw() const {
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    std::string line = "\rcarton: fetching " + label_ + ": " + Mib(static_cast<double>(now_));
-    if (total_ > 0) line += " of " + Mib(static_cast<double>(total_));
-    if (seconds > 0) line += ", " + Mib(static_cast<double>(now_) / seconds) + "/s";
-    line += "\x1b[K";  // clear the rest of the previous line
-    std::fputs(line.c_str(), stderr);
-  }
-
-  std::string label_;
-  bool enabled_;
-  bool drawn_ = false;
-  curl_off_t now_ = 0;
-  curl_off_t total_ = 0;
-  std::chrono::steady_clock::time_point start_;
-  std::chrono::steady_clock::time_point last_;
+  ProgressFn callback_;
+  ProgressLine line_;
+  std::uint64_t base_ = 0;
 };
 
 int OnProgress(void* user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t, curl_off_t) {
   static_cast<Progress*>(user)->Update(dlnow, dltotal);
   return 0;
+}
+
+// The headers of the last response (a redirect's are replaced by the next
+// hop's).
+struct ResponseHeaders {
+  std::string etag;
+  std::string last_modified;
+  std::string content_range;
+  std::string content_encoding;
+};
+
+std::size_t OnHeader(char* data, std::size_t, std::size_t n, void* user) {
+  auto* h = static_cast<ResponseHeaders*>(user);
+  const std::string_view line(data, n);
+  if (line.rfind("HTTP/", 0) == 0) {
+    *h = ResponseHeaders{};
+    return n;
+  }
+  const auto colon = line.find(':');
+  if (colon == std::string_view::npos) return n;
+  const std::string name = AsciiLower(TrimSpace(line.substr(0, colon)));
+  const std::string value(TrimSpace(line.substr(colon + 1)));
+  if (name == "etag") {
+    h->etag = value;
+  } else if (name == "last-modified") {
+    h->last_modified = value;
+  } else if (name == "content-range") {
+    h->content_range = value;
+  } else if (name == "content-encoding") {
+    h->content_encoding = AsciiLower(value);
+  }
+  return n;
+}
+
+// True when `value` is "bytes FIRST-LAST/TOTAL" with FIRST == `first`,
+// LAST == TOTAL - 1, and TOTAL == `expected_size_or_0` when that is known:
+// the rest of the file, from where the partial file ends.
+bool IsRestOfFile(std::string_view value, std::uint64_t first, std::uint64_t expected_size_or_0) {
+  if (value.rfind("bytes ", 0) != 0) return false;
+  value.remove_prefix(6);
+  std::uint64_t a = 0, b = 0, total = 0;
+  auto number = [&](std::uint64_t* out, char end) {
+    std::size_t i = 0;
+    *out = 0;
+    for (; i < value.size() && value[i] >= '0' && value[i] <= '9'; ++i) {
+      if (*out > (~std::uint64_t{0} - 9) / 10) return false;
+      *out = *out * 10 + static_cast<std::uint64_t>(value[i] - '0');
+    }
+    if (i == 0) return false;
+    value.remove_prefix(i);
+    if (end == '\0') return value.empty();
+    if (value.empty() || value.front() != end) return false;
+    value.remove_prefix(1);
+    return true;
+  };
+  if (!number(&a, '-') || !number(&b, '/') || !number(&total, '\0')) return false;
+  return a == first && total > 0 && b == total - 1 &&
+         (expected_size_or_0 == 0 || total == expected_size_or_0);
 }
 
 // Receives the decoded body. Returning less than offered makes libcurl abort
@@ -114,13 +158,66 @@ int OnProgress(void* user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t, cur
 struct Sink {
   CURL* curl = nullptr;
   HashingWriter* writer = nullptr;
+  const ResponseHeaders* headers = nullptr;
+  Progress* progress = nullptr;
   std::uint64_t cap = 0;
   std::uint64_t received = 0;
+  std::uint64_t expected_size_or_0 = 0;
+  // Resuming: the partial file, and the offset asked for (0: from the
+  // start).
+  PartialFile* partial = nullptr;
+  std::uint64_t resume_from = 0;
   bool status_checked = false;
   bool skipping = false;  // the body of a redirect, which is not the file
   long refused_status = 0;
   bool over_cap = false;
+  std::string bad_range;  // why a 206 answer does not continue the file
+  Status local_error;     // the partial file could not be read or reset
 };
+
+// The first bytes of the file's response: decides what they continue.
+bool StartBody(Sink* sink, long status) {
+  if (status == 206 && sink->resume_from > 0) {
+    const ResponseHeaders& h = *sink->headers;
+    if (!IsRestOfFile(h.content_range, sink->resume_from, sink->expected_size_or_0)) {
+      sink->bad_range = "answered a request for bytes " + std::to_string(sink->resume_from) +
+                        "- with Content-Range \"" + h.content_range + "\"";
+      return false;
+    }
+    if (!h.content_encoding.empty() && h.content_encoding != "identity") {
+      sink->bad_range = "answered a range request with Content-Encoding " + h.content_encoding;
+      return false;
+    }
+    // The sha256 covers the whole file: the bytes kept from before first.
+    Status s = sink->partial->ReadPrefix([&](ByteView b) { sink->writer->Prehash(b); });
+    if (!s.ok()) {
+      sink->local_error = std::move(s);
+      return false;
+    }
+    sink->received = sink->resume_from;
+    sink->progress->set_base(sink->resume_from);
+    return true;
+  }
+  if (!IsSuccess(status)) {
+    // An error page is not the file; stop before storing any of it.
+    sink->refused_status = status;
+    return false;
+  }
+  if (sink->partial != nullptr) {
+    // The whole file (the server ignored the range, or none was asked
+    // for): start over, remembering what identifies this version.
+    const ResponseHeaders& h = *sink->headers;
+    Status s = sink->partial->size() > 0 ? sink->partial->Restart() : Status::Ok();
+    if (s.ok() && h.content_encoding.empty()) {
+      s = sink->partial->SaveValidator(!h.etag.empty() ? h.etag : h.last_modified);
+    }
+    if (!s.ok()) {
+      sink->local_error = std::move(s);
+      return false;
+    }
+  }
+  return true;
+}
 
 std::size_t OnBody(char* data, std::size_t, std::size_t n, void* user) {
   auto* sink = static_cast<Sink*>(user);
@@ -130,9 +227,7 @@ std::size_t OnBody(char* data, std::size_t, std::size_t n, void* user) {
     curl_easy_getinfo(sink->curl, CURLINFO_RESPONSE_CODE, &status);
     if (IsRedirectStatus(status)) {
       sink->skipping = true;
-    } else if (status != 0 && !IsSuccess(status)) {
-      // An error page is not the file; stop before storing any of it.
-      sink->refused_status = status;
+    } else if (status != 0 && !StartBody(sink, status)) {
       return 0;
     }
   }
@@ -185,21 +280,71 @@ Result<Transfer> Transfer::Create() {
 AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest* expected,
                                 std::uint64_t expected_size_or_0, const std::string& dest_path,
                                 const FetchOptions& options, const HttpAccess& access) {
-  auto file = AtomicFile::Create(dest_path, {.buffer_size = HashingWriter::kWriteSize});
-  if (!file.ok()) {
-    AttemptResult r = Fail(file.status());
+  auto local_failure = [](Status s) {
+    AttemptResult r = Fail(std::move(s));
     r.fatal = true;
     return r;
+  };
+  // The bytes go to a temporary file that disappears on failure, or, with
+  // keep_partial, to a partial file that stays to be resumed.
+  std::optional<AtomicFile> file;
+  std::optional<PartialFile> partial;
+  if (options.keep_partial) {
+    auto p = PartialFile::Open(dest_path);
+    if (!p.ok()) return local_failure(p.status());
+    partial.emplace(std::move(p).value());
+    // Without a sha256 to check, only a validator proves the server still
+    // has the same file.
+    if (partial->size() > 0 && expected == nullptr && partial->validator().empty()) {
+      if (Status s = partial->Restart(); !s.ok()) return local_failure(std::move(s));
+    }
+  } else {
+    auto f = AtomicFile::Create(dest_path, {.buffer_size = HashingWriter::kWriteSize});
+    if (!f.ok()) return local_failure(f.status());
+    file.emplace(std::move(f).value());
   }
+  // A partial file that received nothing is not worth keeping (an error
+  // status, a refused connection): removed whatever the outcome.
+  struct DropIfEmpty {
+    std::optional<PartialFile>* partial;
+    ~DropIfEmpty() {
+      if (*partial && (*partial)->size() == 0) (*partial)->Discard();
+    }
+  } drop_if_empty{&partial};
   CURL* curl = curl_.get();
 
-  HashingWriter writer(&*file, options.on_written);
+  // FetchOptions::on_written after each piece reaches the file.
+  auto written = [&](Status s) {
+    if (s.ok() && options.on_written) {
+      if (partial) {
+        options.on_written(partial->fd(), partial->size());
+      } else {
+        options.on_written(file->fd(), file->size_in_file());
+      }
+    }
+    return s;
+  };
+  HashingWriter writer =
+      partial ? HashingWriter([&](ByteView b) { return written(partial->Append(b)); })
+              : HashingWriter([&](ByteView b) { return written(file->Write(b)); });
+  ResponseHeaders headers;
+  Progress progress(options, url);
   Sink sink;
   sink.curl = curl;
   sink.writer = &writer;
+  sink.headers = &headers;
+  sink.progress = &progress;
   sink.cap = expected_size_or_0 != 0 ? expected_size_or_0 : options.max_decoded_size;
-  Progress progress(options.progress_label.empty() ? url : options.progress_label,
-                    options.show_progress);
+  sink.expected_size_or_0 = expected_size_or_0;
+  sink.partial = partial ? &*partial : nullptr;
+  sink.resume_from = partial ? partial->size() : 0;
+  std::vector<std::string> range_headers;
+  if (sink.resume_from > 0) {
+    range_headers.push_back("Range: bytes=" + std::to_string(sink.resume_from) + "-");
+    if (!partial->validator().empty()) {
+      range_headers.push_back("If-Range: " + partial->validator());
+    }
+  }
   error_buffer_.fill('\0');
 
   auto configure = [&](CURL* c) {
@@ -207,13 +352,16 @@ AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest* 
     sink.status_checked = false;
     sink.skipping = false;
     return Set(c, CURLOPT_NOSIGNAL, 1L) && Set(c, CURLOPT_ERRORBUFFER, error_buffer_.data()) &&
-           // "" asks for every encoding this libcurl decodes (gzip, deflate, br, zstd).
-           Set(c, CURLOPT_ACCEPT_ENCODING, "") && Set(c, CURLOPT_USERAGENT, kUserAgent) &&
+           // "" asks for every encoding this libcurl decodes (gzip, deflate, br, zstd). A
+           // range continues the file's own bytes, so it asks for them unencoded.
+           Set(c, CURLOPT_ACCEPT_ENCODING, sink.resume_from > 0 ? "identity" : "") &&
+           Set(c, CURLOPT_USERAGENT, kUserAgent) &&
            Set(c, CURLOPT_BUFFERSIZE, kReceiveBufferSize) &&
            Set(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.connect_timeout.count())) &&
            Set(c, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(options.low_speed_limit)) &&
            Set(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options.low_speed_time.count())) &&
            Set(c, CURLOPT_WRITEFUNCTION, &OnBody) && Set(c, CURLOPT_WRITEDATA, &sink) &&
+           Set(c, CURLOPT_HEADERFUNCTION, &OnHeader) && Set(c, CURLOPT_HEADERDATA, &headers) &&
            (!progress.enabled() ||
             (Set(c, CURLOPT_XFERINFOFUNCTION, &OnProgress) &&
              Set(c, CURLOPT_XFERINFODATA, &progress) && Set(c, CURLOPT_NOPROGRESS, 0L)));
@@ -223,7 +371,7 @@ AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest* 
   request.origin_headers = options.headers;
   request.max_redirects = options.max_redirects;
   request.allow_file = options.allow_file_links;
-  const HopResult hops = PerformHops(curl, url, request, {}, configure);
+  const HopResult hops = PerformHops(curl, url, request, range_headers, configure);
   if (hops.code == CURLE_FAILED_INIT && hops.refused.ok()) {
     return Fail(Internal(url + ": libcurl rejected an option"));
   }
@@ -233,12 +381,10 @@ AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest* 
   // Whatever ended the transfer, a failed write of bytes accepted before it
   // is reported first, as when it stopped the transfer.
   Result<manifest::Digest> got = writer.Finish();
-  if (!got.ok()) {
-    AttemptResult r = Fail(got.status().WithContext(url));
-    r.fatal = true;
-    return r;
-  }
+  if (!got.ok()) return local_failure(got.status().WithContext(url));
+  if (!sink.local_error.ok()) return local_failure(sink.local_error);
   if (sink.over_cap) {
+    if (partial) partial->Discard();
     return Fail(Corrupt(
         url + ": body exceeds " +
         (expected_size_or_0 != 0
@@ -246,7 +392,18 @@ AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest* 
              : "the limit of " + std::to_string(options.max_decoded_size) + " decoded bytes")));
   }
   if (!hops.refused.ok()) return Fail(hops.refused);
-  if (sink.refused_status != 0 || (code == CURLE_OK && status != 0 && !IsSuccess(status))) {
+  if (!sink.bad_range.empty() || (status == 416 && sink.resume_from > 0)) {
+    // The kept bytes cannot be continued from this server: the next
+    // attempt starts over.
+    if (Status s = partial->Restart(); !s.ok()) return local_failure(std::move(s));
+    const std::string why = !sink.bad_range.empty()
+                                ? sink.bad_range
+                                : "cannot serve bytes " + std::to_string(sink.resume_from) + "-";
+    return Fail(NetworkError(url + ": " + why + "; starting over"), /*transient=*/true);
+  }
+  const bool resumed = status == 206 && sink.resume_from > 0;
+  if (sink.refused_status != 0 ||
+      (code == CURLE_OK && status != 0 && !IsSuccess(status) && !resumed)) {
     const long shown = sink.refused_status != 0 ? sink.refused_status : status;
     AttemptResult r = Fail(NetworkError(url + ": http status " + std::to_string(shown)),
                            IsTransientStatus(shown));
@@ -258,24 +415,29 @@ AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest* 
     return r;
   }
   if (code != CURLE_OK) {
+    // A partial file keeps what arrived, for the next attempt to resume.
     std::string message = url + ": " + curl_easy_strerror(code);
     if (error_buffer_[0] != '\0') message += std::string(" (") + error_buffer_.data() + ")";
     return Fail(NetworkError(std::move(message)), IsTransientCurlError(code));
   }
+  if (partial && !sink.status_checked && partial->size() > 0) {
+    // An empty body: nothing replaced what was kept from before.
+    if (Status s = partial->Restart(); !s.ok()) return local_failure(std::move(s));
+  }
 
   if (expected_size_or_0 != 0 && sink.received != expected_size_or_0) {
+    if (partial) partial->Discard();
     return Fail(Corrupt(url + ": got " + std::to_string(sink.received) + " bytes, expected " +
                         std::to_string(expected_size_or_0)));
   }
   if (expected != nullptr && *got != *expected) {
+    if (partial) partial->Discard();
     return Fail(Corrupt(url + ": sha256 is " + manifest::ToHex(*got) + ", expected " +
                         manifest::ToHex(*expected) + " (" + std::to_string(sink.received) +
-                        " bytes received)"));
+                        " bytes received" + (resumed ? ", resumed" : "") + ")"));
   }
-  if (Status s = file->Commit(); !s.ok()) {
-    AttemptResult r = Fail(std::move(s));
-    r.fatal = true;
-    return r;
+  if (Status s = partial ? partial->Commit() : file->Commit(); !s.ok()) {
+    return local_failure(std::move(s));
   }
   return AttemptResult{};
 }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <filesystem>
 #include <map>
@@ -14,6 +15,7 @@
 #include "cache_internal.h"
 #include "carton/common/atomic_file.h"
 #include "carton/common/mapped_file.h"
+#include "carton/common/temporaries.h"
 #include "carton/format/config.h"
 #include "carton/links/blob_cache.h"
 #include "carton/manifest/hash_files.h"
@@ -111,9 +113,13 @@ Result<AcquiredEntry> AcquireEntry(const std::string& root, CartonSource* source
       fs::remove_all(it->path(), remove_ec);
     }
   }
-  CARTON_ASSIGN_OR_RETURN(const CartonReader* whole, source->Whole(DownloadsDir(root)));
+  CARTON_ASSIGN_OR_RETURN(const CartonReader* whole,
+                          source->Whole(DownloadsDir(root), options.progress));
   std::string tmp = CartonsDir(root) + "/.tmp-" + hex + "-" + RandomSuffix();
-  if (!fs::create_directories(tmp, ec)) {
+  // Registered while it exists: an interrupted load removes it.
+  const TemporaryPath registration = TemporaryPath::Create(
+      tmp, TemporaryKind::kDirectory, [&] { return fs::create_directories(tmp, ec); });
+  if (!registration.registered()) {
     return IoError(tmp + ": cannot create: " + (ec ? ec.message() : "exists"));
   }
   MaterializeSource src;
@@ -122,6 +128,7 @@ Result<AcquiredEntry> AcquireEntry(const std::string& root, CartonSource* source
   src.cache_root = root;
   src.threads = options.threads;
   src.allow_file_links = options.allow_file_links;
+  src.progress = options.progress;
   auto rec = Materialize(src, tmp, stats);
   if (rec.ok()) {
     Status s = WriteEntryRecord(tmp, *rec);
@@ -141,7 +148,8 @@ Result<AcquiredEntry> AcquireEntry(const std::string& root, CartonSource* source
 }
 
 Result<std::vector<std::string>> VerifyEntryDir(const std::string& dir,
-                                                const manifest::Digest& hash, unsigned threads) {
+                                                const manifest::Digest& hash, unsigned threads,
+                                                const ProgressFn& progress) {
   std::vector<std::string> problems;
   auto bytes = ReadFile(dir + "/MANIFEST");
   if (!bytes.ok()) {
@@ -181,6 +189,10 @@ Result<std::vector<std::string>> VerifyEntryDir(const std::string& dir,
       source = std::move(opened).value();
     }
   }
+  // Mapped files are hashed first, against their own total (the other
+  // files' sizes are known only once listed).
+  std::uint64_t mapped_total = 0, mapped_done = 0;
+  for (const auto& [path, size] : sizes) mapped_total += size;
   for (const auto& me : m->entries()) {
     if (auto it = mapped.find(me.path); it != mapped.end()) {
       listed.insert(me.path);
@@ -190,6 +202,8 @@ Result<std::vector<std::string>> VerifyEntryDir(const std::string& dir,
         continue;
       }
       manifest::Digest d = manifest::Sha256Of(source->bytes().subspan(it->second, sizes[me.path]));
+      mapped_done += sizes[me.path];
+      if (progress) progress(mapped_done, mapped_total);
       if (d != me.sha256) {
         problems.push_back(me.path +
                            " (in the source .carton): " + manifest::DigestMismatch(d, me.sha256));
@@ -205,7 +219,18 @@ Result<std::vector<std::string>> VerifyEntryDir(const std::string& dir,
     paths.push_back(p);
     listed.insert(me.path);
   }
-  auto digests = manifest::HashFiles(paths, threads);
+  std::uint64_t total = mapped_total;
+  std::atomic<std::uint64_t> done{mapped_done};
+  for (const auto& p : paths) {
+    std::error_code size_ec;
+    const auto size = fs::file_size(p, size_ec);
+    if (!size_ec) total += size;
+  }
+  const auto count = [&](std::uint64_t n) {
+    const std::uint64_t now = done += n;
+    if (progress) progress(now, total);
+  };
+  auto digests = manifest::HashFiles(paths, threads, {}, count);
   if (!digests.ok()) return digests.status();
   std::size_t k = 0;
   for (const auto& me : m->entries()) {
@@ -290,13 +315,14 @@ Result<std::vector<CacheEntryInfo>> CartonCache::List() const {
   return out;
 }
 
-Result<CacheVerifyResult> CartonCache::Verify(const manifest::Digest& hash) const {
+Result<CacheVerifyResult> CartonCache::Verify(const manifest::Digest& hash,
+                                              const ProgressFn& progress) const {
   std::string dir = EntryDir(hash);
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return NotFound(dir + ": no such cache entry");
   CacheVerifyResult r;
   r.hash = manifest::ToHex(hash);
-  CARTON_ASSIGN_OR_RETURN(r.problems, internal::VerifyEntryDir(dir, hash, 0));
+  CARTON_ASSIGN_OR_RETURN(r.problems, internal::VerifyEntryDir(dir, hash, 0, progress));
   auto rec = internal::ReadEntryRecord(dir);
   if (!rec.ok())
     r.problems.push_back(std::string(internal::kEntryRecordName) + ": " + rec.status().message());
@@ -312,6 +338,34 @@ Result<BlobUsage> CartonCache::Blobs() const {
     if (b.links > 1) u.shared_bytes += b.size;
   }
   return u;
+}
+
+Result<std::vector<PartialDownload>> CartonCache::Partials() const {
+  CARTON_ASSIGN_OR_RETURN(auto partials, links::BlobCache(root_).ListPartials());
+  std::vector<PartialDownload> out;
+  for (const auto& p : partials) {
+    out.push_back({"blob", manifest::ToHex(p.digest), p.path, p.size, p.last_modified, p.in_use});
+  }
+  // Cartons loaded by URL: "<manifest hash>.carton.partial" in downloads/.
+  constexpr std::string_view kSuffix = ".carton.partial";
+  std::error_code ec;
+  for (fs::directory_iterator it(internal::DownloadsDir(root_), ec);
+       !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() != 64 + kSuffix.size() || !name.ends_with(kSuffix)) continue;
+    if (!manifest::ParseHex(name.substr(0, 64))) continue;
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    bool in_use = false;
+    auto lock = FileLock::Open(internal::MaterializeLockPath(root_, name.substr(0, 64)));
+    if (lock.ok()) {
+      auto got = lock->Lock(FileLock::Mode::kExclusive, false);
+      in_use = got.ok() && !*got;
+    }
+    out.push_back({"carton", name.substr(0, 64), it->path().string(),
+                   static_cast<std::uint64_t>(st.st_size), st.st_mtim.tv_sec, in_use});
+  }
+  return out;
 }
 
 namespace {
@@ -507,6 +561,12 @@ Result<GcReport> CartonCache::Gc(std::uint64_t max_size) const {
   }
   report.remaining = total;
   RemoveStaleLockFiles(root_);
+  // Partial downloads no fetch is writing go whatever the size limit: they
+  // are not part of the cache's contents until finished.
+  for (const auto& p : blob_cache.RemoveStalePartials()) {
+    report.removed_partials.push_back(manifest::ToHex(p.digest));
+    report.freed += p.size;
+  }
   blob_cache.RemoveStaleLocks();
   return report;
 }

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "carton/common/progress.h"
 #include "carton/common/status.h"
 #include "carton/loader/loader.h"
 #include "carton/manifest/sha256.h"
@@ -40,6 +41,7 @@ Result<AcquiredEntry> AcquireEntry(const std::string& root, CartonSource* source
 // Every problem of the entry in `dir` (named by `hash`): MANIFEST's hash,
 // every file's sha256, extra files. Errors: kIoError only.
 Result<std::vector<std::string>> VerifyEntryDir(const std::string& dir,
-                                                const manifest::Digest& hash, unsigned threads);
+                                                const manifest::Digest& hash, unsigned threads,
+                                                const ProgressFn& progress = {});
 
 }  // namespace carton::loader::internal

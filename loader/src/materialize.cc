@@ -205,6 +205,13 @@ Status RunMaterialize(const MaterializeSource& src, const MaterializePlan& plan,
 
   std::vector<Status> results(plan.tasks.size());
   std::atomic<std::uint64_t> hashed{0}, copied{0}, decoded{0}, fetched{0};
+  std::uint64_t total = 0;
+  for (const auto& task : plan.tasks) total += task.size;
+  std::atomic<std::uint64_t> done{0};
+  const auto count = [&](std::uint64_t n) {
+    const std::uint64_t now = done += n;
+    if (src.progress) src.progress(now, total);
+  };
   links::BlobCache blobs(src.cache_root);
   ParallelFor(plan.tasks.size(), src.threads, [&](std::size_t t) {
     const MaterializeTask& task = plan.tasks[t];
@@ -221,6 +228,7 @@ Status RunMaterialize(const MaterializeSource& src, const MaterializePlan& plan,
         manifest::Sha256 h;
         s = ForEachMappedStep(*mapped, [&](ByteView step) {
           h.Update(step);
+          count(step.size());
           return Status::Ok();
         });
         hashed += mapped->size();
@@ -231,10 +239,11 @@ Status RunMaterialize(const MaterializeSource& src, const MaterializePlan& plan,
         const EntryFile& f = plan.record.files[task.file];
         s = CopyRange(src.file->fd(), f.data_offset, f.size, out);
         if (s.ok()) copied += f.size;
+        count(f.size);
         break;
       }
       case TaskKind::kDecode: {
-        s = reader.ExtractTo(me.path, out);
+        s = reader.ExtractTo(me.path, out, count);
         if (s.ok()) {
           hashed += task.size;
           decoded += task.size;
@@ -249,6 +258,7 @@ Status RunMaterialize(const MaterializeSource& src, const MaterializePlan& plan,
         struct stat st;
         if (s.ok() && ::stat(out.c_str(), &st) == 0) {
           fetched += static_cast<std::uint64_t>(st.st_size);
+          count(static_cast<std::uint64_t>(st.st_size));
         }
         break;
       }

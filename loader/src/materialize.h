@@ -16,6 +16,7 @@
 
 #include "carton/carton/reader.h"
 #include "carton/common/mapped_file.h"
+#include "carton/common/progress.h"
 #include "carton/common/status.h"
 #include "carton/loader/loader.h"
 #include "entry.h"
@@ -37,6 +38,9 @@ struct MaterializeSource {
   std::string cache_root;  // linked files go through <root>'s blob cache
   unsigned threads = 0;
   bool allow_file_links = false;
+  // Called with the bytes hashed, copied, decoded or fetched so far and the
+  // total of the files' sizes (linked files count once fetched).
+  ProgressFn progress;
 };
 
 enum class TaskKind { kHashStored, kCopyStored, kDecode, kLink };

@@ -19,6 +19,13 @@ Result<CartonSource> CartonSource::Open(const std::string& path_or_url) {
     CARTON_ASSIGN_OR_RETURN(CartonReader remote, CartonReader::Open(path_or_url));
     CARTON_RETURN_IF_ERROR(remote.ReadManifest().WithContext(path_or_url));
     s.manifest_ = remote.shared_manifest();
+    if (const std::string copy = remote.downloaded_copy(); !copy.empty()) {
+      // The server ignores Range, so the reader downloaded the carton
+      // whole: keep that copy (mapped, it outlives its name) rather than
+      // download it again on a miss.
+      CARTON_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(copy));
+      s.file_ = std::make_shared<const MappedFile>(std::move(file));
+    }
     return s;
   }
   CARTON_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(path_or_url));
@@ -68,16 +75,28 @@ Status CartonSource::OpenWhole() {
   return Status::Ok();
 }
 
-Result<const CartonReader*> CartonSource::Whole(const std::string& downloads_dir) {
+Result<const CartonReader*> CartonSource::Whole(const std::string& downloads_dir,
+                                                const ProgressFn& progress) {
   if (whole_) return &*whole_;
   if (file_ == nullptr) {
     std::error_code ec;
     std::filesystem::create_directories(downloads_dir, ec);
     std::random_device rd;
-    const std::string dest = downloads_dir + "/" + manifest::ToHex(manifest_hash()) + "-" +
-                             std::to_string(rd()) + ".carton";
+    // A URL's download is named by the manifest hash alone: it runs under
+    // the hash's materialize lock (AcquireEntry), and what arrived before an
+    // interrupt stays in "<hash>.carton.partial" for the next load to
+    // resume (FetchOptions::keep_partial; only with the server's validator,
+    // since no sha256 of the whole carton is known: MANIFEST and every file
+    // are checked once it is here).
+    const std::string dest =
+        downloads_dir + "/" + manifest::ToHex(manifest_hash()) +
+        (fetch_ ? "-" + std::to_string(rd()) + ".carton" : std::string(".carton"));
     download_ = dest;  // removed on destruction, also after a failed fetch
-    CARTON_RETURN_IF_ERROR(fetch_ ? fetch_(dest) : DownloadCarton(location_, dest));
+    download_registration_ = TemporaryPath(dest, TemporaryKind::kFile);
+    LinkOptions link;
+    link.fetch.progress = progress;
+    link.fetch.keep_partial = !fetch_;
+    CARTON_RETURN_IF_ERROR(fetch_ ? fetch_(dest) : DownloadCarton(location_, dest, link));
     CARTON_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(dest));
     file_ = std::make_shared<const MappedFile>(std::move(file));
   }

@@ -20,7 +20,9 @@
 
 #include "carton/carton/reader.h"
 #include "carton/common/mapped_file.h"
+#include "carton/common/progress.h"
 #include "carton/common/status.h"
+#include "carton/common/temporaries.h"
 
 namespace carton::loader::internal {
 
@@ -49,8 +51,11 @@ class CartonSource {
   // The whole archive, checked by every carton reader's rules
   // (CartonReader::Check), opened once: the local file, or the URL
   // downloaded into `downloads_dir` (named "<manifest hash>-<n>.carton").
-  // Errors name the carton: kCorrupt, kUnsupported, kNetworkError, kIoError.
-  Result<const CartonReader*> Whole(const std::string& downloads_dir);
+  // `progress`, when set, gets the download's progress instead of the
+  // default line on stderr. Errors name the carton: kCorrupt,
+  // kUnsupported, kNetworkError, kIoError.
+  Result<const CartonReader*> Whole(const std::string& downloads_dir,
+                                    const ProgressFn& progress = {});
   // The mapped file of the whole archive (its descriptor is what the
   // entry hard-links and copies from). REQUIRES: Whole() succeeded.
   const MappedFile& file() const { return *file_; }
@@ -63,8 +68,9 @@ class CartonSource {
   std::shared_ptr<const MappedFile> file_;  // the local file or the download
   std::shared_ptr<const ManifestFile> manifest_;
   std::optional<CartonReader> whole_;
-  std::string download_;  // removed on destruction
-  FetchFn fetch_;         // set for a fetched source
+  std::string download_;                 // removed on destruction
+  TemporaryPath download_registration_;  // an interrupt removes it too
+  FetchFn fetch_;                        // set for a fetched source
   manifest::Digest fetched_hash_{};
 };
 

@@ -46,7 +46,8 @@ Status CheckVersion(int fd, const std::string& path, const FileIdentity* expecte
 }
 
 Result<Digest> HashOne(const std::string& path, std::span<std::byte> buffer,
-                       const FileIdentity* expected) {
+                       const FileIdentity* expected,
+                       const std::function<void(std::uint64_t)>& on_bytes) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return ErrnoStatus(errno, path + ": cannot open");
   // The path was checked by stat() already, but it may have been replaced.
@@ -65,6 +66,7 @@ Result<Digest> HashOne(const std::string& path, std::span<std::byte> buffer,
     }
     if (n == 0) break;
     hasher.Update(buffer.first(static_cast<std::size_t>(n)));
+    if (on_bytes) on_bytes(static_cast<std::uint64_t>(n));
     offset += n;
   }
   CARTON_RETURN_IF_ERROR(CheckVersion(fd.get(), path, expected, "while it was hashed"));
@@ -79,7 +81,8 @@ struct Job {
 }  // namespace
 
 Result<std::vector<Digest>> HashFiles(std::span<const std::string> paths, unsigned threads,
-                                      std::span<const FileIdentity> expected) {
+                                      std::span<const FileIdentity> expected,
+                                      const std::function<void(std::uint64_t)>& on_bytes) {
   if (paths.empty()) return std::vector<Digest>();
   if (!expected.empty() && expected.size() != paths.size()) {
     return InvalidArgument("HashFiles: " + std::to_string(expected.size()) +
@@ -103,7 +106,7 @@ Result<std::vector<Digest>> HashFiles(std::span<const std::string> paths, unsign
         std::make_unique_for_overwrite<std::byte[]>(kReadBufferBytes);
     std::size_t i = jobs[k].index;
     Result<Digest> d = HashOne(paths[i], {buffer.get(), kReadBufferBytes},
-                               expected.empty() ? nullptr : &expected[i]);
+                               expected.empty() ? nullptr : &expected[i], on_bytes);
     if (d.ok()) {
       digests[i] = *d;
     } else {

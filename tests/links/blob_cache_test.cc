@@ -105,13 +105,38 @@ TEST_CASE("links: a failed fetch leaves no file in the cache", "[links][cache]")
   TestServer server;
   carton::testing::TempDir dir;
   const BlobCache cache(dir.file("cache"));
-  for (const char* path : {"/wrong", "/close", "/truncated/zstd", "/missing"}) {
+  for (const char* path : {"/wrong", "/truncated/zstd", "/missing"}) {
     INFO(path);
     auto r = cache.Fetch(PayloadDigest(), {server.Url(path)}, 0, Quick());
     REQUIRE_FALSE(r.ok());
     CHECK_THAT(r.status().message(), Catch::Contains(server.Url(path)));
     CHECK(ListDir(dir.file("cache/blobs/sha256")).empty());
   }
+}
+
+TEST_CASE("links: a download cut off leaves only its partial file, never a blob",
+          "[links][cache]") {
+  TestServer server;
+  carton::testing::TempDir dir;
+  const BlobCache cache(dir.file("cache"));
+  auto r = cache.Fetch(PayloadDigest(), {server.Url("/close")}, 0, Quick());
+  REQUIRE_FALSE(r.ok());
+  const std::string hex = manifest::ToHex(PayloadDigest());
+  for (const auto& name : ListDir(dir.file("cache/blobs/sha256"))) {
+    CHECK((name == hex + ".partial" || name == hex + ".partial-validator"));
+  }
+  auto blobs = cache.List();
+  REQUIRE(blobs.ok());
+  CHECK(blobs->empty());
+  CHECK_FALSE(cache.Get(PayloadDigest()).ok());
+  auto partials = cache.ListPartials();
+  REQUIRE(partials.ok());
+  REQUIRE(partials->size() == 1);
+  CHECK((*partials)[0].digest == PayloadDigest());
+  CHECK_FALSE((*partials)[0].in_use);
+  // No fetch holds its lock: stale, removed.
+  CHECK(cache.RemoveStalePartials().size() == 1);
+  CHECK(ListDir(dir.file("cache/blobs/sha256")).empty());
 }
 
 TEST_CASE("links: the cache discards blobs with the wrong size or hash", "[links][cache]") {

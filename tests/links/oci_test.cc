@@ -354,6 +354,7 @@ TEST_CASE("oci: a download cut off is retried, then reported", "[oci][registry]"
     REQUIRE(path.ok());
     CHECK(carton::testing::ReadText(*path) == data);
     CHECK(once.Drops() == 1);
+    // The second request resumes where the first was cut off.
     CHECK(once.BlobGets() == 2);
   }
   DroppingProxy always(registry.host(), -1);

@@ -1,5 +1,10 @@
 // Runners as real processes: selection, the serve protocol, self-tests that
 // pass and fail, crashes and hangs, `carton infer`.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -552,4 +557,41 @@ TEST_CASE("runner: stderr lines arrive while the runner is still working", "[run
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().code() == StatusCode::kInternal);
   CHECK_THAT(r.status().message(), Catch::Contains("its stderr: loading the model\ninferring 1"));
+}
+
+TEST_CASE("runner: self-test of a URL whose server ignores Range downloads it whole",
+          "[runner][self-test][range]") {
+  Fixture f;
+  // Python's own http.server answers every Range request with 200.
+  const std::string out = f.tmp.file("http.out");
+  const pid_t server = ::fork();
+  REQUIRE(server >= 0);
+  if (server == 0) {
+    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(fd, 1);
+    ::dup2(null, 2);
+    const std::string dir = fs::path(f.carton).parent_path().string();
+    ::execl("/usr/bin/python3", "python3", "-u", "-m", "http.server", "0", "--bind", "127.0.0.1",
+            "--directory", dir.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::string text;
+  for (int i = 0; i < 1000 && text.find(" port ") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    text = ReadText(out);
+  }
+  const int port = text.find(" port ") == std::string::npos
+                       ? 0
+                       : std::atoi(text.c_str() + text.find(" port ") + 6);
+  const std::string url =
+      "http://127.0.0.1:" + std::to_string(port) + "/" + fs::path(f.carton).filename().string();
+  auto r = f.Cli("self-test '" + url + "'", NoopRunnerDir());
+  ::kill(server, SIGKILL);
+  ::waitpid(server, nullptr, 0);
+  REQUIRE(port > 0);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("1 of 1 self-tests passed"));
+  CHECK_THAT(r.err, Catch::Contains("the server ignores range requests; downloading it whole"));
 }

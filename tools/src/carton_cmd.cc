@@ -13,6 +13,7 @@
 #include "json_out.h"
 #include "oci_cmd.h"
 #include "pack_cmd.h"
+#include "progress_flags.h"
 
 namespace carton::cli {
 namespace {
@@ -199,7 +200,10 @@ int Pack(const PackArgs& a) {
   o.threads = a.threads;
   Status described = DescribeForPack(a, &o);
   if (!described.ok()) return Fail("pack", described);
+  ProgressLine progress("packing " + a.output, !a.quiet);
+  if (progress.enabled()) o.progress = progress.Callback();
   auto r = carton::Pack(a.dir, a.output, o);
+  progress.Finish();
   if (!r.ok()) return FailEachLine("pack", r.status());
   PrintPackNotes(*r);
   std::uint64_t total = 0, packed = 0;
@@ -242,8 +246,12 @@ int VerifyOne(const VerifyArgs& a, const std::string& model, Json* results) {
   o.threads = a.threads;
   o.fetch_links = a.fetch;
   o.links.fetch.allow_file_links = a.allow_file_links;
+  ProgressLine progress("verifying " + model, !a.quiet);
+  if (progress.enabled()) o.progress = progress.Callback();
+  if (a.quiet) o.links.fetch.progress = Silent();
   auto r = links::oci::IsReference(model) ? VerifyOciCarton(model, o, OciOptionsFor(a.registry))
                                           : carton::Verify(model, o);
+  progress.Finish();
   Json j;
   j["model"] = model;
   if (!r.ok()) {
@@ -355,7 +363,12 @@ int Unpack(const UnpackArgs& a) {
     if (!d.ok()) return Fail("unpack", d.status());
     dir = *d;
   }
-  Status s = carton::Unpack(a.carton, dir, o);
+  if (a.quiet) o.fetch.progress = Silent();
+  UnpackOptions unpack;
+  ProgressLine progress("unpacking " + a.carton, !a.quiet);
+  if (progress.enabled()) unpack.progress = progress.Callback();
+  Status s = carton::Unpack(a.carton, dir, o, unpack);
+  progress.Finish();
   if (!s.ok()) return Fail("unpack", s);
   if (a.json) {
     Json j = JsonDocument();

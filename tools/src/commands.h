@@ -68,6 +68,7 @@ struct PackArgs {
   bool override_config = false;      // --override: the flags win over carton.toml
   std::vector<std::string> exclude;  // globs
   bool json = false;
+  bool quiet = false;  // -q: no progress line
 };
 int Pack(const PackArgs& args);
 
@@ -86,6 +87,7 @@ struct VerifyArgs {
   unsigned threads = 0;
   bool fetch = false;
   bool allow_file_links = false;
+  bool quiet = false;
   RegistryArgs registry;
 };
 int Verify(const VerifyArgs& args);
@@ -102,6 +104,7 @@ struct UnpackArgs {
   std::string dir;  // empty: ./<model_name or file stem>
   bool allow_file_links = false;
   bool json = false;
+  bool quiet = false;
 };
 int Unpack(const UnpackArgs& args);
 
@@ -161,6 +164,7 @@ struct ShrinkArgs {
   std::uint64_t min_size = std::uint64_t{1} << 20;
   std::vector<std::string> encodings;
   bool json = false;
+  bool quiet = false;
 };
 int Shrink(const ShrinkArgs& args);
 
@@ -170,6 +174,7 @@ struct FetchArgs {
   std::string compression = "stored";
   bool allow_file_links = false;
   bool json = false;
+  bool quiet = false;
 };
 int Fetch(const FetchArgs& args);
 int TensorsImport(const std::string& safetensors_file, const std::string& dir);
@@ -186,6 +191,7 @@ struct LoadArgs {
   bool verify = false;  // rehash the cache entry on a hit
   bool json = false;
   unsigned threads = 0;
+  bool quiet = false;
   RegistryArgs registry;
 };
 int Load(const LoadArgs& args);
@@ -194,6 +200,7 @@ struct CacheArgs {
   std::vector<std::string> hashes;
   bool json = false;
   std::string max_size;
+  bool quiet = false;
 };
 int CacheList(const CacheArgs& args);
 int CacheVerify(const CacheArgs& args);

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "exit_code.h"
 #include "json_out.h"
+#include "progress_flags.h"
 
 namespace carton::cli {
 
@@ -20,7 +21,11 @@ int Shrink(const ShrinkArgs& a) {
     if (!e.ok()) return Fail("shrink", e.status().WithContext("--encodings"));
     o.encodings.push_back(*e);
   }
+  if (a.quiet) o.link.fetch.progress = Silent();
+  ProgressLine progress("shrinking " + a.carton, !a.quiet);
+  if (progress.enabled()) o.progress = progress.Callback();
   auto r = carton::Shrink(a.carton, a.output, o);
+  progress.Finish();
   if (!r.ok()) return Fail("shrink", r.status());
   if (a.json) {
     Json j = JsonDocument();
@@ -53,7 +58,11 @@ int Fetch(const FetchArgs& a) {
     return Fail("fetch", InvalidArgument("--compression must be stored, deflate or zstd, not \"" +
                                          a.compression + "\""));
   }
+  if (a.quiet) o.link.fetch.progress = Silent();
+  ProgressLine progress("writing " + a.output, !a.quiet);
+  if (progress.enabled()) o.progress = progress.Callback();
   auto r = FetchLinked(a.carton, a.output, o);
+  progress.Finish();
   if (!r.ok()) return Fail("fetch", r.status());
   if (a.json) {
     Json j = JsonDocument();

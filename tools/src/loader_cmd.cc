@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "exit_code.h"
 #include "json_out.h"
+#include "progress_flags.h"
 
 namespace carton::cli {
 namespace {
@@ -91,7 +92,14 @@ int Load(const LoadArgs& args) {
   options.registry_config = args.registry.config;
   options.plain_http = args.registry.plain_http;
   options.threads = args.threads;
+  ProgressLine progress("loading " + args.model, !args.quiet);
+  if (args.quiet) {
+    options.progress = Silent();
+  } else if (progress.enabled()) {
+    options.progress = progress.Callback();
+  }
   auto c = loader::Load(args.model, options);
+  progress.Finish();
   if (!c.ok()) return Fail("load", c.status());
   if (args.json) {
     const auto& st = c->stats();
@@ -121,6 +129,8 @@ int CacheList(const CacheArgs& args) {
   if (!entries.ok()) return Fail("cache list", entries.status());
   auto blobs = cache->Blobs();
   if (!blobs.ok()) return Fail("cache list", blobs.status());
+  auto partials = cache->Partials();
+  if (!partials.ok()) return Fail("cache list", partials.status());
   if (args.json) {
     Json a = Json::array();
     for (const auto& e : *entries) {
@@ -135,6 +145,14 @@ int CacheList(const CacheArgs& args) {
     j["entries"] = std::move(a);
     j["blobs"] = {
         {"count", blobs->count}, {"bytes", blobs->bytes}, {"shared_bytes", blobs->shared_bytes}};
+    j["partial_downloads"] = Json::array();
+    for (const auto& p : *partials) {
+      j["partial_downloads"].push_back({{"kind", p.kind},
+                                        {"sha256", p.sha256},
+                                        {"path", p.path},
+                                        {"size", p.size},
+                                        {"in_use", p.in_use}});
+    }
     PrintJson(j);
     return kExitOk;
   }
@@ -144,6 +162,10 @@ int CacheList(const CacheArgs& args) {
   }
   std::cout << "blobs  " << blobs->count << " files  " << HumanSize(blobs->bytes) << "  ("
             << HumanSize(blobs->shared_bytes) << " shared with cached cartons)\n";
+  for (const auto& p : *partials) {
+    std::cout << "partial  " << p.kind << "  " << p.sha256 << "  " << HumanSize(p.size)
+              << (p.in_use ? "  (downloading now)" : "  (resumed by the next fetch)") << "\n";
+  }
   return kExitOk;
 }
 
@@ -160,7 +182,9 @@ int CacheVerify(const CacheArgs& args) {
   bool all_ok = true;
   Json report = Json::array();
   for (const auto& h : *hashes) {
-    auto r = cache->Verify(h);
+    ProgressLine progress("verifying " + manifest::ToHex(h).substr(0, 12), !args.quiet);
+    auto r = cache->Verify(h, progress.enabled() ? progress.Callback() : ProgressFn());
+    progress.Finish();
     if (!r.ok()) return Fail("cache verify", r.status());
     all_ok = all_ok && r->ok();
     if (args.json) {
@@ -223,6 +247,7 @@ int CacheGc(const CacheArgs& args) {
   }
   for (const auto& h : r->removed) std::cout << "removed " << h << "\n";
   for (const auto& h : r->removed_blobs) std::cout << "removed blob " << h << "\n";
+  for (const auto& h : r->removed_partials) std::cout << "removed partial download " << h << "\n";
   for (const auto& h : r->skipped_in_use) std::cout << "in use, kept " << h << "\n";
   std::cout << "freed " << HumanSize(r->freed) << ", " << HumanSize(r->remaining) << " remain\n";
   return kExitOk;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "carton/common/temporaries.h"
 #include "commands.h"
 #include "exit_code.h"
 #include "help.h"
@@ -126,6 +127,8 @@ bool WantsJson(const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   using namespace carton::cli;
+  // SIGINT/SIGTERM remove the command's temporaries, then exit 130/143.
+  carton::InstallInterruptCleanup();
   CLI::App app{"carton: pack, verify, inspect and load machine-learning models", "carton"};
   app.set_version_flag("--version", std::string("carton ") + CARTON_VERSION);
   app.require_subcommand(1);
@@ -241,6 +244,7 @@ int main(int argc, char** argv) {
                 "one per line); .git/, __pycache__/, .DS_Store always are")
       ->allow_extra_args(false);
   p->add_flag("--json", pack.json, "Print a JSON report instead of the manifest hash");
+  p->add_flag("-q,--quiet", pack.quiet, "Draw no progress line");
   on_run(p, [&] {
     pack.describe.compat_given = p->count("--compat-version") > 0;
     return Pack(pack);
@@ -268,6 +272,7 @@ int main(int argc, char** argv) {
               "Let LINKS use file:// URLs (refused by default)");
   v->add_option("-j,--threads", verify_carton.threads, "Hashing threads (0: one per core)");
   add_registry_options(v, &verify_carton.registry);
+  v->add_flag("-q,--quiet", verify_carton.quiet, "Draw no progress line");
   on_run(v, [&] { return Verify(verify_carton); });
 
   InfoArgs info;
@@ -290,6 +295,7 @@ int main(int argc, char** argv) {
   u->add_flag("--json", unpack.json, "Print a JSON report");
   u->add_flag("--allow-file-links", unpack.allow_file_links,
               "Let LINKS use file:// URLs (refused by default)");
+  u->add_flag("-q,--quiet", unpack.quiet, "Draw no progress line");
   on_run(u, [&] { return Unpack(unpack); });
 
   HashArgs hash;
@@ -367,6 +373,7 @@ int main(int argc, char** argv) {
   sh->add_option("--encodings", shrink.encodings,
                  "Also write pre-compressed copies: zstd (.zst), br (.br), gzip (.gz)")
       ->delimiter(',');
+  sh->add_flag("-q,--quiet", shrink.quiet, "Draw no progress line");
   on_run(sh, [&] { return Shrink(shrink); });
 
   FetchArgs fetch;
@@ -381,6 +388,7 @@ int main(int argc, char** argv) {
   f->add_flag("--json", fetch.json, "Print a JSON report");
   f->add_flag("--allow-file-links", fetch.allow_file_links,
               "Let LINKS use file:// URLs (refused by default)");
+  f->add_flag("-q,--quiet", fetch.quiet, "Draw no progress line");
   on_run(f, [&] { return Fetch(fetch); });
 
   auto* t = app.add_subcommand("tensors", "Convert between safetensors and tensor_data folders");
@@ -406,6 +414,7 @@ int main(int argc, char** argv) {
   l->add_flag("--json", load.json, "Print JSON: directories, manifest hash, hit or miss, bytes");
   l->add_option("-j,--threads", load.threads, "Threads for hashing and decoding (0: one per core)");
   add_registry_options(l, &load.registry, /*jobs=*/false);
+  l->add_flag("-q,--quiet", load.quiet, "Draw no progress line");
   on_run(l, [&] { return Load(load); });
 
   CacheArgs cache;
@@ -418,6 +427,7 @@ int main(int argc, char** argv) {
   auto* cv = c->add_subcommand("verify", "Rehash cached cartons (all, or the given hashes)");
   cv->add_option("HASH", cache.hashes, "Manifest hashes");
   cv->add_flag("--json", cache.json, "Print JSON");
+  cv->add_flag("-q,--quiet", cache.quiet, "Draw no progress line");
   on_run(cv, [&] { return CacheVerify(cache); });
   auto* cr = c->add_subcommand("rm", "Remove cached cartons");
   cr->add_option("HASH", cache.hashes, "Manifest hashes")->required();

@@ -18,8 +18,9 @@ constexpr std::size_t kBufferSize = 1 << 20;
 
 }  // namespace
 
-EntrySource::EntrySource(EntryData data, const Spool* spool, const ZipOutput* output)
-    : data_(std::move(data)), spool_(spool), output_(output) {}
+EntrySource::EntrySource(EntryData data, const Spool* spool, const ZipOutput* output,
+                         const std::function<void(std::uint64_t)>* on_read)
+    : data_(std::move(data)), spool_(spool), output_(output), on_read_(on_read) {}
 
 Result<SourcePtr> EntrySource::MakeSource() {
   LibzipError error;
@@ -109,6 +110,7 @@ Status EntrySource::Refill() {
       }
       buffer_end_ += static_cast<std::size_t>(r);
     }
+    if (on_read_ != nullptr && *on_read_) (*on_read_)(buffer_end_);
   }
   fetched_ += buffer_end_;
   return Status::Ok();

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -51,8 +52,10 @@ struct EntryData {
 
 class EntrySource {
  public:
-  // `spool` and `output` must outlive this object.
-  EntrySource(EntryData data, const Spool* spool, const ZipOutput* output);
+  // `spool`, `output` and `on_read` must outlive this object. `on_read`
+  // (when set) gets the size of each chunk read from a stored file.
+  EntrySource(EntryData data, const Spool* spool, const ZipOutput* output,
+              const std::function<void(std::uint64_t)>* on_read = nullptr);
   EntrySource(const EntrySource&) = delete;
   EntrySource& operator=(const EntrySource&) = delete;
 
@@ -76,6 +79,7 @@ class EntrySource {
   EntryData data_;
   const Spool* spool_;
   const ZipOutput* output_;
+  const std::function<void(std::uint64_t)>* on_read_;
   UniqueFd fd_;
   std::vector<std::byte> buffer_;
   std::string produced_;  // what data_.produce returned

@@ -172,7 +172,8 @@ struct ZipWriter::Impl {
     data.data_offset = placement.data_offset;
     const std::uint64_t data_offset = data.data_offset;
 
-    auto source = std::make_unique<EntrySource>(std::move(data), &spool, out.get());
+    auto source =
+        std::make_unique<EntrySource>(std::move(data), &spool, out.get(), &options.on_read);
     CARTON_ASSIGN_OR_RETURN(zip_internal::SourcePtr src, source->MakeSource());
     sources.push_back(std::move(source));
     zip_int64_t index = zip_file_add(archive.get(), name.c_str(), src.get(), ZIP_FL_ENC_UTF_8);
@@ -232,6 +233,7 @@ struct ZipWriter::Impl {
       crc = UpdateCrc32(crc, chunk);
       if (sha) sha->Update(chunk);
       if (add.observer) add.observer(chunk);
+      if (to_spool && options.on_read) options.on_read(chunk.size());
       if (encoder) {
         CARTON_RETURN_IF_ERROR(encoder->Update(chunk, sink));
       } else if (to_spool) {

@@ -10,6 +10,7 @@
 
 #include "carton/carton/limits.h"
 #include "carton/carton/reader.h"
+#include "carton/common/progress.h"
 #include "carton/common/status.h"
 #include "carton/format/config.h"
 #include "carton/format/tensor_data.h"
@@ -65,10 +66,11 @@ Result<manifest::Digest> ManifestHash(const std::string& carton_path,
 // checked like the others. `carton_path` may be an http(s) URL (downloaded
 // to a temporary file beside `dir` first).
 // Before writing anything, the entries are checked as ReadInfo checks them,
-// and their declared sizes against the free space where `dir` will be. A
-// process killed meanwhile leaves the hidden temporary directory
-// (".<name>.unpack-<random>") behind, never a partial `dir`; nothing
-// removes it later, and it may be deleted.
+// and their declared sizes against the free space where `dir` will be. The
+// temporary directory is registered (common/temporaries.h), so a CLI
+// interrupted by SIGINT or SIGTERM removes it; a process killed outright
+// leaves it (".<name>.unpack-<random>") behind, never a partial `dir`;
+// nothing removes it later, and it may be deleted.
 // Errors: kCorrupt (a hash mismatch or bad entry, a linked file LINKS does
 // not cover, naming it), kUnsupported (an unknown compression method),
 // kInvalidArgument (dir not empty, file links not allowed), kNetworkError (a
@@ -80,6 +82,9 @@ struct UnpackOptions {
   // Refuse, before writing anything, when the file system that will hold
   // `dir` has fewer free bytes than the zip's entries declare.
   bool check_free_space = true;
+  // If set, called with the bytes written so far and the total (the zip's
+  // files, then each linked file's size as it is copied).
+  ProgressFn progress;
 };
 Status Unpack(const std::string& carton_path, const std::string& dir,
               const LinkOptions& options = {}, const UnpackOptions& unpack = {});

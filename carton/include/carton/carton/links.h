@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "carton/carton/reader.h"
+#include "carton/common/progress.h"
 #include "carton/common/status.h"
 #include "carton/links/links.h"
 #include "carton/manifest/sha256.h"
@@ -56,6 +57,9 @@ struct ShrinkOptions {
   // Pre-compressed copies to write beside each blob (<sha256>.zst, ...).
   std::vector<BlobEncoding> encodings;
   LinkOptions link;  // for an input given by URL
+  // If set, called with the bytes of the carton's files read so far (into
+  // the new zip or the blobs directory) and their total.
+  ProgressFn progress;
 };
 
 struct ShrinkReport {
@@ -79,6 +83,10 @@ struct FetchLinkedOptions {
   // Method for the files brought into the zip.
   Compression compression = Compression::kStored;
   LinkOptions link;
+  // If set, called with the bytes written into the new carton so far and
+  // their total, once every linked file is fetched (downloads report
+  // through link.fetch).
+  ProgressFn progress;
 };
 
 struct FetchLinkedReport {

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "carton/common/progress.h"
 #include "carton/common/status.h"
 #include "carton/format/config.h"
 #include "carton/manifest/sha256.h"
@@ -59,6 +60,9 @@ struct PackOptions {
   // a trailing '/' matches directories only. .cartonignore itself is not
   // packed.
   std::vector<std::string> exclude;
+  // If set, called with the bytes of the model's files read so far and
+  // their total, as they are written.
+  ProgressFn progress;
 };
 
 struct PackedFile {

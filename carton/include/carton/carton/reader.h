@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -101,9 +102,11 @@ class CartonReader {
   // A path is mapped and checked whole (ZipReader::Open); a URL is read
   // with HTTP range requests (ZipReader::OpenSource over
   // links::HttpRangeSource), which fetch only the tail, the central
-  // directory and the entries read. `limits.zip` bounds the archive.
-  // Errors: those of ZipReader::Open and links::HttpRangeSource::Open
-  // (kUnsupported when the server ignores Range).
+  // directory and the entries read. A server that ignores Range (it
+  // answers 200) is read from a copy downloaded whole to the temporary
+  // directory instead, with a one-line note on stderr. `limits.zip` bounds
+  // the archive. Errors: those of ZipReader::Open, OpenLocal and
+  // links::HttpRangeSource::Open (a bad range answer stays an error).
   static Result<CartonReader> Open(const std::string& location, const LinkOptions& options = {},
                                    const CartonLimits& limits = {});
 
@@ -139,6 +142,9 @@ class CartonReader {
   // The carton as the caller named it (path or URL): the prefix of
   // messages.
   const std::string& location() const;
+  // The local copy a URL was downloaded to (OpenLocal, or Open of a server
+  // that ignores Range), removed with the reader; "" when none.
+  std::string downloaded_copy() const;
   const ZipReader& zip() const;
   const CartonLimits& limits() const;
   const LinkOptions& link_options() const;
@@ -198,8 +204,10 @@ class CartonReader {
   // is MANIFEST's. "MANIFEST" itself is written from the bytes read.
   // REQUIRES: ReadManifest() succeeded. Errors: kCorrupt (bad data, or
   // manifest::CheckDigest's mismatch naming `name`), kUnsupported,
-  // kNotFound (not in MANIFEST or not in the zip), kIoError.
-  Status ExtractTo(const std::string& name, const std::string& dest) const;
+  // kNotFound (not in MANIFEST or not in the zip), kIoError. `on_bytes`,
+  // when set, gets the size of each chunk written.
+  Status ExtractTo(const std::string& name, const std::string& dest,
+                   const std::function<void(std::uint64_t)>& on_bytes = {}) const;
 
  private:
   struct Download;

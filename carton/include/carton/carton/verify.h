@@ -23,6 +23,7 @@
 
 #include "carton/carton/limits.h"
 #include "carton/carton/reader.h"
+#include "carton/common/progress.h"
 #include "carton/common/status.h"
 #include "carton/manifest/sha256.h"
 
@@ -55,6 +56,9 @@ struct VerifyOptions {
   // Limits on the archive (zip bombs) and each metadata file. Breaking one
   // is a problem in the report.
   CartonLimits limits;
+  // If set, called (from the hashing threads) with the bytes of the
+  // archive's files hashed so far and their total.
+  ProgressFn progress;
 };
 
 // `carton_path` may be an http(s) URL: the carton is downloaded to a

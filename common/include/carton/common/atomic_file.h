@@ -5,6 +5,8 @@
 // destination. If Commit() is not reached or fails, the destructor removes the
 // temporary file, so readers never see a partial output. The new file gets
 // mode 0666 minus the process umask, like any file created by open(2).
+// The temporary is registered (temporaries.h) while it exists, so an
+// interrupted command removes it too.
 //
 // Writes are buffered (large writes bypass the buffer). Move-only; not
 // thread-safe.
@@ -17,6 +19,7 @@
 
 #include "carton/common/bytes.h"
 #include "carton/common/status.h"
+#include "carton/common/temporaries.h"
 #include "carton/common/unique_fd.h"
 
 namespace carton {
@@ -90,6 +93,7 @@ class AtomicFile {
   std::string path_;
   std::string temp_path_;
   UniqueFd fd_;
+  TemporaryPath registration_;
   AtomicFileOptions options_;
   std::vector<std::byte> buffer_;
   std::size_t buffered_ = 0;

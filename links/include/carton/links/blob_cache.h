@@ -2,6 +2,9 @@
 //
 // Layout under the cache root:
 //   blobs/sha256/<64 hex>   a file whose sha256 is its name
+//   blobs/sha256/<64 hex>.partial   what arrived of an interrupted download,
+//                           resumed by the next Fetch (with
+//                           <64 hex>.partial-validator: its ETag)
 //   locks/sha256-<64 hex>.lock   advisory locks that keep processes from
 //                           downloading the same blob twice at once
 // Blobs only appear by atomic rename of a fully verified file, so readers
@@ -40,6 +43,15 @@ struct BlobInfo {
   // Hard links to the file: more than 1 when other files (such as the
   // loader's cache entries) share it, so removing the blob frees nothing.
   std::uint64_t links = 1;
+};
+
+// A partial download (<hex>.partial) as ListPartials() finds it.
+struct PartialBlob {
+  manifest::Digest digest;
+  std::string path;
+  std::uint64_t size = 0;
+  std::int64_t last_modified = 0;  // seconds since the epoch
+  bool in_use = false;             // a fetch holds the blob's lock now
 };
 
 class BlobCache {
@@ -81,6 +93,14 @@ class BlobCache {
   // Fetch returns it should fetch again when it is gone. Errors: kNotFound
   // (absent), kInvalidArgument (being fetched), kIoError.
   Status Remove(const manifest::Digest& digest) const;
+
+  // Partial downloads, never used as blobs. Errors: kIoError.
+  Result<std::vector<PartialBlob>> ListPartials() const;
+
+  // Removes partial downloads that no fetch is writing (their lock is
+  // free), and temporaries left by killed fetches. Best effort; returns the
+  // partial downloads removed.
+  std::vector<PartialBlob> RemoveStalePartials() const;
 
   // Removes the lock files of blobs that are not in the cache (left by
   // fetches that failed), skipping those in use. Best effort.

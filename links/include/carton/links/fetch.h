@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "carton/common/progress.h"
 #include "carton/common/status.h"
 #include "carton/links/http_access.h"
 #include "carton/manifest/sha256.h"
@@ -71,13 +72,30 @@ struct FetchOptions {
   // rate, and `progress_label` (the URL when empty).
   bool show_progress = true;
   std::string progress_label;
+  // If set, called with the body's bytes received so far and its total (0
+  // when unknown), and no line is drawn whatever show_progress says: the
+  // caller reports progress (set it to a function that does nothing for
+  // silence).
+  ProgressFn progress;
+  // Keep what arrived of a failed or interrupted transfer in
+  // `dest_path`.partial (with the response's ETag or Last-Modified in
+  // `dest_path`.partial-validator) instead of removing it, and resume from
+  // it with "Range: bytes=N-" (and If-Range) on the next attempt or call.
+  // A 206 answer must continue exactly there (its Content-Range, and no
+  // Content-Encoding); a 200 starts over; the sha256 (and size) still cover
+  // the whole file, and a mismatch removes the partial file. Without an
+  // expected sha256 (DownloadToFile) only a partial file with a validator
+  // is resumed. REQUIRES: the caller keeps other fetches of `dest_path` out
+  // (BlobCache::Fetch holds the blob's lock).
+  bool keep_partial = false;
   // Called on the transfer's thread each time more of the body has reached
-  // the temporary file beside the destination: that file's descriptor
-  // (valid during the call only: dup(2) it to read on) and how many bytes
-  // of the body it holds. Every attempt writes a new file, so a retry shows
-  // as another descriptor starting again from its first bytes. The bytes
-  // are not verified until FetchToFile returns OK; after that the file is
-  // complete. Must not throw.
+  // the file being written (the temporary file beside the destination, or
+  // with keep_partial the partial file): that file's descriptor (valid
+  // during the call only: dup(2) it to read on) and how many bytes of the
+  // file it holds (with a resumed download, the kept bytes too). A retry
+  // that starts over shows as another descriptor, or as fewer bytes than
+  // before. The bytes are not verified until FetchToFile returns OK; after
+  // that the file is complete. Must not throw.
   std::function<void(int fd, std::uint64_t length)> on_written;
 };
 

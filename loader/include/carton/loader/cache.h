@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "carton/common/progress.h"
 #include "carton/common/status.h"
 #include "carton/manifest/sha256.h"
 
@@ -45,9 +46,22 @@ struct BlobUsage {
   std::uint64_t shared_bytes = 0;
 };
 
+// A download that was interrupted, kept to be resumed, never used as a
+// finished file: a blob of the blob cache (links/blob_cache.h), or a carton
+// loaded by URL (downloads/<manifest hash>.carton.partial).
+struct PartialDownload {
+  std::string kind;    // "blob" or "carton"
+  std::string sha256;  // 64 hex digits: the blob's sha256, or the carton's manifest hash
+  std::string path;
+  std::uint64_t size = 0;  // bytes so far
+  std::int64_t last_modified = 0;
+  bool in_use = false;  // being downloaded now
+};
+
 struct GcReport {
-  std::vector<std::string> removed;        // manifest hashes of removed entries
-  std::vector<std::string> removed_blobs;  // sha256 of removed blobs
+  std::vector<std::string> removed;           // manifest hashes of removed entries
+  std::vector<std::string> removed_blobs;     // sha256 of removed blobs
+  std::vector<std::string> removed_partials;  // sha256 of removed partial downloads
   std::uint64_t freed = 0;
   std::uint64_t remaining = 0;  // entries plus blobs not shared with them
   std::vector<std::string> skipped_in_use;
@@ -66,17 +80,21 @@ class CartonCache {
   Result<std::vector<CacheEntryInfo>> List() const;
   // What the blob cache under the same root holds. Errors: kIoError.
   Result<BlobUsage> Blobs() const;
+  // Partial downloads in the blob cache. Errors: kIoError.
+  Result<std::vector<PartialDownload>> Partials() const;
   // Rehashes the entry's MANIFEST and every file it lists, and checks that
   // nothing else is there. Errors: kNotFound (no such entry), kIoError.
-  Result<CacheVerifyResult> Verify(const manifest::Digest& hash) const;
+  // `progress`, when set, gets the bytes hashed so far and the total.
+  Result<CacheVerifyResult> Verify(const manifest::Digest& hash,
+                                   const ProgressFn& progress = {}) const;
   // Removes the entry and its lock files. Errors: kNotFound,
   // kInvalidArgument (in use by a process that has it loaded), kIoError.
   Status Remove(const manifest::Digest& hash) const;
   // Removes least recently used entries not in use, and least recently
   // used blobs, until the entries plus the blobs they do not share are at
   // most `max_size` bytes (loader/FORMAT.md "Removal"). Also removes
-  // temporary directories left by killed loads and lock files of hashes
-  // with no entry. Errors: kIoError.
+  // temporary directories left by killed loads, lock files of hashes with
+  // no entry, and partial downloads no process is writing. Errors: kIoError.
   Result<GcReport> Gc(std::uint64_t max_size) const;
 
  private:

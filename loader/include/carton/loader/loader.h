@@ -32,6 +32,7 @@
 
 #include "carton/carton/info.h"
 #include "carton/common/bytes.h"
+#include "carton/common/progress.h"
 #include "carton/common/status.h"
 #include "carton/format/config.h"
 #include "carton/format/tensor.h"
@@ -65,6 +66,11 @@ struct LoadOptions {
   // loopback address.
   std::string registry_config;
   bool plain_http = false;
+  // If set, called on a miss with the bytes done so far and the total:
+  // first the download of a carton given by URL (which then draws no line
+  // of its own), then the files hashed, copied, decoded or fetched into
+  // the cache entry. Set it to a function that does nothing for silence.
+  ProgressFn progress;
 };
 
 // A file of misc/ (or of the model directory) by its path in the carton.

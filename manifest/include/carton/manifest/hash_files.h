@@ -6,6 +6,7 @@
 // the workers. Thread-safe: concurrent calls are independent.
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -34,7 +35,10 @@ inline constexpr unsigned kMaxHashThreads = 256;
 // file), kIoError; the message starts with the path. When several files fail,
 // the error of the one earliest in `paths` is returned; after the first
 // failure no further files are started.
+// `on_bytes`, when set, is called from the hashing threads with the size of
+// each piece hashed (for progress displays).
 Result<std::vector<Digest>> HashFiles(std::span<const std::string> paths, unsigned threads = 0,
-                                      std::span<const FileIdentity> expected = {});
+                                      std::span<const FileIdentity> expected = {},
+                                      const std::function<void(std::uint64_t)>& on_bytes = {});
 
 }  // namespace carton::manifest

@@ -51,6 +51,11 @@ struct ZipWriterOptions {
   int zstd_workers = 0;
   // fsync the archive and its directory before Finish() reports success.
   bool durable = false;
+  // If set, called on the writing thread with the size of each chunk of
+  // entry data the writer reads, each byte once: when an entry is added for
+  // the entries compressed or copied then, in Finish() for stored files
+  // (AddFileUnread). For progress displays.
+  std::function<void(std::uint64_t bytes)> on_read;
 };
 
 // Per-entry extras for ZipWriter::AddFile/AddBytes.
