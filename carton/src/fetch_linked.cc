@@ -4,6 +4,7 @@
 
 #include "carton/carton/links.h"
 #include "carton/carton/reader.h"
+#include "carton/common/atomic_file.h"
 #include "carton/manifest/sha256.h"
 #include "entry_copy.h"
 #include "writer_options.h"
@@ -12,6 +13,7 @@ namespace carton {
 
 Result<FetchLinkedReport> FetchLinked(const std::string& in, const std::string& out_path,
                                       const FetchLinkedOptions& options) {
+  CARTON_RETURN_IF_ERROR(CheckOutputPath(out_path, "the .carton"));
   std::filesystem::path parent = std::filesystem::path(out_path).parent_path();
   const std::string out_dir = parent.empty() ? "." : parent.string();
   CARTON_ASSIGN_OR_RETURN(CartonReader reader, CartonReader::OpenLocal(in, out_dir, options.link));

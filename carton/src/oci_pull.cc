@@ -357,6 +357,7 @@ Result<CartonInfo> ReadOciInfo(const std::string& reference, const OciOptions& o
 
 Result<OciPullReport> PullCarton(const std::string& reference, const std::string& out_path,
                                  const OciOptions& options) {
+  CARTON_RETURN_IF_ERROR(CheckOutputPath(out_path, "the .carton"));
   CARTON_ASSIGN_OR_RETURN(Pulled p, OpenArtifact(reference, options));
   const OciSession& s = p.session;
   // What the cache holds before this pull, for the report.

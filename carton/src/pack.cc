@@ -94,30 +94,6 @@ class FolderFiles : public internal::CartonFiles {
   std::map<std::string, const internal::SourceFile*> by_path_;
 };
 
-// The output must be a file in a directory that exists and can be written:
-// checked before anything is read, so that a mistake costs nothing and the
-// message names the user's path (not the temporary file's).
-Status CheckOutputPath(const std::string& out_path) {
-  if (out_path.empty()) return InvalidArgument("no output path given");
-  std::error_code ec;
-  if (fs::is_directory(out_path, ec)) {
-    return InvalidArgument(out_path + ": is a directory; give the path of the .carton to write");
-  }
-  fs::path parent = fs::path(out_path).parent_path();
-  if (parent.empty()) parent = ".";
-  fs::file_status st = fs::status(parent, ec);
-  if (!fs::exists(st)) {
-    return NotFound(out_path + ": directory " + parent.string() + " does not exist");
-  }
-  if (!fs::is_directory(st)) {
-    return InvalidArgument(out_path + ": " + parent.string() + " is not a directory");
-  }
-  if (::access(parent.c_str(), W_OK | X_OK) != 0) {
-    return ErrnoIoError(errno, out_path + ": cannot write in " + parent.string());
-  }
-  return Status::Ok();
-}
-
 // One line per problem; the warnings about carton.toml come first (prefixed
 // "warning: "), as a misspelled key is often the cause of a problem.
 Status ProblemsStatus(const std::string& path, const std::vector<VerifyProblem>& problems,
@@ -189,7 +165,7 @@ Result<std::vector<Item>> PlanItems(const std::string& path, const internal::Wal
 
 Result<PackReport> Pack(const std::string& path, const std::string& out_path,
                         const PackOptions& options) {
-  CARTON_RETURN_IF_ERROR(CheckOutputPath(out_path));
+  CARTON_RETURN_IF_ERROR(CheckOutputPath(out_path, "the .carton"));
   internal::WalkOptions walk_options;
   walk_options.skip = out_path;
   walk_options.exclude = options.exclude;

@@ -11,6 +11,7 @@
 #include "carton/carton/links.h"
 #include "carton/carton/reader.h"
 #include "carton/carton/symlink.h"
+#include "carton/common/atomic_file.h"
 #include "carton/manifest/sha256.h"
 #include "entry_copy.h"
 #include "writer_options.h"
@@ -55,6 +56,7 @@ bool HasBlob(const std::string& path, const manifest::Digest& d) {
 
 Result<ShrinkReport> Shrink(const std::string& in, const std::string& out_path,
                             const ShrinkOptions& options) {
+  CARTON_RETURN_IF_ERROR(CheckOutputPath(out_path, "the .carton"));
   const bool by_digest = !options.urls.empty();
   if (!by_digest) {
     if (options.url_prefix.empty()) return InvalidArgument("a url prefix is required");

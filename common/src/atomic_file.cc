@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <random>
 #include <utility>
 
@@ -242,6 +243,29 @@ Result<std::vector<std::byte>> ReadFile(const std::string& path) {
     out.insert(out.end(), buf, buf + r);
   }
   return out;
+}
+
+Status CheckOutputPath(const std::string& path, std::string_view what) {
+  namespace fs = std::filesystem;
+  if (path.empty()) return InvalidArgument("no output path given");
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    return InvalidArgument(path + ": is a directory; give the path of " + std::string(what) +
+                           " to write");
+  }
+  fs::path parent = fs::path(path).parent_path();
+  if (parent.empty()) parent = ".";
+  const fs::file_status st = fs::status(parent, ec);
+  if (!fs::exists(st)) {
+    return NotFound(path + ": directory " + parent.string() + " does not exist");
+  }
+  if (!fs::is_directory(st)) {
+    return InvalidArgument(path + ": " + parent.string() + " is not a directory");
+  }
+  if (::access(parent.c_str(), W_OK | X_OK) != 0) {
+    return ErrnoIoError(errno, path + ": cannot write in " + parent.string());
+  }
+  return Status::Ok();
 }
 
 }  // namespace carton

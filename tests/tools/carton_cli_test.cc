@@ -155,3 +155,36 @@ TEST_CASE("cli: tensors import and export convert safetensors", "[cli][carton]")
   CHECK(bad.exit_code == 1);
   CHECK(bad.err.find("\"w\"") != std::string::npos);
 }
+
+TEST_CASE("cli: commands that write a carton check the output path before any work",
+          "[cli][carton]") {
+  TempDir tmp;
+  std::string dir = MakeModel(tmp), out = tmp.file("m.carton");
+  REQUIRE(Run(Bin() + " pack '" + dir + "' -o '" + out + "'").exit_code == 0);
+  const std::string a_dir = tmp.file("model");  // exists, a directory
+  const std::string missing = tmp.file("no/such/dir/x.carton");
+  struct Case {
+    std::string command;
+    std::string target;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"fetch '" + out + "' -o", a_dir, a_dir + ": is a directory; give the path of the .carton"},
+      {"shrink '" + out + "' --url-prefix http://127.0.0.1:9/b --blobs '" + tmp.file("blobs") +
+           "' -o",
+       a_dir, a_dir + ": is a directory; give the path of the .carton"},
+      // No registry listens there: the path is refused before any connection.
+      {"pull oci://127.0.0.1:9/m:v1 -o", a_dir,
+       a_dir + ": is a directory; give the path of the .carton"},
+      {"fetch '" + out + "' -o", missing,
+       missing + ": directory " + tmp.file("no/such/dir") + " does not exist"},
+  };
+  for (const auto& c : cases) {
+    auto r = Run(Bin() + " " + c.command + " '" + c.target + "'");
+    INFO(c.command << " " << c.target << "\n" << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(c.message) != std::string::npos);
+    CHECK(r.err.find(".tmp-") == std::string::npos);
+  }
+  CHECK_FALSE(std::filesystem::exists(tmp.file("blobs")));
+}

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "carton/common/bytes.h"
@@ -102,6 +103,13 @@ class AtomicFile {
   std::uint64_t preallocated_ = 0;  // length set by Preallocate
   bool done_ = false;
 };
+
+// Checks that `path` can be written as a new file (AtomicFile): not a
+// directory, in a directory that exists and can be written. Meant to run
+// before any work, so that a mistake costs nothing and the message names
+// the user's path, not a temporary file. `what` names the file in the
+// hint ("the .carton"). Errors: kInvalidArgument, kNotFound, kIoError.
+Status CheckOutputPath(const std::string& path, std::string_view what);
 
 // Writes `data` to `path` atomically.
 Status WriteFileAtomically(const std::string& path, ByteView data,
