@@ -159,6 +159,22 @@ struct ZipWriter::Impl {
     return Status::Ok();
   }
 
+  // AddLater and AddStream: a stored entry of `size` bytes that `data`'s
+  // producer gives when Finish() reaches it.
+  Result<ZipAddResult> AddStoredLater(std::string_view name, std::uint64_t size, EntryData data) {
+    CARTON_RETURN_IF_ERROR(CheckWritable());
+    CARTON_RETURN_IF_ERROR(CheckName(name));
+    data.name = std::string(name);
+    data.method = zip_internal::kMethodStored;
+    data.size = data.compressed_size = size;
+    ZipAddResult result;
+    result.size = result.compressed_size = size;
+    auto offset = AddToArchive(std::move(data));
+    if (!offset.ok()) return Poison(offset.status());
+    result.data_offset = *offset;
+    return result;
+  }
+
   // Hands the entry described by `data` (everything but data_offset) to
   // libzip and returns where its data will start.
   Result<std::uint64_t> AddToArchive(EntryData data) {
@@ -411,36 +427,16 @@ Result<ZipAddResult> ZipWriter::AddFileUnread(std::string_view name,
 
 Result<ZipAddResult> ZipWriter::AddLater(std::string_view name, std::uint64_t size,
                                          Producer produce) {
-  CARTON_RETURN_IF_ERROR(impl_->CheckWritable());
-  CARTON_RETURN_IF_ERROR(impl_->CheckName(name));
   EntryData data;
-  data.name = std::string(name);
-  data.method = zip_internal::kMethodStored;
-  data.size = data.compressed_size = size;
   data.produce = std::move(produce);
-  ZipAddResult result;
-  result.size = result.compressed_size = size;
-  auto offset = impl_->AddToArchive(std::move(data));
-  if (!offset.ok()) return impl_->Poison(offset.status());
-  result.data_offset = *offset;
-  return result;
+  return impl_->AddStoredLater(name, size, std::move(data));
 }
 
 Result<ZipAddResult> ZipWriter::AddStream(std::string_view name, std::uint64_t size,
                                           StreamProducer produce) {
-  CARTON_RETURN_IF_ERROR(impl_->CheckWritable());
-  CARTON_RETURN_IF_ERROR(impl_->CheckName(name));
   EntryData data;
-  data.name = std::string(name);
-  data.method = zip_internal::kMethodStored;
-  data.size = data.compressed_size = size;
   data.stream = std::move(produce);
-  ZipAddResult result;
-  result.size = result.compressed_size = size;
-  auto offset = impl_->AddToArchive(std::move(data));
-  if (!offset.ok()) return impl_->Poison(offset.status());
-  result.data_offset = *offset;
-  return result;
+  return impl_->AddStoredLater(name, size, std::move(data));
 }
 
 Result<ZipAddResult> ZipWriter::AddBytes(std::string_view name, ByteView data, Compression method,
