@@ -109,42 +109,12 @@ SlowServer::SlowServer(const std::string& root, const std::string& mode)
     : root_(root), log_(root + "/.requests.log") {
   std::filesystem::create_directories(root_);
   std::ofstream(log_, std::ios::trunc).close();
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-  const pid_t parent = ::getpid();
-  pid_ = ::fork();
-  if (pid_ < 0) throw std::runtime_error("fork failed");
-  if (pid_ == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(1);
-    ::dup2(fds[1], 1);
-    const std::string script = std::string(CARTON_SOURCE_DIR) + "/tests/tools/slow_server.py";
-    ::execl("/usr/bin/python3", "python3", script.c_str(), root_.c_str(), log_.c_str(),
-            mode.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  std::string line;
-  pollfd pfd{fds[0], POLLIN, 0};
-  while (line.find('\n') == std::string::npos) {
-    if (::poll(&pfd, 1, 10'000) <= 0) break;
-    char buf[64];
-    const ssize_t n = ::read(fds[0], buf, sizeof(buf));
-    if (n <= 0) break;
-    line.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fds[0]);
+  const std::string script = std::string(CARTON_SOURCE_DIR) + "/tests/tools/slow_server.py";
+  // Its first line is the port; its stderr goes beside the served folder.
+  const std::string line = process_.Start({"/usr/bin/python3", script, root_, log_, mode},
+                                          root_ + ".server.log", /*first_line=*/true);
   port_ = std::atoi(line.c_str());
-  if (port_ <= 0) {
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    throw std::runtime_error("slow_server.py did not start");
-  }
-}
-
-SlowServer::~SlowServer() {
-  ::kill(pid_, SIGKILL);
-  ::waitpid(pid_, nullptr, 0);
+  if (port_ <= 0) throw std::runtime_error("slow_server.py did not start");
 }
 
 std::string SlowServer::Url(const std::string& path) const {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "registry_testing.h"
 #include "testing.h"
 
 namespace carton::testing {
@@ -49,7 +50,6 @@ class SlowServer {
   SlowServer(const std::string& root, bool honour_range);
   // `mode`: "range", "norange" or "badrange" (slow_server.py).
   SlowServer(const std::string& root, const std::string& mode);
-  ~SlowServer();
   SlowServer(const SlowServer&) = delete;
   SlowServer& operator=(const SlowServer&) = delete;
 
@@ -62,7 +62,7 @@ class SlowServer {
  private:
   std::string root_;
   std::string log_;
-  pid_t pid_ = -1;
+  ChildProcess process_;  // killed with the server
   int port_ = 0;
 };
 
