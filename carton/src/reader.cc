@@ -13,6 +13,7 @@
 
 #include "carton/carton/symlink.h"
 #include "carton/common/atomic_file.h"
+#include "carton/common/file_lock.h"
 #include "carton/common/temporaries.h"
 #include "carton/links/blob_cache.h"
 #include "carton/links/http_source.h"
@@ -75,14 +76,25 @@ Result<std::string> ResolveLinkedFile(const LinkedFile& file, const LinkOptions&
   return cache.Fetch(file.sha256, file.urls, 0, fetch);
 }
 
-// A downloaded copy of a carton given by URL, removed with the reader.
+std::string CartonDownloadPath(const std::string& cache_root, std::string_view manifest_hex) {
+  return cache_root + "/downloads/" + std::string(manifest_hex) + ".carton";
+}
+
+std::string CartonLockPath(const std::string& cache_root, std::string_view manifest_hex) {
+  return cache_root + "/locks/carton-" + std::string(manifest_hex) + ".lock";
+}
+
+// A downloaded copy of a carton given by URL, removed with the reader
+// (before its lock, when it has one, is released).
 struct CartonReader::Download {
-  explicit Download(std::string p) : path(std::move(p)), registration(path, TemporaryKind::kFile) {}
+  explicit Download(std::string p, FileLock held = FileLock())
+      : path(std::move(p)), registration(path, TemporaryKind::kFile), lock(std::move(held)) {}
   Download(const Download&) = delete;
   Download& operator=(const Download&) = delete;
   ~Download() { ::unlink(path.c_str()); }
   std::string path;
   TemporaryPath registration;  // an interrupt removes it too
+  FileLock lock;
 };
 
 CartonReader::CartonReader(std::string location, ZipReader zip, const LinkOptions& options,
@@ -118,11 +130,52 @@ Result<CartonReader> CartonReader::Open(const std::string& location, const LinkO
   return CartonReader(location, std::move(zip), options, limits);
 }
 
+// OpenLocal's download into the cache, named by the manifest hash that
+// range requests read first. nullopt when that cannot be done (the caller
+// downloads to a temporary file instead); an error from the download or
+// from reading it otherwise.
+std::optional<Result<CartonReader>> CartonReader::OpenCachedDownload(const std::string& location,
+                                                                     const LinkOptions& options,
+                                                                     const CartonLimits& limits) {
+  links::HttpSourceOptions http;
+  http.fetch = options.fetch;
+  auto source = links::HttpRangeSource::Open(location, http);
+  if (!source.ok()) {
+    // The server is unreachable or refuses the URL: the whole download
+    // would only fail the same way again.
+    if (source.status().code() == StatusCode::kNetworkError) return source.status();
+    return std::nullopt;
+  }
+  auto zip = ZipReader::OpenSource(std::move(source).value(), limits.zip);
+  if (!zip.ok()) return std::nullopt;
+  CartonReader remote(location, std::move(zip).value(), options, limits);
+  if (!remote.ReadManifest().ok()) return std::nullopt;
+  const std::string hex = manifest::ToHex(remote.manifest_->hash);
+  auto root = options.cache_dir.empty() ? links::DefaultCacheDir() : options.cache_dir;
+  if (!root.ok()) return std::nullopt;
+  auto lock = FileLock::Open(CartonLockPath(*root, hex));
+  if (!lock.ok() || !lock->Lock(FileLock::Mode::kExclusive).ok()) return std::nullopt;
+  const std::string path = CartonDownloadPath(*root, hex);
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  if (ec) return std::nullopt;
+  auto download = std::make_unique<Download>(path, std::move(lock).value());
+  LinkOptions link = options;
+  link.fetch.keep_partial = true;
+  CARTON_RETURN_IF_ERROR(DownloadCarton(location, path, link));
+  auto local = ZipReader::Open(path, limits.zip);
+  if (!local.ok()) return Renamed(local.status(), path, location);
+  CartonReader reader(location, std::move(local).value(), options, limits);
+  reader.download_ = std::move(download);
+  return reader;
+}
+
 Result<CartonReader> CartonReader::OpenLocal(const std::string& location,
                                              const std::string& temp_dir,
                                              const LinkOptions& options,
                                              const CartonLimits& limits) {
   if (!IsCartonUrl(location)) return Open(location, options, limits);
+  if (auto cached = OpenCachedDownload(location, options, limits)) return std::move(*cached);
   std::random_device rd;
   const std::string path = temp_dir + "/.carton-download-" + std::to_string(::getpid()) + "-" +
                            std::to_string(rd()) + ".carton";

@@ -69,7 +69,8 @@ bool Exists(const std::string& path) {
 
 std::string CartonsDir(const std::string& root) { return root + "/cartons"; }
 std::string MaterializeLockPath(const std::string& root, const std::string& hex) {
-  return root + "/locks/carton-" + hex + ".lock";
+  // The lock OpenLocal holds while it downloads a carton by URL too.
+  return CartonLockPath(root, hex);
 }
 std::string UseLockPath(const std::string& root, const std::string& hex) {
   return root + "/locks/carton-" + hex + ".use";
@@ -255,7 +256,6 @@ Result<std::vector<std::string>> VerifyEntryDir(const std::string& dir,
 }  // namespace internal
 
 namespace fs = std::filesystem;
-using internal::FileLock;
 
 CartonCache::CartonCache(std::string root) : root_(std::move(root)) {}
 

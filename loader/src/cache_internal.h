@@ -4,12 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "carton/common/file_lock.h"
 #include "carton/common/progress.h"
 #include "carton/common/status.h"
 #include "carton/loader/loader.h"
 #include "carton/manifest/sha256.h"
 #include "entry.h"
-#include "file_lock.h"
 #include "materialize.h"
 #include "source.h"
 

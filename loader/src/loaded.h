@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "carton/common/file_lock.h"
 #include "carton/loader/loader.h"
-#include "file_lock.h"
 
 namespace carton::loader {
 
@@ -25,7 +25,7 @@ struct LoadedCarton::Impl {
   LoadStats stats;
   ByteView carton_mapping;
   std::shared_ptr<const void> carton_owner;  // keeps carton_mapping alive
-  internal::FileLock use_lock;               // shared lock on the cache entry
+  FileLock use_lock;                         // shared lock on the cache entry
 };
 
 namespace internal {

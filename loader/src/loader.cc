@@ -127,9 +127,8 @@ Result<LoadedCarton> LoadEntryDirectory(const std::string& dir, const LoadOption
   entry.hit = true;
   if (manifest::ParseHex(hex)) {
     std::string root = p.parent_path().parent_path().string();
-    CARTON_ASSIGN_OR_RETURN(entry.use_lock,
-                            internal::FileLock::Open(internal::UseLockPath(root, hex)));
-    CARTON_ASSIGN_OR_RETURN(bool locked, entry.use_lock.Lock(internal::FileLock::Mode::kShared));
+    CARTON_ASSIGN_OR_RETURN(entry.use_lock, FileLock::Open(internal::UseLockPath(root, hex)));
+    CARTON_ASSIGN_OR_RETURN(bool locked, entry.use_lock.Lock(FileLock::Mode::kShared));
     (void)locked;
   }
   CARTON_ASSIGN_OR_RETURN(entry.record, internal::ReadEntryRecord(abs));

@@ -410,41 +410,99 @@ TEST_CASE("progress: fetch, load and cache verify draw under a terminal, not wit
   CHECK(quiet_load.out.find("\rcarton:") == std::string::npos);
 }
 
-TEST_CASE("interrupt: load of a carton by URL resumes its download", "[cli][interrupt][resume]") {
-  TempDir tmp;
-  SlowServer server(tmp.file("srv"), /*honour_range=*/true);
+namespace {
+
+// A 16 MiB stored carton served as "m.carton" by `server`, and the hex of
+// its manifest hash.
+std::string ServeCarton(const TempDir& tmp) {
   const std::string dir = RandomModel(tmp, 16 << 20);
   REQUIRE(Run(Bin() + " pack -q --compression stored " + Q(dir) + " -o " +
               Q(tmp.file("srv/m.carton")) + kFlags)
               .exit_code == 0);
-  const std::string hex = Run(Bin() + " hash " + Q(tmp.file("srv/m.carton"))).out.substr(0, 64);
+  return Run(Bin() + " hash " + Q(tmp.file("srv/m.carton"))).out.substr(0, 64);
+}
+
+// Runs `command` (which downloads m.carton whole into the cache) at 2 MiB/s
+// and interrupts it with SIGINT once at least 4 MiB are in the cache's
+// partial download. Returns that file's size after the process exited.
+std::uintmax_t InterruptedCartonDownload(const TempDir& tmp, const SlowServer& server,
+                                         const std::string& hex, const std::string& command) {
   const std::string partial = tmp.file("cache/downloads/" + hex + ".carton.partial");
   server.SetRate(2 << 20);
-  BackgroundCommand load(WithCache(tmp) + " load " + Q(server.Url("m.carton")), tmp.file("out.txt"),
-                         tmp.file("err.txt"));
+  BackgroundCommand run(command, tmp.file("out.txt"), tmp.file("err.txt"));
   REQUIRE(WaitUntil([&] {
     std::error_code ec;
     return fs::file_size(partial, ec) >= (std::uintmax_t{4} << 20) && !ec;
   }));
-  load.Signal(SIGINT);
+  run.Signal(SIGINT);
   INFO(ReadText(tmp.file("err.txt")));
-  REQUIRE(load.Wait() == 130);
-  const std::uintmax_t kept = fs::file_size(partial);
-  // No temporary entry directory is left; the partial download is listed.
-  CHECK(EntriesContaining(tmp.file("cache/cartons"), ".tmp-").empty());
+  REQUIRE(run.Wait() == 130);
+  // The partial download is listed, and is all that is left in downloads/.
   auto list = Run(WithCache(tmp) + " cache list");
   CHECK(list.out.find("partial  carton  " + hex) != std::string::npos);
+  CHECK(EntriesContaining(tmp.file("cache/downloads"), "").size() <= 2);
+  REQUIRE(fs::exists(partial));
+  return fs::file_size(partial);
+}
+
+bool AskedForRange(const SlowServer& server, std::uintmax_t from) {
+  const auto ranges = server.Ranges("m.carton");
+  return std::find(ranges.begin(), ranges.end(), "bytes=" + std::to_string(from) + "-") !=
+         ranges.end();
+}
+
+}  // namespace
+
+TEST_CASE("interrupt: load of a carton by URL resumes its download", "[cli][interrupt][resume]") {
+  TempDir tmp;
+  SlowServer server(tmp.file("srv"), /*honour_range=*/true);
+  const std::string hex = ServeCarton(tmp);
+  const std::string partial = tmp.file("cache/downloads/" + hex + ".carton.partial");
+  const std::uintmax_t kept = InterruptedCartonDownload(
+      tmp, server, hex, WithCache(tmp) + " load " + Q(server.Url("m.carton")));
+  // No temporary entry directory is left.
+  CHECK(EntriesContaining(tmp.file("cache/cartons"), ".tmp-").empty());
 
   server.SetRate(0);
   auto again = Run(WithCache(tmp) + " load " + Q(server.Url("m.carton")));
   INFO(again.err);
   REQUIRE(again.exit_code == 0);
-  const auto ranges = server.Ranges("m.carton");
-  CHECK(std::find(ranges.begin(), ranges.end(), "bytes=" + std::to_string(kept) + "-") !=
-        ranges.end());
+  CHECK(AskedForRange(server, kept));
   CHECK_FALSE(fs::exists(partial));
   CHECK(fs::exists(again.out.substr(0, again.out.find('\n')) + "/weights.bin"));
   CHECK(Run(WithCache(tmp) + " cache verify").exit_code == 0);
+}
+
+TEST_CASE("interrupt: verify, unpack, fetch and shrink of a carton by URL resume its download",
+          "[cli][interrupt][resume]") {
+  TempDir tmp;
+  SlowServer server(tmp.file("srv"), /*honour_range=*/true);
+  const std::string hex = ServeCarton(tmp);
+  const std::string url = server.Url("m.carton");
+  const std::string downloads = tmp.file("cache/downloads");
+  fs::create_directories(tmp.file("out"));
+  // Each command is interrupted, then run again: it asks for the rest
+  // only, succeeds, and leaves nothing in downloads/.
+  const std::vector<std::pair<std::string, std::string>> commands = {
+      {"verify", " verify " + Q(url)},
+      {"unpack", " unpack " + Q(url) + " " + Q(tmp.file("out/unpacked"))},
+      {"fetch", " fetch " + Q(url) + " -o " + Q(tmp.file("out/fetched.carton"))},
+      {"shrink", " shrink " + Q(url) + " -o " + Q(tmp.file("out/shrunk.carton")) +
+                     " --url-prefix http://127.0.0.1:1/b/ --blobs " + Q(tmp.file("blobs"))},
+  };
+  for (const auto& [name, args] : commands) {
+    SECTION(name) {
+      const std::uintmax_t kept =
+          InterruptedCartonDownload(tmp, server, hex, WithCache(tmp) + args);
+      CHECK(fs::is_empty(tmp.file("out")));
+      server.SetRate(0);
+      auto again = Run(WithCache(tmp) + args);
+      INFO(again.err);
+      REQUIRE(again.exit_code == 0);
+      CHECK(AskedForRange(server, kept));
+      CHECK(fs::is_empty(downloads));
+    }
+  }
 }
 
 TEST_CASE("interrupt: a wrong answer to the resuming Range request starts the download over",

@@ -63,6 +63,15 @@ bool IsCartonUrl(std::string_view location);
 Status DownloadCarton(const std::string& url, const std::string& dest_path,
                       const LinkOptions& options = {});
 
+// Where a carton given by URL is downloaded whole in the cache at
+// `cache_root` (the root shared by the blob cache and the loader,
+// loader/FORMAT.md "Cache"): <root>/downloads/<hex>.carton, named by the
+// hex of its manifest hash (<...>.carton.partial while it arrives), and
+// the lock file held exclusively while that file is written, read or
+// removed, <root>/locks/carton-<hex>.lock (the loader's materialize lock).
+std::string CartonDownloadPath(const std::string& cache_root, std::string_view manifest_hex);
+std::string CartonLockPath(const std::string& cache_root, std::string_view manifest_hex);
+
 // MANIFEST as read from a carton: its exact bytes (copied verbatim by
 // shrink and fetch, so the manifest hash stays), its lines, and its hash.
 struct ManifestFile {
@@ -110,9 +119,16 @@ class CartonReader {
   static Result<CartonReader> Open(const std::string& location, const LinkOptions& options = {},
                                    const CartonLimits& limits = {});
 
-  // As Open, but a URL is first downloaded whole into `temp_dir` (with
-  // DownloadCarton) and read mapped: for operations that read every byte.
-  // Errors from reading the download name the URL, not the temporary file.
+  // As Open, but a URL is first downloaded whole and read mapped: for
+  // operations that read every byte. The download goes to the cache's
+  // CartonDownloadPath, named by the manifest hash read first with range
+  // requests, under CartonLockPath's lock (held until the reader is
+  // destroyed, which removes the file), so that what arrived before an
+  // interrupt is resumed with Range by the next OpenLocal or load of the
+  // same carton. When that is not possible (a server that ignores Range,
+  // no cache directory, an archive the range reads cannot handle), it goes
+  // to a temporary file in `temp_dir` instead. Errors from reading the
+  // download name the URL, not the file.
   static Result<CartonReader> OpenLocal(const std::string& location, const std::string& temp_dir,
                                         const LinkOptions& options = {},
                                         const CartonLimits& limits = {});
@@ -211,6 +227,9 @@ class CartonReader {
 
  private:
   struct Download;
+  static std::optional<Result<CartonReader>> OpenCachedDownload(const std::string& location,
+                                                                const LinkOptions& options,
+                                                                const CartonLimits& limits);
   CartonReader(std::string location, ZipReader zip, const LinkOptions& options,
                const CartonLimits& limits);
 
@@ -218,7 +237,7 @@ class CartonReader {
   ZipReader zip_;
   LinkOptions options_;
   CartonLimits limits_;
-  std::unique_ptr<Download> download_;  // OpenLocal of a URL: the temporary copy
+  std::unique_ptr<Download> download_;  // OpenLocal of a URL: the downloaded copy
   std::optional<Status> manifest_status_;
   std::shared_ptr<const ManifestFile> manifest_;
   std::optional<Status> links_status_;

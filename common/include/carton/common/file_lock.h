@@ -1,4 +1,4 @@
-// Private: advisory whole-file locks (flock(2)) on a lock file, released
+// Advisory whole-file locks (flock(2)) on a lock file, released
 // by the kernel when the process dies, so a killed holder never blocks
 // others.
 //
@@ -15,7 +15,7 @@
 #include "carton/common/status.h"
 #include "carton/common/unique_fd.h"
 
-namespace carton::loader::internal {
+namespace carton {
 
 class FileLock {
  public:
@@ -43,4 +43,4 @@ class FileLock {
   UniqueFd fd_;
 };
 
-}  // namespace carton::loader::internal
+}  // namespace carton

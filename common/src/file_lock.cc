@@ -1,4 +1,4 @@
-#include "file_lock.h"
+#include "carton/common/file_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -11,7 +11,7 @@
 
 #include "carton/common/posix_error.h"
 
-namespace carton::loader::internal {
+namespace carton {
 
 Result<FileLock> FileLock::Open(const std::string& path) {
   FileLock lock;
@@ -66,4 +66,4 @@ Status FileLock::RemoveFile() {
   return Status::Ok();
 }
 
-}  // namespace carton::loader::internal
+}  // namespace carton
