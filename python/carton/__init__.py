@@ -339,7 +339,7 @@ def verify(
 ) -> VerifyReport:
     """Checks every rule of the format and every hash, and returns every problem
     found (as ``carton verify --json``); a bad carton is a report with
-    ``valid`` False, not an exception. ``fetch_links`` also downloads linked
+    ``ok`` False, not an exception. ``fetch_links`` also downloads linked
     files through the blob cache and hashes them.
 
     Raises:
@@ -348,13 +348,14 @@ def verify(
     d = _carton.verify(_location(path_or_url), fetch_links, allow_file_links)
     return VerifyReport(
         carton=d["carton"],
-        valid=d["valid"],
+        ok=d["ok"],
         manifest_hash=d["manifest_hash"],
         files_hashed=d["files_hashed"],
         bytes_hashed=d["bytes_hashed"],
         linked_files=d["linked_files"],
         linked_fetched=d["linked_fetched"],
         problems=[VerifyProblem(**p) for p in d["problems"]],
+        warnings=list(d["warnings"]),
     )
 
 

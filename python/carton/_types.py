@@ -256,20 +256,27 @@ class VerifyProblem:
 
 @dataclass(frozen=True)
 class VerifyReport:
-    """What ``carton.verify`` found, as ``carton verify --json`` reports it.
-    True when the carton is valid."""
+    """What ``carton.verify`` found, as ``carton verify --json`` reports it
+    (``carton`` is its ``model``). True when the carton is valid (``ok``)."""
 
     carton: str
-    valid: bool
+    ok: bool
     manifest_hash: Optional[str]
     files_hashed: int
     bytes_hashed: int
     linked_files: int
     linked_fetched: int
     problems: List[VerifyProblem]
+    # Unknown carton.toml keys (not problems), as the CLI's ``warnings``.
+    warnings: List[str] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        """The same as ``ok`` (its earlier name)."""
+        return self.ok
 
     def __bool__(self) -> bool:
-        return self.valid
+        return self.ok
 
 
 @dataclass(frozen=True)

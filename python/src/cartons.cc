@@ -69,7 +69,7 @@ py::dict VerifyCarton(const std::string& path_or_url, bool fetch_links, bool all
   const VerifyReport r = Unwrap(WithoutGil([&] { return Verify(path_or_url, options); }));
   py::dict d;
   d["carton"] = path_or_url;
-  d["valid"] = r.ok();
+  d["ok"] = r.ok();
   d["manifest_hash"] =
       r.manifest_hash ? py::object(py::str(manifest::ToHex(*r.manifest_hash))) : py::none();
   d["files_hashed"] = r.files_hashed;
@@ -87,6 +87,9 @@ py::dict VerifyCarton(const std::string& path_or_url, bool fetch_links, bool all
     problems.append(std::move(e));
   }
   d["problems"] = std::move(problems);
+  py::list warnings;
+  for (const auto& w : r.warnings) warnings.append(w);
+  d["warnings"] = std::move(warnings);
   return d;
 }
 

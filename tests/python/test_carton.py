@@ -198,11 +198,28 @@ def test_get_model_info_reads_metadata_without_loading(noop_carton):
 
 def test_verify_reports_a_good_carton(noop_carton):
     report = carton.verify(noop_carton)
-    assert report.valid and bool(report)
-    assert report.problems == []
+    assert report.ok and bool(report)
+    assert report.valid  # the earlier name of ok
+    assert report.problems == [] and report.warnings == []
     assert report.manifest_hash == carton.hash(noop_carton)
     assert report.files_hashed >= 4
     assert report.bytes_hashed > 256 * 1024
+
+
+def test_verify_reports_unknown_carton_toml_keys_as_warnings(tmp_path, carton_bin):
+    d = tmp_path / "m"
+    (d / "model").mkdir(parents=True)
+    (d / "model" / "w.bin").write_bytes(b"w")
+    (d / "carton.toml").write_text(
+        'spec_version = 1\nlicence = "MIT"\n'
+        '[runner]\nrunner_name = "noop"\nrequired_framework_version = "=1.0.0"\n'
+    )
+    out = tmp_path / "m.carton"
+    run_cli(carton_bin, "pack", "-q", str(d), "-o", str(out))
+    report = carton.verify(out)
+    assert report.ok and report.problems == []
+    assert len(report.warnings) == 1
+    assert 'unknown key "licence" (did you mean "license"?)' in report.warnings[0]
 
 
 def damage(path, marker_offset=1000):
@@ -221,7 +238,7 @@ def damage(path, marker_offset=1000):
 def test_a_damaged_carton_names_the_entry(noop_carton):
     damage(noop_carton)
     report = carton.verify(noop_carton)
-    assert not report.valid
+    assert not report.ok
     assert any(p.where == "model/weights.bin" for p in report.problems), report.problems
     with pytest.raises(carton.Corrupt) as e:
         carton.load(noop_carton)
@@ -343,7 +360,7 @@ def test_pack_a_single_file_and_every_compression(tmp_path, x):
             required_framework_version=">=1",
             compression=method,
         )
-        assert carton.verify(out).valid
+        assert carton.verify(out).ok
         info = carton.get_model_info(out)
         (entry,) = [e for e in info.files if e["path"] == "model/model.bin"]
         # auto: zstd where it pays, as for this repetitive file.
@@ -367,7 +384,7 @@ def test_pack_a_snapshot_whose_files_link_outside_it(tmp_path, carton_bin):
     (snap / "alias.json").symlink_to("config.json")  # a link inside the folder
     out = carton.pack(snap, output=tmp_path / "snap.carton", runner_name="noop",
                       required_framework_version=">=1")
-    assert carton.verify(out).valid
+    assert carton.verify(out).ok
     files = {e["path"]: e["size"] for e in carton.get_model_info(out).files}
     assert files["model/model.safetensors"] == 8000
     assert files["model/config.json"] == len('{"hidden": 8}\n')
@@ -390,7 +407,7 @@ def test_pack_default_output_and_misc_files_and_examples(model_dir, x):
         misc_files={"docs/readme.md": b"# hello\n"},
     )
     assert out.endswith("model.carton") and os.path.isfile(out)
-    assert carton.verify(out).valid
+    assert carton.verify(out).ok
     with carton.load(out) as model:
         (example,) = model.info.examples
         assert isinstance(example.inputs["img"], carton.MiscFile)
@@ -444,7 +461,7 @@ def test_shrink_links_files_and_load_fetches_them(noop_carton, http_server, tmp_
     assert os.path.getsize(small) < len(data) - 200 * 1024
     assert carton.hash(small) == info.manifest_sha256  # the manifest hash stays
     report = carton.verify(small)
-    assert report.valid and report.linked_files == 1
+    assert report.ok and report.linked_files == 1
     linked = [f for f in carton.get_model_info(small).files if f["linked"]]
     assert [f["path"] for f in linked] == ["model/weights.bin"]
     # Loading fetches the linked file from the server (the GIL is released
@@ -469,7 +486,7 @@ def test_pack_with_linked_files(model_dir, tmp_path):
         linked_files={sha: ["https://example.com/blobs/" + sha]},
     )
     report = carton.verify(out)
-    assert report.valid and report.linked_files == 1
+    assert report.ok and report.linked_files == 1
     with zipfile.ZipFile(out) as z:
         assert "model/weights.bin" not in z.namelist()
         assert f"https://example.com/blobs/{sha}" in z.read("LINKS").decode()

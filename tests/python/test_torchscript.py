@@ -42,7 +42,7 @@ def scripted(tmp_path):
 
 
 def test_script_pack_load_infer_self_test(scripted):
-    assert carton.verify(scripted).valid
+    assert carton.verify(scripted).ok
     with carton.load(scripted) as model:
         x = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
         out = model.infer({"x": x})
