@@ -1,15 +1,16 @@
 #include "carton/links/blob_cache.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
+#include "carton/common/file_lock.h"
 #include "carton/common/posix_error.h"
 #include "carton/common/unique_fd.h"
 #include "partial_file.h"
@@ -44,55 +45,30 @@ void DiscardIfSame(const std::string& path, int fd) {
   }
 }
 
-// True when `fd` is the file at `path` now. A failed stat other than
-// "gone" counts as the same file: the lock is then only an optimization
-// (see FileLock).
-bool IsFileAtPath(int fd, const std::string& path) {
-  struct stat open_st {};
-  struct stat path_st {};
-  if (::fstat(fd, &open_st) != 0) return true;
-  if (::stat(path.c_str(), &path_st) != 0) return errno != ENOENT;
-  return open_st.st_dev == path_st.st_dev && open_st.st_ino == path_st.st_ino;
-}
-
-// Holds an exclusive advisory lock on a lock file until destroyed. flock()
-// locks belong to the open file description, so they exclude threads of one
-// process as well as other processes. A holder may remove the lock file;
-// a locker that then finds its file is no longer the one at the path locks
-// the file there instead, so two processes never hold "the" lock on two
-// different files.
-class FileLock {
+// An exclusive carton::FileLock on a blob's lock file, held until
+// destroyed (closing the descriptor releases it). A lock that cannot be
+// taken (say, on a filesystem without flock) leaves the object unlocked:
+// the atomic rename alone still keeps the cache correct, at the cost of
+// duplicate downloads. Without `wait`, busy() tells a lock held by someone
+// else.
+class BlobLock {
  public:
-  // With `wait`, blocks until the lock is held. A lock that cannot be taken
-  // (say, on a filesystem without flock) leaves the object unlocked: the
-  // atomic rename alone still keeps the cache correct, at the cost of
-  // duplicate downloads. Without `wait`, busy() tells a lock held by
-  // someone else.
-  FileLock(std::string path, bool wait) : path_(std::move(path)) {
-    for (;;) {
-      fd_.Reset(::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666));
-      if (!fd_.valid()) return;
-      int r;
-      while ((r = ::flock(fd_.get(), LOCK_EX | (wait ? 0 : LOCK_NB))) != 0 && errno == EINTR) {
-      }
-      if (r != 0) {
-        busy_ = errno == EWOULDBLOCK;
-        fd_.Reset();
-        return;
-      }
-      if (IsFileAtPath(fd_.get(), path_)) return;
-    }
+  BlobLock(const std::string& path, bool wait) {
+    auto lock = FileLock::Open(path);
+    if (!lock.ok()) return;
+    auto got = lock->Lock(FileLock::Mode::kExclusive, wait);
+    if (!got.ok()) return;
+    busy_ = !*got;
+    if (*got) lock_ = std::move(lock).value();
   }
-  // Closing the descriptor releases the lock.
 
-  bool held() const { return fd_.valid(); }
+  bool held() const { return lock_.has_value(); }
   bool busy() const { return busy_; }
   // REQUIRES: held().
-  void RemoveFile() const { ::unlink(path_.c_str()); }
+  void RemoveFile() { (void)lock_->RemoveFile(); }
 
  private:
-  std::string path_;
-  UniqueFd fd_;
+  std::optional<FileLock> lock_;
   bool busy_ = false;
 };
 
@@ -155,7 +131,7 @@ Result<std::string> BlobCache::Fetch(const manifest::Digest& digest,
 
   CARTON_RETURN_IF_ERROR(MakeDirs(root_ + "/" + kBlobDir));
   CARTON_RETURN_IF_ERROR(MakeDirs(root_ + "/" + kLockDir));
-  const FileLock lock(LockPath(root_, manifest::ToHex(digest)), /*wait=*/true);
+  BlobLock lock(LockPath(root_, manifest::ToHex(digest)), /*wait=*/true);
   // Whoever held the lock before us may have fetched it already.
   hit = Get(digest, expected_size_or_0);
   if (hit.ok() || hit.status().code() != StatusCode::kNotFound) return hit;
@@ -238,7 +214,7 @@ Status BlobCache::Remove(const manifest::Digest& digest) const {
     return ErrnoIoError(errno, path + ": cannot stat cached blob");
   }
   CARTON_RETURN_IF_ERROR(MakeDirs(root_ + "/" + kLockDir));
-  const FileLock lock(LockPath(root_, hex), /*wait=*/false);
+  BlobLock lock(LockPath(root_, hex), /*wait=*/false);
   if (lock.busy()) return InvalidArgument(hex + ": the blob is being fetched");
   if (::unlink(path.c_str()) != 0) {
     if (errno == ENOENT) return NotFound(path + ": not in the cache");
@@ -270,7 +246,7 @@ Result<std::vector<PartialBlob>> BlobCache::ListPartials() const {
     p.path = it->path().string();
     p.size = static_cast<std::uint64_t>(st.st_size);
     p.last_modified = st.st_mtim.tv_sec;
-    const FileLock lock(LockPath(root_, name.substr(0, 64)), /*wait=*/false);
+    BlobLock lock(LockPath(root_, name.substr(0, 64)), /*wait=*/false);
     p.in_use = lock.busy();
     out.push_back(std::move(p));
   }
@@ -285,7 +261,7 @@ std::vector<PartialBlob> BlobCache::RemoveStalePartials() const {
   if (MakeDirs(root_ + "/" + kLockDir).ok()) {
     for (PartialBlob& p : *partials) {
       const std::string hex = manifest::ToHex(p.digest);
-      const FileLock lock(LockPath(root_, hex), /*wait=*/false);
+      BlobLock lock(LockPath(root_, hex), /*wait=*/false);
       // A fetch of this blob holds the lock while it writes the file.
       if (!lock.held()) continue;
       ::unlink(p.path.c_str());
@@ -304,7 +280,7 @@ std::vector<PartialBlob> BlobCache::RemoveStalePartials() const {
     if (name.size() < 1 + 64 + 5 || name[0] != '.' || name.compare(65, 5, ".tmp-") != 0) continue;
     auto digest = manifest::ParseHex(name.substr(1, 64));
     if (!digest) continue;
-    const FileLock lock(LockPath(root_, name.substr(1, 64)), /*wait=*/false);
+    BlobLock lock(LockPath(root_, name.substr(1, 64)), /*wait=*/false);
     if (lock.held()) ::unlink(it->path().c_str());
   }
   return removed;
@@ -326,7 +302,7 @@ void BlobCache::RemoveStaleLocks() const {
     if (!digest) continue;
     const std::string blob = BlobPath(*digest);
     if (::access(blob.c_str(), F_OK) == 0) continue;
-    const FileLock lock(it->path().string(), /*wait=*/false);
+    BlobLock lock(it->path().string(), /*wait=*/false);
     // Under the lock no fetch of this blob is running; one may have
     // finished just before.
     if (lock.held() && ::access(blob.c_str(), F_OK) != 0) lock.RemoveFile();
