@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cctype>
-#include <cstdio>
 #include <filesystem>
 #include <random>
 #include <set>
@@ -14,6 +13,7 @@
 #include "carton/carton/symlink.h"
 #include "carton/common/atomic_file.h"
 #include "carton/common/file_lock.h"
+#include "carton/common/notice.h"
 #include "carton/common/temporaries.h"
 #include "carton/links/blob_cache.h"
 #include "carton/links/http_source.h"
@@ -118,11 +118,10 @@ Result<CartonReader> CartonReader::Open(const std::string& location, const LinkO
     // The server ignores Range (it answered 200; HttpRangeSource::Open
     // stopped reading at once): read a downloaded copy instead. A wrong
     // range answer (a bad Content-Range, a changed ETag) stays an error.
-    std::fprintf(stderr, "carton: %s: the server ignores range requests; downloading it whole\n",
-                 location.c_str());
+    Notice(location + ": the server ignores range requests; downloading it whole");
     std::error_code ec;
     const std::string temp_dir = std::filesystem::temp_directory_path(ec).string();
-    return OpenLocal(location, ec ? "." : temp_dir, options, limits);
+    return OpenTemporaryDownload(location, ec ? "." : temp_dir, options, limits);
   }
   if (!source.ok()) return source.status();
   CARTON_ASSIGN_OR_RETURN(ZipReader zip,
@@ -176,6 +175,13 @@ Result<CartonReader> CartonReader::OpenLocal(const std::string& location,
                                              const CartonLimits& limits) {
   if (!IsCartonUrl(location)) return Open(location, options, limits);
   if (auto cached = OpenCachedDownload(location, options, limits)) return std::move(*cached);
+  return OpenTemporaryDownload(location, temp_dir, options, limits);
+}
+
+Result<CartonReader> CartonReader::OpenTemporaryDownload(const std::string& location,
+                                                         const std::string& temp_dir,
+                                                         const LinkOptions& options,
+                                                         const CartonLimits& limits) {
   std::random_device rd;
   const std::string path = temp_dir + "/.carton-download-" + std::to_string(::getpid()) + "-" +
                            std::to_string(rd()) + ".carton";

@@ -5,8 +5,10 @@
 #include <pybind11/stl.h>
 
 #include <string>
+#include <string_view>
 
 #include "bindings.h"
+#include "carton/common/notice.h"
 #include "carton/pybridge/errors.h"
 #include "carton/pybridge/numpy_tensor.h"
 
@@ -34,6 +36,16 @@ void SetExceptionTypes(const py::dict& types) {
   }
 }
 
+// The library's notices (carton/common/notice.h) as Python warnings
+// (RuntimeWarning), which users see or filter as any other. A warning the
+// filters turn into an error cannot propagate from here and is dropped.
+void NoticeAsWarning(std::string_view text) {
+  if (_Py_IsFinalizing()) return;
+  py::gil_scoped_acquire gil;
+  const std::string message(text);
+  if (PyErr_WarnEx(PyExc_RuntimeWarning, message.c_str(), 1) != 0) PyErr_Clear();
+}
+
 }  // namespace
 }  // namespace carton::python
 
@@ -44,6 +56,7 @@ PYBIND11_MODULE(_carton, m) {
   if (!numpy.ok()) throw pybind11::import_error(numpy.message());
   m.def("set_exception_types", &cp::SetExceptionTypes, pybind11::arg("types"),
         "Registers the exception class raised for each status code name.");
+  carton::SetNoticeSink(&cp::NoticeAsWarning);
   cp::BindCartons(m);
   cp::BindModel(m);
   cp::BindSafetensors(m);

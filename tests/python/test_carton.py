@@ -449,6 +449,15 @@ def test_pack_refuses_bad_arguments_naming_them(model_dir, tmp_path):
     assert [p for p in os.listdir(tmp_path) if p.startswith(".carton-stage")] == []
 
 
+def test_a_server_that_ignores_range_gives_a_warning(noop_carton, http_server, capfd):
+    root, base = http_server  # Python's http.server answers Range with 200
+    shutil.copy(noop_carton, root / "m.carton")
+    with pytest.warns(RuntimeWarning, match="m.carton: the server ignores range requests"):
+        info = carton.get_model_info(f"{base}/m.carton")
+    assert info.manifest_sha256 == carton.hash(noop_carton)
+    assert "ignores range" not in capfd.readouterr().err
+
+
 def test_shrink_links_files_and_load_fetches_them(noop_carton, http_server, tmp_path, x):
     root, base = http_server
     data = open(noop_carton, "rb").read()

@@ -230,6 +230,10 @@ class CartonReader {
   static std::optional<Result<CartonReader>> OpenCachedDownload(const std::string& location,
                                                                 const LinkOptions& options,
                                                                 const CartonLimits& limits);
+  static Result<CartonReader> OpenTemporaryDownload(const std::string& location,
+                                                    const std::string& temp_dir,
+                                                    const LinkOptions& options,
+                                                    const CartonLimits& limits);
   CartonReader(std::string location, ZipReader zip, const LinkOptions& options,
                const CartonLimits& limits);
 
