@@ -96,6 +96,14 @@ TEST_CASE("cli: help COMMAND is the command's --help", "[cli][help]") {
   CHECK_THAT(sub.out, Catch::Contains("--max-size"));
   CHECK(sub.out == Run(Bin() + " cache gc --help").out);
   CHECK(Run(Bin() + " help").out == Run(Bin() + " --help").out);
+  // A word past a command that has no subcommands is refused, not ignored.
+  auto extra = Run(Bin() + " help cache gc extra");
+  CHECK(extra.exit_code == 2);
+  CHECK(extra.out.empty());
+  CHECK(extra.err == "carton help: 'cache gc' has no command 'extra'\n");
+  auto leaf = Run(Bin() + " help verify now");
+  CHECK(leaf.exit_code == 2);
+  CHECK(leaf.err == "carton help: 'verify' has no command 'now'\n");
 }
 
 TEST_CASE("cli: version and --version print the project's version", "[cli][help]") {

@@ -79,7 +79,9 @@ int UnknownCommand(CLI::App* parent, const std::string& name) {
 // group. Returns an exit code to stop with, or -1 to go on and parse.
 int Preflight(CLI::App* app, std::vector<std::string>* args) {
   const auto is_help = [](const std::string& a) { return a == "-h" || a == "--help"; };
-  if (!args->empty() && (*args)[0] == "help" && std::none_of(args->begin(), args->end(), is_help)) {
+  const bool help_words =
+      !args->empty() && (*args)[0] == "help" && std::none_of(args->begin(), args->end(), is_help);
+  if (help_words) {
     args->erase(args->begin());
     for (const auto& a : *args) {
       if (!a.empty() && a[0] == '-') {
@@ -99,7 +101,13 @@ int Preflight(CLI::App* app, std::vector<std::string>* args) {
       if (Subcommands(at).empty()) break;
       continue;
     }
-    if (Subcommands(at).empty()) break;
+    if (Subcommands(at).empty()) {
+      if (help_words) {
+        std::cerr << "carton help: '" << CommandPath(at) << "' has no command '" << a << "'\n";
+        return kExitTrouble;
+      }
+      break;
+    }
     CLI::App* sub = FindSubcommand(at, a);
     if (sub == nullptr) return UnknownCommand(at, a);
     at = sub;
