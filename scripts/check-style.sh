@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Style rules the build cannot enforce, checked on every tracked C++ file:
+# Style rules the build cannot enforce, checked on every C++ file git tracks
+# or would add (untracked and not ignored):
 #   1. clang-format (the repository's .clang-format) leaves the file unchanged;
 #   2. in a library, a quoted include is either a public header
 #      ("carton/<module>/x.h") or a private header that sits beside the
@@ -11,7 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
 
-mapfile -t files < <(git ls-files '*.cc' '*.h' | grep -v '^tests/compat/rust_peer/')
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cc' '*.h' |
+  grep -v '^tests/compat/rust_peer/' | sort -u | while IFS= read -r f; do [[ -f "$f" ]] && echo "$f"; done)
 
 clang_format="${CLANG_FORMAT:-clang-format}"
 if ! command -v "$clang_format" >/dev/null; then
