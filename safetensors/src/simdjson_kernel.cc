@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #if defined(__x86_64__) && defined(__GLIBC__)
@@ -35,7 +36,13 @@ bool Choose() {
   if (std::getenv("SIMDJSON_FORCE_IMPLEMENTATION") != nullptr) return false;
   const char* name = BestKernel();
   if (name == nullptr) return false;
-  const simdjson::implementation* kernel = simdjson::get_available_implementations()[name];
+  const auto& kernels = simdjson::get_available_implementations();
+  // Until its first use, simdjson's active implementation is a detector
+  // that is not in the list; a kernel from the list was chosen already (by
+  // simdjson's probe, or by the program) and stays.
+  const simdjson::implementation* active = simdjson::get_active_implementation();
+  if (std::find(kernels.begin(), kernels.end(), active) != kernels.end()) return false;
+  const simdjson::implementation* kernel = kernels[name];
   if (kernel == nullptr) return false;
   simdjson::get_active_implementation() = kernel;
   return true;

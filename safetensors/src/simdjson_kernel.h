@@ -14,8 +14,9 @@ namespace carton::safetensors::internal {
 
 // Sets simdjson's active implementation from the CPU features known at
 // startup, once per process; does nothing when SIMDJSON_FORCE_IMPLEMENTATION
-// is set (simdjson then honours it) or on other architectures. Thread-safe.
-// Call before the first use of a simdjson parser.
+// is set (simdjson then honours it), when a kernel was chosen already (by
+// simdjson's first use, or by the program), or on other architectures.
+// Thread-safe. Call before the first use of a simdjson parser.
 void ChooseSimdjsonKernel();
 
 }  // namespace carton::safetensors::internal
