@@ -16,10 +16,15 @@
 //   (a) write 1 GiB: WriteFile against the reference implementation's
 //       pattern (temporary file, one ftruncate to the final size, writes
 //       through a 1 MiB buffer, rename), reproduced here byte for byte, and
-//       against cp of the same file.
+//       against cp of the same file. Also the CPU time (user + system) the
+//       two writers take, which the other programs running on a shared
+//       machine disturb less than the elapsed time.
 //   (b) open + validate, 1,000 tensors: the first File::Open in a fresh
 //       process (this program started again with --first-open) against the
-//       steady state of many opens in one process.
+//       steady state of many opens in one process; and the same for
+//       simdjson's bare On-Demand parse of the header (--first-parse: a new
+//       parser, the header already read, simdjson's kernel set by name as
+//       the parent's), the floor that the parser itself sets.
 //   (c) open + validate, 100,000 tensors (a 10 MB header): File::Open
 //       against simdjson's bare DOM parse of the same header bytes.
 //   (d) read every byte through the mapping, with and without
@@ -28,6 +33,7 @@
 //       against File::ReadInto of each tensor and `cat FILE > /dev/null`.
 #include <fcntl.h>
 #include <simdjson.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -98,6 +104,14 @@ std::string LoadAverage() {
   std::string a, b, c;
   in >> a >> b >> c;
   return a + " " + b + " " + c;
+}
+
+// CPU time (user + system) of this process so far, in seconds.
+double CpuSeconds() {
+  rusage u;
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
 // Runs of one measurement, in seconds.
@@ -255,9 +269,10 @@ void DropFromPageCache(const std::string& path) {
   ::close(fd);
 }
 
-// Runs this program with --first-open FILE and returns the seconds it
-// reports for its one File::Open.
-double FirstOpenInChild(const std::string& self, const std::string& file) {
+// Runs this program with MODE FILE [ARG] and returns the seconds it reports
+// for its one timed operation.
+double FirstInChild(const std::string& self, const char* mode, const std::string& file,
+                    const std::string& arg = "") {
   int pipe_fds[2];
   if (::pipe(pipe_fds) != 0) Die("pipe failed");
   const pid_t pid = ::fork();
@@ -266,7 +281,8 @@ double FirstOpenInChild(const std::string& self, const std::string& file) {
     ::dup2(pipe_fds[1], STDOUT_FILENO);
     ::close(pipe_fds[0]);
     ::close(pipe_fds[1]);
-    ::execl(self.c_str(), self.c_str(), "--first-open", file.c_str(), static_cast<char*>(nullptr));
+    ::execl(self.c_str(), self.c_str(), mode, file.c_str(), arg.empty() ? nullptr : arg.c_str(),
+            static_cast<char*>(nullptr));
     ::_exit(127);
   }
   ::close(pipe_fds[1]);
@@ -275,8 +291,55 @@ double FirstOpenInChild(const std::string& self, const std::string& file) {
   ::close(pipe_fds[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  if (n <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) Die("--first-open failed");
+  if (n <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    Die(std::string(mode) + " failed");
+  }
   return std::strtod(text, nullptr);
+}
+
+// The header of a safetensors file (JSON without its padding), with the
+// padding simdjson needs after it.
+std::string HeaderJson(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  char length[8];
+  if (!in.read(length, 8)) Die("cannot read " + file);
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = n << 8 | static_cast<unsigned char>(length[i]);
+  std::string json(n, ' ');
+  if (!in.read(json.data(), static_cast<std::streamsize>(n))) Die("cannot read " + file);
+  json.resize(json.find_last_not_of(' ') + 1);
+  json.reserve(json.size() + simdjson::SIMDJSON_PADDING);
+  return json;
+}
+
+// simdjson's bare On-Demand parse of a header: stage 1 and a visit of every
+// top-level field (each value skipped, which still walks its structure).
+std::uint64_t BareParse(simdjson::ondemand::parser& parser, const std::string& json) {
+  simdjson::ondemand::document doc;
+  simdjson::ondemand::object root;
+  if (parser.iterate(json.data(), json.size(), json.capacity()).get(doc) ||
+      doc.get_object().get(root)) {
+    Die("simdjson rejected the header");
+  }
+  std::uint64_t fields = 0;
+  for (auto field : root) {
+    if (field.error()) Die("simdjson rejected the header");
+    ++fields;
+  }
+  return fields;
+}
+
+int FirstParse(const char* file, const char* kernel) {
+  const std::string json = HeaderJson(file);
+  const simdjson::implementation* chosen = simdjson::get_available_implementations()[kernel];
+  if (chosen == nullptr) Die(std::string("no simdjson kernel ") + kernel);
+  simdjson::get_active_implementation() = chosen;
+  double s = Seconds([&] {
+    simdjson::ondemand::parser parser;
+    g_sink = g_sink + BareParse(parser, json);
+  });
+  std::printf("%.9f\n", s);
+  return 0;
 }
 
 int FirstOpen(const char* file) {
@@ -293,6 +356,7 @@ int FirstOpen(const char* file) {
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--first-open") return FirstOpen(argv[2]);
+  if (argc == 4 && std::string(argv[1]) == "--first-parse") return FirstParse(argv[2], argv[3]);
   if (argc == 3 && std::string(argv[1]) == "--write-large") {
     const std::vector<float> pool = MakePool();
     Check(st::WriteFile(argv[2], LargeTensors(pool)), "write large file");
@@ -349,13 +413,17 @@ int main(int argc, char** argv) {
   std::printf("  %-46s %3s %13s  %s\n", "measurement", "n", "median", "(min-max), throughput");
 
   // (a) Writing, in rounds of three.
-  Runs w_ours, w_ref, w_cp;
+  Runs w_ours, w_ref, w_cp, cpu_ours, cpu_ref;
   Shell("cat " + ShellQuote(large) + " > /dev/null");
   for (int r = 0; r < runs; ++r) {
     remove_outputs();
+    double cpu = CpuSeconds();
     w_ours.t.push_back(Seconds([&] { Check(st::WriteFile(ours, large_tensors), "write"); }));
+    cpu_ours.t.push_back(CpuSeconds() - cpu);
     remove_outputs();
+    cpu = CpuSeconds();
     w_ref.t.push_back(Seconds([&] { WriteLikeReference(theirs, large_tensors); }));
+    cpu_ref.t.push_back(CpuSeconds() - cpu);
     remove_outputs();
     w_cp.t.push_back(Seconds([&] { Shell("cp " + ShellQuote(large) + " " + ShellQuote(copy)); }));
   }
@@ -371,6 +439,9 @@ int main(int argc, char** argv) {
   PrintRatio("WriteFile speed / reference pattern's", w_ratio_ref,
              "target >= 1.1 " + Verdict(w_ratio_ref.median() >= 1.1));
   PrintRatio("WriteFile speed / cp's", w_ratio_cp);
+  PrintRow("safetensors::WriteFile, CPU time", cpu_ours, 0);
+  PrintRow("reference pattern, CPU time", cpu_ref, 0);
+  PrintRatio("reference CPU time / WriteFile's", Ratios(cpu_ours, cpu_ref));
 
   // (b) Open + validate, first open in a process against the steady state.
   Shell("cat " + ShellQuote(large) + " > /dev/null");
@@ -384,15 +455,35 @@ int main(int argc, char** argv) {
       g_sink = g_sink + f->size();
     }));
   }
-  for (int r = 0; r < std::max(runs, 11); ++r) first.t.push_back(FirstOpenInChild(self, large));
+  for (int r = 0; r < std::max(runs, 11); ++r) {
+    first.t.push_back(FirstInChild(self, "--first-open", large));
+  }
   Runs first_ratio;
   for (double t : first.t) first_ratio.t.push_back(t / steady.median());
+  // The same for the bare parse, with the kernel the opens above chose.
+  const std::string large_json = HeaderJson(large);
+  const std::string kernel = simdjson::get_active_implementation()->name();
+  simdjson::ondemand::parser steady_parser;
+  Runs parse_steady, parse_first;
+  for (int i = 0; i < kSteadyOpens; ++i) {
+    parse_steady.t.push_back(
+        Seconds([&] { g_sink = g_sink + BareParse(steady_parser, large_json); }));
+  }
+  for (int r = 0; r < std::max(runs, 11); ++r) {
+    parse_first.t.push_back(FirstInChild(self, "--first-parse", large, kernel));
+  }
+  Runs parse_ratio;
+  for (double t : parse_first.t) parse_ratio.t.push_back(t / parse_steady.median());
   std::printf("(b) open + validate, %d tensors, header %llu bytes\n", kLargeTensors,
               static_cast<unsigned long long>(large_header));
   PrintRow("File::Open, steady state (one process)", steady, 0);
   PrintRow("File::Open, first in a fresh process", first, 0);
   PrintRatio("first open / steady-state open", first_ratio,
              "target <= 1.5 " + Verdict(first_ratio.median() <= 1.5));
+  std::printf("  simdjson kernel: %s\n", kernel.c_str());
+  PrintRow("bare On-Demand parse, steady state", parse_steady, 0);
+  PrintRow("bare On-Demand parse, first in a fresh process", parse_first, 0);
+  PrintRatio("first parse / steady-state parse", parse_ratio);
 
   // (c) A header of 100,000 tensors against simdjson's bare parse of it.
   Check(st::WriteFile(small, SmallTensors(pool)), "write small file");

@@ -10,6 +10,7 @@
 
 #include "header_parser.h"
 #include "quote.h"
+#include "simdjson_kernel.h"
 
 namespace carton::safetensors::internal {
 namespace {
@@ -261,6 +262,7 @@ struct PaddedCopy {
 
 Status ExtractDom(std::string_view body, const ReaderOptions& options, ParsedHeader* out,
                   Extracted* ex) {
+  ChooseSimdjsonKernel();
   if (!simdjson::validate_utf8(body.data(), body.size())) {
     return Fail(ErrorKind::kHeaderNotUtf8, "header is not valid UTF-8");
   }

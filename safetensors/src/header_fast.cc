@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "header_parser.h"
+#include "simdjson_kernel.h"
 
 namespace carton::safetensors::internal {
 namespace {
@@ -205,6 +206,7 @@ bool ExtractFast(std::string_view body, bool padded, const ReaderOptions& option
                  ParsedHeader* out, Extracted* ex) {
   // A valid header nests 3 deep; below that the complete validator reports.
   if (options.max_json_depth < 3 || body.empty() || body.back() != '}') return false;
+  ChooseSimdjsonKernel();
   const bool reuse = body.size() <= kReusableParserLimit;
   thread_local od::parser tl_parser;
   thread_local PaddedCopy tl_copy;
