@@ -467,12 +467,12 @@ class StringSink final : public StreamSink {
 
 TEST_CASE("oci: a token the registry stops honouring early is renewed once, and work goes on",
           "[oci][registry][auth]") {
-  // The token server says 300 s; the registry refuses each token after 4 s
+  // The token server says 300 s; the registry refuses each token after 6 s
   // (as it would a revoked one): the next request is answered 401 while
   // the client still holds the token.
   RegistryOptions ro;
   ro.auth = RegistryOptions::Auth::kToken;
-  ro.token_honoured_seconds = 4;
+  ro.token_honoured_seconds = 6;
   RegistryServer registry(ro);
   ClientOptions o = Quick();
   o.registry_config = registry.WriteDockerConfig();
@@ -492,7 +492,7 @@ TEST_CASE("oci: a token the registry stops honouring early is renewed once, and 
 
   // A later blob: its download is refused (401), the token renewed once,
   // the download done.
-  std::this_thread::sleep_for(std::chrono::milliseconds(4500));
+  std::this_thread::sleep_for(std::chrono::milliseconds(6500));
   auto later = client->FetchBlob(cache, "team/model", digest(1), blobs[1].size());
   INFO((later.ok() ? std::string() : later.status().ToString()));
   REQUIRE(later.ok());
@@ -500,7 +500,7 @@ TEST_CASE("oci: a token the registry stops honouring early is renewed once, and 
   CHECK(client->stats().tokens_fetched == 3);
 
   // A streamed download, after the renewed token ran out in turn.
-  std::this_thread::sleep_for(std::chrono::milliseconds(4500));
+  std::this_thread::sleep_for(std::chrono::milliseconds(6500));
   StringSink sink;
   Status streamed = client->FetchBlobToStream("team/model", digest(2), blobs[2].size(), sink);
   INFO(streamed.ToString());
