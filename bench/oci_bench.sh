@@ -5,9 +5,10 @@
 # (a monolithic PUT of the weights file; a GET of that blob), and a re-push
 # of the unchanged carton (one HEAD per blob and the manifest PUT) against
 # curl sending the same HEADs. Also times a pull whose blobs are all cached
-# (one manifest request and the rebuild), and `dd` writing the downloaded
-# blob a second time (a pull writes every byte into the blob cache, then
-# into the carton), to show where a pull's time goes.
+# (one manifest request and the rebuild), `pull --cache` (the weights
+# written into the blob cache and into the carton), and `dd` writing the
+# downloaded blob a second time (what --cache adds to a pull, which writes
+# a large blob only into the carton), to show where a pull's time goes.
 #
 #   bash bench/oci_bench.sh CARTON [SCRATCH_DIR] [RUNS]
 #
@@ -65,7 +66,7 @@ curl_push() {  # $1: repository
 : > "$scratch/push.times"; : > "$scratch/curl_push.times"
 : > "$scratch/pull.times"; : > "$scratch/curl_pull.times"
 : > "$scratch/repush.times"; : > "$scratch/curl_heads.times"; : > "$scratch/rebuild.times"
-: > "$scratch/copy.times"
+: > "$scratch/copy.times"; : > "$scratch/pull_cache.times"
 for i in $(seq "$runs"); do
   sync
   t0=$(now); curl_push "curl$i"; t1=$(now)
@@ -91,9 +92,9 @@ for i in $(seq "$runs"); do
   rm -f "$scratch/curl.out" "$scratch/curl.copy"; sync
   t0=$(now); curl -sS -f -o "$scratch/curl.out" "$reg/v2/curl$i/blobs/$digest"; t1=$(now)
   echo "$t1 - $t0" | bc >> "$scratch/curl_pull.times"
-  # A pull writes the bytes twice (the blob cache, then the carton): the
-  # same second write of the downloaded file, in 256 KiB writes as the
-  # carton's writer makes them.
+  # A pull --cache writes the bytes twice (the blob cache, then the
+  # carton): the same second write of the downloaded file, in 256 KiB
+  # writes as the carton's writer makes them.
   t0=$(now); dd if="$scratch/curl.out" of="$scratch/curl.copy" bs=256K status=none; t1=$(now)
   echo "$t1 - $t0" | bc >> "$scratch/copy.times"
   rm -rf "$scratch/pull-cache" "$scratch/pulled.carton"; sync
@@ -102,6 +103,14 @@ for i in $(seq "$runs"); do
   t1=$(now)
   echo "$t1 - $t0" | bc >> "$scratch/pull.times"
   cmp -s "$scratch/pulled.carton" "$scratch/m.carton" || { echo "pull $i: not byte-identical" >&2; exit 1; }
+  # pull --cache into an empty cache: the weights go into the blob cache
+  # too.
+  rm -rf "$scratch/pull-cache" "$scratch/pulled.carton"; sync
+  t0=$(now)
+  CARTON_CACHE_DIR="$scratch/pull-cache" "$carton" pull --cache "oci://127.0.0.1:$port/carton$i:v1" -o "$scratch/pulled.carton" >/dev/null 2>&1
+  t1=$(now)
+  echo "$t1 - $t0" | bc >> "$scratch/pull_cache.times"
+  cmp -s "$scratch/pulled.carton" "$scratch/m.carton" || { echo "pull --cache $i: not byte-identical" >&2; exit 1; }
   # The same pull with every blob cached: the manifest request and the
   # rebuild of the carton from the cached blobs.
   rm -f "$scratch/pulled.carton"; sync
@@ -109,18 +118,20 @@ for i in $(seq "$runs"); do
   CARTON_CACHE_DIR="$scratch/pull-cache" "$carton" pull "oci://127.0.0.1:$port/carton$i:v1" -o "$scratch/pulled.carton" >/dev/null 2>&1
   t1=$(now)
   echo "$t1 - $t0" | bc >> "$scratch/rebuild.times"
-  echo "run $i: push $(tail -1 "$scratch/push.times") s (curl $(tail -1 "$scratch/curl_push.times")), pull $(tail -1 "$scratch/pull.times") s (curl $(tail -1 "$scratch/curl_pull.times"); cached: $(tail -1 "$scratch/rebuild.times")), copy $(tail -1 "$scratch/copy.times") s, re-push $(tail -1 "$scratch/repush.times") s ($(echo "$blobs" | wc -w) HEADs by curl: $(tail -1 "$scratch/curl_heads.times") s)" >&2
+  echo "run $i: push $(tail -1 "$scratch/push.times") s (curl $(tail -1 "$scratch/curl_push.times")), pull $(tail -1 "$scratch/pull.times") s (curl $(tail -1 "$scratch/curl_pull.times"); --cache: $(tail -1 "$scratch/pull_cache.times"); cached: $(tail -1 "$scratch/rebuild.times")), copy $(tail -1 "$scratch/copy.times") s, re-push $(tail -1 "$scratch/repush.times") s ($(echo "$blobs" | wc -w) HEADs by curl: $(tail -1 "$scratch/curl_heads.times") s)" >&2
 done
 
 m() { median < "$scratch/$1.times"; }
 push=$(m push); curl_push_t=$(m curl_push); pull=$(m pull); curl_pull_t=$(m curl_pull)
 repush=$(m repush); heads=$(m curl_heads); rebuild=$(m rebuild); copy=$(m copy)
+pull_cache=$(m pull_cache)
 printf 'carton push 1 GiB:  %.3f s, curl PUT of the same bytes: %.3f s, ratio %.2f\n' \
   "$push" "$curl_push_t" "$(echo "$push / $curl_push_t" | bc -l)"
 printf 'carton pull 1 GiB:  %.3f s, curl GET of the same bytes: %.3f s, ratio %.2f\n' \
   "$pull" "$curl_pull_t" "$(echo "$pull / $curl_pull_t" | bc -l)"
-printf 'carton pull 1 GiB:  %.3f s, curl GET + a second write of the same bytes (dd): %.3f + %.3f s, ratio %.2f\n' \
-  "$pull" "$curl_pull_t" "$copy" "$(echo "$pull / ($curl_pull_t + $copy)" | bc -l)"
+printf 'carton pull --cache 1 GiB: %.3f s (ratio %.2f to curl); curl GET + a second write of the same bytes (dd): %.3f + %.3f s, ratio %.2f\n' \
+  "$pull_cache" "$(echo "$pull_cache / $curl_pull_t" | bc -l)" "$curl_pull_t" "$copy" \
+  "$(echo "$pull_cache / ($curl_pull_t + $copy)" | bc -l)"
 printf 'carton pull, every blob cached (manifest request + rebuild): %.3f s\n' "$rebuild"
 printf 'carton re-push:     %.3f s, curl HEAD of every blob: %.3f s, re-push minus HEADs: %.3f s\n' \
   "$repush" "$heads" "$(echo "$repush - $heads" | bc -l)"

@@ -37,6 +37,9 @@ import base64, http.server, json, os, subprocess, sys, threading, time, urllib.p
 
 key, cert, log, user, password, lifetime = sys.argv[1:7]
 lifetime = int(lifetime)
+# The registry allows its tokens a minute of clock skew past their expiry.
+honoured = int(sys.argv[8])
+leeway = 60
 der = ''.join(l for l in open(cert).read().splitlines() if not l.startswith('-----'))
 lock = threading.Lock()
 
@@ -79,8 +82,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 access.append({'type': kind, 'name': name,
                                'actions': actions.split(',') if who else ['pull']})
         now = int(time.time())
+        exp = now + (honoured - leeway if honoured else lifetime)
         claims = {'iss': sys.argv[7], 'sub': who, 'aud': query.get('service', [''])[0],
-                  'exp': now + lifetime, 'nbf': now - 10, 'iat': now,
+                  'exp': exp, 'nbf': min(now - 10, exp - 1), 'iat': now,
                   'jti': os.urandom(8).hex(), 'access': access}
         header = {'typ': 'JWT', 'alg': 'RS256', 'x5c': [der]}
         signing = b64(json.dumps(header).encode()) + '.' + b64(json.dumps(claims).encode())
@@ -312,7 +316,8 @@ RegistryServer::RegistryServer(RegistryOptions options) : options_(std::move(opt
     const std::string port =
         token_server_.Start({kPython, dir + "/token_server.py", dir + "/key.pem", dir + "/cert.pem",
                              dir + "/tokens.log", options_.user, options_.password,
-                             std::to_string(options_.token_seconds), kIssuer},
+                             std::to_string(options_.token_seconds), kIssuer,
+                             std::to_string(options_.token_honoured_seconds)},
                             dir + "/token_server.err", /*first_line=*/true);
     auth = "auth:\n  token:\n    realm: http://127.0.0.1:" + port +
            "/token\n    service: " + kService + "\n    issuer: " + kIssuer +

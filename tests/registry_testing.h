@@ -29,6 +29,11 @@ struct RegistryOptions {
   std::string password = "wonderland";
   // Token lifetime (expires_in) the token server grants.
   int token_seconds = 300;
+  // When not 0, the registry honours each token only this many seconds
+  // (the token's own expiry) whatever token_seconds tells the client: a
+  // token that stops working early, as a revoked one does. Negative: a
+  // token that never works.
+  int token_honoured_seconds = 0;
 };
 
 // A child process killed (SIGKILL) and reaped by the destructor.
@@ -75,6 +80,8 @@ class RegistryServer {
   // Requests the token server answered with a token, and refused.
   int TokensIssued() const;
   int TokensRefused() const;
+  // Stops the token server: later token requests are refused connections.
+  void StopTokenServer() { token_server_.Stop(); }
   const RegistryOptions& options() const { return options_; }
 
  private:

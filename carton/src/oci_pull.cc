@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
+#include <cstring>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -245,17 +247,146 @@ class BlobStream {
   Status status_;
 };
 
+// Bytes a BlobPipe holds for its zip entry at most: the download waits
+// (and TCP with it) while the archive writer is behind.
+constexpr std::size_t kPipeCapacity = std::size_t{16} << 20;
+
+// A blob downloading straight into its zip entry, never into a file of its
+// own (the one-write path: on this kind of machine a second copy in the
+// page cache costs as much as the download). The download appends what it
+// receives; the zip entry reads it in order, all but the blob's last byte
+// as it arrives and that byte only once the download is verified, so a
+// carton never holds a blob whose size or sha256 did not match. The bytes
+// cannot be read twice: a download that starts over after the entry took
+// some fails (restarted()), and the pull writes the carton again from
+// the blob cache.
+class BlobPipe final : public links::StreamSink {
+ public:
+  explicit BlobPipe(std::uint64_t size) : size_(size) {}
+
+  // links::StreamSink, on the download's thread.
+  Status Restart() override {
+    std::lock_guard lock(mu_);
+    if (abandoned_) return IoError("the carton is no longer being written");
+    if (consumed_ > 0) {
+      restarted_ = true;
+      cv_.notify_all();
+      return IoError("the download started over after " + std::to_string(consumed_) +
+                     " bytes were written into the carton");
+    }
+    queue_.clear();
+    queued_ = 0;
+    received_ = 0;
+    return Status::Ok();
+  }
+  Status Append(ByteView bytes) override {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return abandoned_ || queued_ < kPipeCapacity; });
+    if (abandoned_) return IoError("the carton is no longer being written");
+    queue_.emplace_back(bytes.begin(), bytes.end());
+    queued_ += bytes.size();
+    received_ += bytes.size();
+    cv_.notify_all();
+    return Status::Ok();
+  }
+
+  // The download's verdict.
+  void Done(Status status) {
+    std::lock_guard lock(mu_);
+    done_ = true;
+    status_ = std::move(status);
+    if (status_.ok() && received_ != size_) {
+      status_ = Internal("the download delivered " + std::to_string(received_) + " of " +
+                         std::to_string(size_) + " bytes");
+    }
+    failed_on_its_own_ = !status_.ok() && !abandoned_;
+    cv_.notify_all();
+  }
+
+  // The carton is not written on: a waiting download gives up.
+  void Abandon() {
+    std::lock_guard lock(mu_);
+    abandoned_ = true;
+    cv_.notify_all();
+  }
+
+  bool restarted() const {
+    std::lock_guard lock(mu_);
+    return restarted_;
+  }
+
+  // The download failed before the pull gave up on it.
+  bool failed_on_its_own() const {
+    std::lock_guard lock(mu_);
+    return failed_on_its_own_;
+  }
+
+  // ZipWriter::StreamProducer: reads in order, from where the last read
+  // ended.
+  Result<std::size_t> Read(std::uint64_t offset, MutableByteView out) {
+    std::unique_lock lock(mu_);
+    if (offset != consumed_) {
+      return Internal("the blob's bytes were asked for at " + std::to_string(offset) + ", after " +
+                      std::to_string(consumed_));
+    }
+    // Every byte short of the last may be read as it arrives; the last
+    // waits for the verdict.
+    auto readable = [&]() -> std::uint64_t {
+      if (done_ && status_.ok()) return size_;
+      return std::min(received_, size_ - 1);
+    };
+    cv_.wait(lock, [&] { return restarted_ || done_ || readable() > consumed_; });
+    if (restarted_) return IoError("the download restarted");
+    if (!status_.ok()) return status_;
+    if (readable() <= consumed_) return IoError("the download ended early");
+    std::size_t n = 0;
+    const auto want =
+        static_cast<std::size_t>(std::min<std::uint64_t>(out.size(), readable() - consumed_));
+    while (n < want) {
+      std::vector<std::byte>& front = queue_.front();
+      const std::size_t take = std::min(want - n, front.size() - front_used_);
+      std::memcpy(out.data() + n, front.data() + front_used_, take);
+      n += take;
+      front_used_ += take;
+      if (front_used_ == front.size()) {
+        queued_ -= front.size();
+        queue_.pop_front();
+        front_used_ = 0;
+      }
+    }
+    consumed_ += n;
+    cv_.notify_all();
+    return n;
+  }
+
+ private:
+  const std::uint64_t size_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::vector<std::byte>> queue_;  // received, not yet read
+  std::size_t front_used_ = 0;                // read of queue_.front()
+  std::size_t queued_ = 0;                    // bytes in queue_
+  std::uint64_t received_ = 0;
+  std::uint64_t consumed_ = 0;
+  bool restarted_ = false;
+  bool abandoned_ = false;
+  bool done_ = false;
+  bool failed_on_its_own_ = false;
+  Status status_;
+};
+
 using Streams = std::map<manifest::Digest, std::shared_ptr<BlobStream>>;
+using Pipes = std::map<manifest::Digest, std::shared_ptr<BlobPipe>>;
 
 // The blob cache path of every distinct blob of the artifact but those in
 // `streams`, fetched with `jobs` transfers at once.
 Result<std::map<manifest::Digest, std::string>> FetchAll(
     const Pulled& p, unsigned jobs, const std::set<manifest::Digest>& was_cached,
-    const Streams& streams, OciPullReport* report) {
+    const std::set<manifest::Digest>& skip, OciPullReport* report) {
   const OciSession& s = p.session;
   std::map<manifest::Digest, const internal::OciLayer*> unique;
   for (const internal::OciLayer& l : p.artifact.layers) {
-    if (streams.count(l.digest) == 0) unique.emplace(l.digest, &l);
+    if (skip.count(l.digest) == 0) unique.emplace(l.digest, &l);
   }
   std::vector<const internal::OciLayer*> todo;
   for (const auto& [digest, layer] : unique) todo.push_back(layer);
@@ -378,32 +509,59 @@ Result<OciPullReport> PullCarton(const std::string& reference, const std::string
                           config_cached ? "cached" : "downloaded"});
   if (!config_cached) report.bytes_downloaded += p.artifact.config_size;
   // Large stored blobs not cached yet are written into the carton as they
-  // download; every other blob is fetched first.
+  // download: straight from the download (pipes), or, to keep them in the
+  // blob cache too, from the download's file there (streams). A blob that
+  // more than one entry needs goes through the cache. Every other blob is
+  // fetched first.
+  std::map<manifest::Digest, int> uses;
+  for (const auto& e : p.layout.entries) {
+    if (e.kind == internal::OciEntryKind::kDirectory) continue;
+    ++uses[p.artifact.Find(e.kind == internal::OciEntryKind::kSymlink ? e.target : e.name)->digest];
+  }
   Streams streams;
+  Pipes pipes;
+  std::set<manifest::Digest> streamed_digests;
+  // The streamed blobs in the order of their entries: downloads start in
+  // this order, so the one the archive writer waits for is always running
+  // (a pipe holds only kPipeCapacity bytes).
+  std::vector<const internal::OciLayer*> streamed;
   for (const auto& e : p.layout.entries) {
     if (e.kind != internal::OciEntryKind::kFile || e.method != Compression::kStored) continue;
     const internal::OciLayer* layer = p.artifact.Find(e.name);
-    if (layer->size >= kStreamMinSize && was_cached.count(layer->digest) == 0) {
+    if (layer->size < kStreamMinSize || was_cached.count(layer->digest) != 0 ||
+        streamed_digests.count(layer->digest) != 0) {
+      continue;
+    }
+    if (options.cache_large_blobs) {
       streams.emplace(layer->digest, std::make_shared<BlobStream>(layer->size));
+    } else if (uses[layer->digest] == 1) {
+      pipes.emplace(layer->digest, std::make_shared<BlobPipe>(layer->size));
+    } else {
+      continue;
     }
+    streamed_digests.insert(layer->digest);
+    streamed.push_back(layer);
   }
-  CARTON_ASSIGN_OR_RETURN(auto blobs, FetchAll(p, options.jobs, was_cached, streams, &report));
-  std::vector<std::pair<const internal::OciLayer*, std::shared_ptr<BlobStream>>> streamed;
-  for (const auto& [digest, stream] : streams) {
-    const internal::OciLayer* layer = nullptr;
-    for (const internal::OciLayer& l : p.artifact.layers) {
-      if (l.digest == digest) layer = &l;
-    }
-    streamed.emplace_back(layer, stream);
-  }
-  std::vector<Result<std::string>> streamed_paths(streamed.size(), Status(Internal("not fetched")));
+  CARTON_ASSIGN_OR_RETURN(auto blobs,
+                          FetchAll(p, options.jobs, was_cached, streamed_digests, &report));
+  std::vector<Status> streamed_status(streamed.size(), Internal("not fetched"));
+  std::vector<std::string> streamed_paths(streamed.size());  // streams: the cached blob
   std::thread downloads([&] {
     ParallelFor(streamed.size(), options.jobs, [&](std::size_t i) {
-      const auto& [layer, stream] = streamed[i];
-      streamed_paths[i] = s.client->FetchBlob(
-          s.cache, s.ref.repository, layer->digest, layer->size,
-          [stream = stream.get()](int fd, std::uint64_t length) { stream->OnWritten(fd, length); });
-      stream->Done(streamed_paths[i]);
+      const internal::OciLayer& layer = *streamed[i];
+      if (auto pipe = pipes.find(layer.digest); pipe != pipes.end()) {
+        streamed_status[i] =
+            s.client->FetchBlobToStream(s.ref.repository, layer.digest, layer.size, *pipe->second);
+        pipe->second->Done(streamed_status[i]);
+        return;
+      }
+      BlobStream* stream = streams.at(layer.digest).get();
+      auto path = s.client->FetchBlob(
+          s.cache, s.ref.repository, layer.digest, layer.size,
+          [stream](int fd, std::uint64_t length) { stream->OnWritten(fd, length); });
+      stream->Done(path);
+      streamed_status[i] = path.status();
+      if (path.ok()) streamed_paths[i] = *path;
     });
   });
 
@@ -428,13 +586,22 @@ Result<OciPullReport> PullCarton(const std::string& reference, const std::string
       const std::string source = e.kind == internal::OciEntryKind::kSymlink ? e.target : e.name;
       const internal::OciLayer* layer = p.artifact.Find(source);
       Result<ZipAddResult> added = Status(Internal("not added"));
-      auto in_stream = streams.find(layer->digest);
-      if (stream && in_stream != streams.end() && e.method == Compression::kStored) {
+      auto in_pipes = pipes.find(layer->digest);
+      auto in_streams = streams.find(layer->digest);
+      const bool stored_file =
+          e.kind == internal::OciEntryKind::kFile && e.method == Compression::kStored;
+      if (stream && stored_file && in_pipes != pipes.end()) {
         added =
             zip.AddStream(e.name, layer->size,
-                          [b = in_stream->second.get()](std::uint64_t offset, MutableByteView out) {
+                          [b = in_pipes->second.get()](std::uint64_t offset, MutableByteView out) {
                             return b->Read(offset, out);
                           });
+      } else if (stream && stored_file && in_streams != streams.end()) {
+        added = zip.AddStream(
+            e.name, layer->size,
+            [b = in_streams->second.get()](std::uint64_t offset, MutableByteView out) {
+              return b->Read(offset, out);
+            });
       } else {
         const std::string& blob = blobs.at(layer->digest);
         added = e.method == Compression::kStored ? zip.AddFileUnread(e.name, blob)
@@ -452,27 +619,43 @@ Result<OciPullReport> PullCarton(const std::string& reference, const std::string
     return Status::Ok();
   };
   Status built = rebuild(/*stream=*/true);
+  if (!built.ok()) {
+    for (auto& [digest, pipe] : pipes) pipe->Abandon();
+  }
   downloads.join();
   auto cleanup = [&] {
     std::error_code ec;
     fs::remove(temp, ec);
   };
+  bool restarted = false;
+  for (const auto& [digest, pipe] : pipes) restarted = restarted || pipe->restarted();
+  for (const auto& [digest, stream] : streams) restarted = restarted || stream->restarted();
   for (std::size_t i = 0; i < streamed.size(); ++i) {
-    const auto& [layer, stream] = streamed[i];
-    if (!streamed_paths[i].ok()) {
+    const internal::OciLayer& layer = *streamed[i];
+    auto pipe = pipes.find(layer.digest);
+    // A pipe's download fails when the pull gives up on it; the pull's
+    // reason is `built` then.
+    const bool own_failure = pipe == pipes.end() || pipe->second->failed_on_its_own();
+    if (!streamed_status[i].ok() && own_failure && !(pipe != pipes.end() && restarted)) {
       cleanup();
-      return streamed_paths[i].status().WithContext(s.where + ": " + layer->title);
+      return streamed_status[i].WithContext(s.where + ": " + layer.title);
     }
-    blobs[layer->digest] = *streamed_paths[i];
-    report.blobs.push_back({layer->title, layer->digest, layer->size, "downloaded"});
-    report.bytes_downloaded += layer->size;
+    if (pipe == pipes.end()) blobs[layer.digest] = streamed_paths[i];
+    report.blobs.push_back({layer.title, layer.digest, layer.size, "downloaded"});
+    report.bytes_downloaded += layer.size;
   }
   if (!built.ok()) {
-    bool restarted = false;
-    for (const auto& entry : streamed) restarted = restarted || entry.second->restarted();
     if (!restarted) return built;
-    // A download was retried under the stream: write the carton again from
-    // the verified blobs.
+    // A download started over after some of its bytes went into the
+    // carton: write the carton again from verified blobs. What went
+    // through pipes is only in the abandoned carton, so those blobs are
+    // fetched into the blob cache now.
+    for (const internal::OciLayer* layer : streamed) {
+      if (pipes.count(layer->digest) == 0) continue;
+      auto path = s.client->FetchBlob(s.cache, s.ref.repository, layer->digest, layer->size);
+      if (!path.ok()) return path.status().WithContext(s.where + ": " + layer->title);
+      blobs[layer->digest] = *path;
+    }
     CARTON_RETURN_IF_ERROR(rebuild(/*stream=*/false));
   }
   if (!p.layout.layout_sha256) {
@@ -525,6 +708,7 @@ Result<VerifyReport> VerifyOciCarton(const std::string& reference, const VerifyO
   const TemporaryPath registration(temp, TemporaryKind::kFile);
   OciOptions o = options;
   o.cache_dir = root;
+  o.cache_large_blobs = true;
   auto pulled = PullCarton(reference, temp, o);
   if (!pulled.ok()) return pulled.status();
   auto report = Verify(temp, verify);

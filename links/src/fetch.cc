@@ -62,10 +62,11 @@ Status Aggregate(const manifest::Digest& expected, const std::vector<Status>& fa
 // attempts. A failure's message names the attempts when there were several.
 AttemptResult TryUrl(Transfer& transfer, const std::string& url, const manifest::Digest* expected,
                      std::uint64_t expected_size_or_0, const std::string& dest_path,
-                     const FetchOptions& options, const HttpAccess& access) {
+                     const FetchOptions& options, const HttpAccess& access,
+                     StreamSink* stream = nullptr) {
   for (int attempt = 1;; ++attempt) {
     AttemptResult r =
-        transfer.Attempt(url, expected, expected_size_or_0, dest_path, options, access);
+        transfer.Attempt(url, expected, expected_size_or_0, dest_path, options, access, stream);
     if (r.status.ok() || r.fatal) return r;
     if (!r.transient || attempt == options.attempts_per_url) {
       if (attempt > 1) {
@@ -101,6 +102,34 @@ Status FetchToFile(const std::vector<std::string>& urls, const manifest::Digest&
     }
     AttemptResult r =
         TryUrl(transfer, url, &expected, expected_size_or_0, dest_path, options, access);
+    if (r.status.ok() || r.fatal) return r.status;
+    failures.push_back(std::move(r.status));
+  }
+  return Aggregate(expected, failures);
+}
+
+Status FetchToStream(const std::vector<std::string>& urls, const manifest::Digest& expected,
+                     std::uint64_t size, StreamSink& sink, const FetchOptions& options) {
+  CARTON_RETURN_IF_ERROR(CheckOptions(options, size));
+  if (size == 0) {
+    return InvalidArgument("sha256 " + manifest::ToHex(expected) +
+                           ": a streamed fetch needs the size");
+  }
+  if (urls.empty()) {
+    return InvalidArgument("sha256 " + manifest::ToHex(expected) + ": no urls to fetch from");
+  }
+  CARTON_ASSIGN_OR_RETURN(const HttpAccess access, ResolveAccess(options));
+  CARTON_ASSIGN_OR_RETURN(Transfer transfer, Transfer::Create());
+  FetchOptions o = options;
+  o.keep_partial = false;
+  o.on_written = nullptr;
+  std::vector<Status> failures;
+  for (const std::string& url : urls) {
+    if (Status allowed = CheckAllowed(url, o); !allowed.ok()) {
+      failures.push_back(std::move(allowed));
+      continue;
+    }
+    AttemptResult r = TryUrl(transfer, url, &expected, size, "", o, access, &sink);
     if (r.status.ok() || r.fatal) return r.status;
     failures.push_back(std::move(r.status));
   }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -407,6 +408,13 @@ struct Client::Impl {
     }
   }
 
+  // Runs `download` (one blob GET, with its retries) with the options and
+  // Authorization header for pulling from `repo`; renews a token the
+  // registry refuses once. Errors: `download`'s, prefixed with the blob.
+  using DownloadFn = std::function<Status(FetchOptions&)>;
+  Status Download(const std::string& repo, const manifest::Digest& digest, const Client& client,
+                  const DownloadFn& download) const;
+
   // The error for an unexpected answer to `what`.
   Status Failure(const HttpReply& r, const std::string& what) const {
     if (r.status == 401 || r.status == 403) {
@@ -697,6 +705,51 @@ Result<BlobPush> Client::PushBlobLazily(const std::string& repo, const manifest:
   return BlobPush::kUploaded;
 }
 
+Status Client::Impl::Download(const std::string& repo, const manifest::Digest& digest,
+                              const Client& client, const DownloadFn& download) const {
+  const std::string what = Where(repo) + ": blob " + DigestString(digest);
+  bool unknown = false;
+  {
+    std::lock_guard lock(mu);
+    unknown = auth == Auth::kUnknown;
+  }
+  if (unknown) {
+    // Learn how this registry authenticates before a long download.
+    CARTON_ASSIGN_OR_RETURN(auto present, client.StatBlob(repo, digest));
+    if (!present) return NotFound(what + ": not found");
+  }
+  for (int round = 1;; ++round) {
+    CARTON_ASSIGN_OR_RETURN(std::string header, AuthHeader(PullScope(repo), kDownloadTokenMargin));
+    FetchOptions f = options.fetch;
+    f.access = access;
+    if (!header.empty()) f.headers.push_back(header);
+    if (f.progress_label.empty()) f.progress_label = DigestString(digest);
+    Status st = download(f);
+    bool bearer = false;
+    {
+      std::lock_guard lock(mu);
+      ++stats.requests;
+      bearer = auth == Auth::kBearer;
+    }
+    if (st.ok()) {
+      RememberRepository(options.cache_root, registry, repo, digest);
+      return st;
+    }
+    st = Status(st.code(), what + ": " + st.message());
+    if (round > 1 || !bearer || st.code() != StatusCode::kNetworkError) return st;
+    // A registry may stop honouring a token before the time it was given
+    // for (it expired early, or was revoked): the download is refused with
+    // 401. A HEAD answers that 401 by fetching a new token (Send), and the
+    // download runs once more with it; with the same token it would fail
+    // the same way.
+    auto present = client.StatBlob(repo, digest);
+    if (!present.ok()) return present.status();
+    auto renewed = AuthHeader(PullScope(repo), kDownloadTokenMargin);
+    if (!renewed.ok()) return renewed.status();
+    if (!*present || *renewed == header) return st;
+  }
+}
+
 Result<std::string> Client::FetchBlob(
     const BlobCache& cache, const std::string& repo, const manifest::Digest& digest,
     std::uint64_t size, const std::function<void(int fd, std::uint64_t length)>& on_written) const {
@@ -713,36 +766,28 @@ Result<std::string> Client::FetchBlob(
     }
     if (!ec) return hit;
   }
-  bool unknown = false;
-  {
-    std::lock_guard lock(m.mu);
-    unknown = m.auth == Impl::Auth::kUnknown;
-  }
-  if (unknown) {
-    // Learn how this registry authenticates before a long download.
-    CARTON_ASSIGN_OR_RETURN(auto present, StatBlob(repo, digest));
-    if (!present) {
-      return NotFound(m.Where(repo) + ": blob " + DigestString(digest) + ": not found");
-    }
-  }
-  CARTON_ASSIGN_OR_RETURN(std::string header, m.AuthHeader(PullScope(repo), kDownloadTokenMargin));
-  FetchOptions f = m.options.fetch;
-  f.access = m.access;
-  if (!header.empty()) f.headers.push_back(header);
-  if (f.progress_label.empty()) f.progress_label = DigestString(digest);
-  if (on_written) f.on_written = on_written;
-  auto path = cache.Fetch(digest, {m.BlobUrl(repo, digest)}, size, f);
-  if (!path.ok()) {
-    return Status(path.status().code(), m.Where(repo) + ": blob " + DigestString(digest) + ": " +
-                                            path.status().message());
-  }
-  {
-    std::lock_guard lock(m.mu);
-    ++m.stats.requests;
-    m.stats.bytes_downloaded += size;
-  }
-  RememberRepository(m.options.cache_root, m.registry, repo, digest);
+  std::string path;
+  CARTON_RETURN_IF_ERROR(m.Download(repo, digest, *this, [&](FetchOptions& f) -> Status {
+    if (on_written) f.on_written = on_written;
+    auto p = cache.Fetch(digest, {m.BlobUrl(repo, digest)}, size, f);
+    if (!p.ok()) return p.status();
+    path = *p;
+    return Status::Ok();
+  }));
+  std::lock_guard lock(m.mu);
+  m.stats.bytes_downloaded += size;
   return path;
+}
+
+Status Client::FetchBlobToStream(const std::string& repo, const manifest::Digest& digest,
+                                 std::uint64_t size, StreamSink& sink) const {
+  const Impl& m = *impl_;
+  CARTON_RETURN_IF_ERROR(m.Download(repo, digest, *this, [&](FetchOptions& f) {
+    return FetchToStream({m.BlobUrl(repo, digest)}, digest, size, sink, f);
+  }));
+  std::lock_guard lock(m.mu);
+  m.stats.bytes_downloaded += size;
+  return Status::Ok();
 }
 
 }  // namespace carton::links::oci

@@ -167,6 +167,8 @@ struct Sink {
   // start).
   PartialFile* partial = nullptr;
   std::uint64_t resume_from = 0;
+  // Streaming: where the bytes go (told when the body starts).
+  StreamSink* stream = nullptr;
   bool status_checked = false;
   bool skipping = false;  // the body of a redirect, which is not the file
   long refused_status = 0;
@@ -202,6 +204,13 @@ bool StartBody(Sink* sink, long status) {
     // An error page is not the file; stop before storing any of it.
     sink->refused_status = status;
     return false;
+  }
+  if (sink->stream != nullptr) {
+    Status s = sink->stream->Restart();
+    if (!s.ok()) {
+      sink->local_error = std::move(s);
+      return false;
+    }
   }
   if (sink->partial != nullptr) {
     // The whole file (the server ignored the range, or none was asked
@@ -279,17 +288,21 @@ Result<Transfer> Transfer::Create() {
 
 AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest* expected,
                                 std::uint64_t expected_size_or_0, const std::string& dest_path,
-                                const FetchOptions& options, const HttpAccess& access) {
+                                const FetchOptions& options, const HttpAccess& access,
+                                StreamSink* stream) {
   auto local_failure = [](Status s) {
     AttemptResult r = Fail(std::move(s));
     r.fatal = true;
     return r;
   };
   // The bytes go to a temporary file that disappears on failure, or, with
-  // keep_partial, to a partial file that stays to be resumed.
+  // keep_partial, to a partial file that stays to be resumed, or to the
+  // stream.
   std::optional<AtomicFile> file;
   std::optional<PartialFile> partial;
-  if (options.keep_partial) {
+  if (stream != nullptr) {
+    // Nothing to open.
+  } else if (options.keep_partial) {
     auto p = PartialFile::Open(dest_path);
     if (!p.ok()) return local_failure(p.status());
     partial.emplace(std::move(p).value());
@@ -325,8 +338,9 @@ AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest* 
     return s;
   };
   HashingWriter writer =
-      partial ? HashingWriter([&](ByteView b) { return written(partial->Append(b)); })
-              : HashingWriter([&](ByteView b) { return written(file->Write(b)); });
+      stream != nullptr ? HashingWriter([&](ByteView b) { return stream->Append(b); })
+      : partial         ? HashingWriter([&](ByteView b) { return written(partial->Append(b)); })
+                        : HashingWriter([&](ByteView b) { return written(file->Write(b)); });
   ResponseHeaders headers;
   Progress progress(options, url);
   Sink sink;
@@ -338,6 +352,7 @@ AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest* 
   sink.expected_size_or_0 = expected_size_or_0;
   sink.partial = partial ? &*partial : nullptr;
   sink.resume_from = partial ? partial->size() : 0;
+  sink.stream = stream;
   std::vector<std::string> range_headers;
   if (sink.resume_from > 0) {
     range_headers.push_back("Range: bytes=" + std::to_string(sink.resume_from) + "-");
@@ -436,8 +451,10 @@ AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest* 
                         manifest::ToHex(*expected) + " (" + std::to_string(sink.received) +
                         " bytes received" + (resumed ? ", resumed" : "") + ")"));
   }
-  if (Status s = partial ? partial->Commit() : file->Commit(); !s.ok()) {
-    return local_failure(std::move(s));
+  if (stream == nullptr) {
+    if (Status s = partial ? partial->Commit() : file->Commit(); !s.ok()) {
+      return local_failure(std::move(s));
+    }
   }
   return AttemptResult{};
 }

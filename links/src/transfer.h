@@ -57,11 +57,14 @@ class Transfer {
   // renames it over `dest_path` only if the size (when `expected_size_or_0`
   // is non-zero) and sha256 (when `expected` is not null) match.
   // Redirects are followed hop by hop under `access` (http_hop.h).
+  // With `stream`, the bytes go to it instead (from the first byte, after
+  // stream->Restart(); `dest_path` and keep_partial are not used).
   // REQUIRES: `url` passed UrlProblem() and its scheme is allowed by
   // `options`.
   AttemptResult Attempt(const std::string& url, const manifest::Digest* expected,
                         std::uint64_t expected_size_or_0, const std::string& dest_path,
-                        const FetchOptions& options, const HttpAccess& access);
+                        const FetchOptions& options, const HttpAccess& access,
+                        StreamSink* stream = nullptr);
 
  private:
   explicit Transfer(CurlEasy curl) : curl_(std::move(curl)) {}

@@ -11,6 +11,8 @@ OciOptions OptionsFor(const LoadOptions& options) {
   o.threads = options.threads;
   o.client.registry_config = options.registry_config;
   o.client.plain_http = options.plain_http;
+  // A load keeps every blob in the blob cache, as it always has.
+  o.cache_large_blobs = true;
   return o;
 }
 

@@ -350,6 +350,83 @@ TEST_CASE("links: a failed write is returned at once, without trying other urls"
   }
 }
 
+// Collects a streamed download; optionally refuses to start over once it
+// has bytes.
+class StringSink final : public StreamSink {
+ public:
+  explicit StringSink(bool refuse_restart = false) : refuse_restart_(refuse_restart) {}
+  Status Restart() override {
+    ++restarts;
+    if (refuse_restart_ && !bytes.empty()) return IoError("cannot take the bytes again");
+    bytes.clear();
+    return Status::Ok();
+  }
+  Status Append(ByteView b) override {
+    bytes.append(reinterpret_cast<const char*>(b.data()), b.size());
+    return Status::Ok();
+  }
+  std::string bytes;
+  int restarts = 0;
+
+ private:
+  bool refuse_restart_;
+};
+
+TEST_CASE("links: FetchToStream hands the decoded bytes to its sink", "[links][fetch][stream]") {
+  TestServer server;
+  for (const char* path : {"/plain", "/enc/zstd", "/enc/gzip"}) {
+    INFO(path);
+    StringSink sink;
+    REQUIRE(
+        FetchToStream({server.Url(path)}, PayloadDigest(), Payload().size(), sink, Quick()).ok());
+    CHECK(sink.bytes == Payload());
+    CHECK(sink.restarts == 1);
+  }
+}
+
+TEST_CASE("links: FetchToStream fails a wrong sha256 or size after the bytes",
+          "[links][fetch][stream]") {
+  TestServer server;
+  StringSink sink;
+  RequireFailure(
+      FetchToStream({server.Url("/wrong")}, PayloadDigest(), Payload().size(), sink, Quick()),
+      StatusCode::kCorrupt,
+      server.Url("/wrong") + ": sha256 is " +
+          manifest::ToHex(manifest::Sha256Of(
+              AsBytes(std::string(1, static_cast<char>(Payload()[0] ^ 1)) + Payload().substr(1)))) +
+          ", expected " + manifest::ToHex(PayloadDigest()));
+  CHECK(sink.bytes.size() == Payload().size());  // delivered, but the fetch failed
+  const std::string url = server.Url("/truncated/gzip");
+  RequireFailure(FetchToStream({url}, PayloadDigest(), Payload().size(), sink, Quick()),
+                 StatusCode::kCorrupt, url + ": got ");
+  RequireFailure(FetchToStream({url}, PayloadDigest(), 0, sink, Quick()),
+                 StatusCode::kInvalidArgument, "a streamed fetch needs the size");
+}
+
+TEST_CASE("links: FetchToStream starts every attempt over; a sink that cannot ends the fetch",
+          "[links][fetch][stream]") {
+  TestServer server;
+  // /close sends half the payload twice (two attempts), then /plain all
+  // of it: the sink is told to start over each time.
+  StringSink sink;
+  REQUIRE(FetchToStream({server.Url("/close"), server.Url("/plain")}, PayloadDigest(),
+                        Payload().size(), sink, Quick())
+              .ok());
+  CHECK(sink.bytes == Payload());
+  CHECK(sink.restarts == 3);
+  CHECK(server.Requests("/close") == 2);
+
+  // A sink that refuses to start over after the cut: no second attempt and
+  // no fallback.
+  StringSink refusing(/*refuse_restart=*/true);
+  RequireFailure(FetchToStream({server.Url("/close"), server.Url("/plain")}, PayloadDigest(),
+                               Payload().size(), refusing, Quick()),
+                 StatusCode::kIoError, "cannot take the bytes again");
+  CHECK(server.Requests("/close") == 4);
+  CHECK(server.Requests("/plain") == 1);
+  CHECK(refusing.bytes.size() == Payload().size() / 2);
+}
+
 TEST_CASE("links: rejects bad arguments before any transfer", "[links][fetch]") {
   carton::testing::TempDir dir;
   RequireFailure(FetchToFile({}, PayloadDigest(), 0, dir.file("blob"), Quick()),

@@ -449,5 +449,126 @@ TEST_CASE("oci: the bearer token flow, tokens reused until they expire", "[oci][
   RequireFailure(refused.status(), StatusCode::kNetworkError, "access denied: http status 401");
 }
 
+// Collects a streamed download.
+class StringSink final : public StreamSink {
+ public:
+  Status Restart() override {
+    ++restarts;
+    bytes.clear();
+    return Status::Ok();
+  }
+  Status Append(ByteView b) override {
+    bytes.append(reinterpret_cast<const char*>(b.data()), b.size());
+    return Status::Ok();
+  }
+  std::string bytes;
+  int restarts = 0;
+};
+
+TEST_CASE("oci: a token the registry stops honouring early is renewed once, and work goes on",
+          "[oci][registry][auth]") {
+  // The token server says 300 s; the registry refuses each token after 6 s
+  // (as it would a revoked one): the next request is answered 401 while
+  // the client still holds the token.
+  RegistryOptions ro;
+  ro.auth = RegistryOptions::Auth::kToken;
+  ro.token_honoured_seconds = 6;
+  RegistryServer registry(ro);
+  ClientOptions o = Quick();
+  o.registry_config = registry.WriteDockerConfig();
+  auto client = Open(registry, o);
+  TempDir dir;
+  const BlobCache cache(dir.file("cache"));
+
+  std::vector<std::string> blobs;
+  for (int i = 0; i < 5; ++i) blobs.push_back(Blob(300'000 + i, 30 + i));
+  auto digest = [&](int i) { return manifest::Sha256Of(AsBytes(blobs[i])); };
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(client->PushBlob("team/model", digest(i), AsBytes(blobs[i])).ok());
+  }
+  auto first = client->FetchBlob(cache, "team/model", digest(0), blobs[0].size());
+  REQUIRE(first.ok());
+  REQUIRE(client->stats().tokens_fetched == 2);  // push, then pull scope
+
+  // A later blob: its download is refused (401), the token renewed once,
+  // the download done.
+  std::this_thread::sleep_for(std::chrono::milliseconds(6500));
+  auto later = client->FetchBlob(cache, "team/model", digest(1), blobs[1].size());
+  INFO((later.ok() ? std::string() : later.status().ToString()));
+  REQUIRE(later.ok());
+  CHECK(testing::ReadText(*later) == blobs[1]);
+  CHECK(client->stats().tokens_fetched == 3);
+
+  // A streamed download, after the renewed token ran out in turn.
+  std::this_thread::sleep_for(std::chrono::milliseconds(6500));
+  StringSink sink;
+  Status streamed = client->FetchBlobToStream("team/model", digest(2), blobs[2].size(), sink);
+  INFO(streamed.ToString());
+  REQUIRE(streamed.ok());
+  CHECK(sink.bytes == blobs[2]);
+  CHECK(client->stats().tokens_fetched == 4);
+  CHECK_FALSE(cache.Get(digest(2)).ok());  // a stream never reaches the cache
+
+  // A push with the first token (long refused): its HEAD gets the 401 and
+  // one new token, and the upload goes on.
+  auto pushed = client->PushBlob("team/model", digest(3), AsBytes(blobs[3]));
+  INFO((pushed.ok() ? std::string() : pushed.status().ToString()));
+  REQUIRE(pushed.ok());
+  CHECK(*pushed == BlobPush::kUploaded);
+  CHECK(client->stats().tokens_fetched == 5);
+  auto stat = client->StatBlob("team/model", digest(3));
+  REQUIRE(stat.ok());
+  CHECK(stat->value_or(0) == blobs[3].size());
+  CHECK(registry.TokensIssued() == 5);
+}
+
+TEST_CASE("oci: a token that cannot be renewed, or is refused again, ends the download",
+          "[oci][registry][auth]") {
+  TempDir dir;
+  {
+    // The token server is gone when the registry stops honouring the
+    // token: the download fails naming the token realm; nothing cached.
+    RegistryOptions ro;
+    ro.auth = RegistryOptions::Auth::kToken;
+    ro.token_honoured_seconds = 3;
+    RegistryServer registry(ro);
+    ClientOptions o = Quick();
+    o.registry_config = registry.WriteDockerConfig();
+    auto client = Open(registry, o);
+    const BlobCache cache(dir.file("c1"));
+    const std::string a = Blob(200'000, 40), b = Blob(200'000, 41);
+    REQUIRE(client->PushBlob("team/model", manifest::Sha256Of(AsBytes(a)), AsBytes(a)).ok());
+    REQUIRE(client->PushBlob("team/model", manifest::Sha256Of(AsBytes(b)), AsBytes(b)).ok());
+    REQUIRE(client->FetchBlob(cache, "team/model", manifest::Sha256Of(AsBytes(a)), a.size()).ok());
+    registry.StopTokenServer();
+    std::this_thread::sleep_for(std::chrono::milliseconds(3500));
+    auto r = client->FetchBlob(cache, "team/model", manifest::Sha256Of(AsBytes(b)), b.size());
+    RequireFailure(r.status(), StatusCode::kNetworkError, "/token");
+    CHECK_FALSE(cache.Get(manifest::Sha256Of(AsBytes(b))).ok());
+    StringSink sink;
+    Status streamed =
+        client->FetchBlobToStream("team/model", manifest::Sha256Of(AsBytes(b)), b.size(), sink);
+    RequireFailure(streamed, StatusCode::kNetworkError, "/token");
+    CHECK(sink.bytes.empty());
+  }
+  {
+    // Tokens the registry never honours: one new token per request, then
+    // the registry's refusal, not a loop.
+    RegistryOptions ro;
+    ro.auth = RegistryOptions::Auth::kToken;
+    ro.token_honoured_seconds = -100;
+    RegistryServer registry(ro);
+    ClientOptions o = Quick();
+    o.registry_config = registry.WriteDockerConfig();
+    auto client = Open(registry, o);
+    const std::string a = Blob(1'000, 42);
+    auto r = client->FetchBlob(BlobCache(dir.file("c2")), "team/model",
+                               manifest::Sha256Of(AsBytes(a)), a.size());
+    RequireFailure(r.status(), StatusCode::kNetworkError, "access denied: http status 401");
+    CHECK(client->stats().tokens_fetched == 1);
+    CHECK(registry.TokensIssued() == 1);
+  }
+}
+
 }  // namespace
 }  // namespace carton::links::oci

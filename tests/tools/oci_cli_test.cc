@@ -444,24 +444,42 @@ TEST_CASE("oci cli: a registry that drops the connection mid-blob", "[oci][cli][
   CHECK_FALSE(fs::exists(tmp.file("c3/blobs/sha256/" + weights_hex)));
 }
 
-TEST_CASE("oci cli: a large blob goes into the carton as it downloads, checked before it ends",
-          "[oci][cli]") {
-  // Stored blobs of 8 MiB and more are written into the pulled carton while
-  // they download: the result must be the same bytes, a tampered blob must
-  // still be refused, and a download cut off and retried must not leave the
-  // first attempt's bytes in the carton.
-  RegistryServer registry;
-  TempDir tmp;
-  const std::string dir = tmp.file("big-dir");
-  const std::string weights = Noise(10'000'000, 7);
+// Packs a stored carton with these files (path, bytes) and pushes it.
+std::string PushStored(const RegistryServer& registry, const TempDir& tmp, const std::string& name,
+                       const std::vector<std::pair<std::string, std::string>>& files) {
+  const std::string dir = tmp.file(name + "-dir");
   Write(dir + "/carton.toml", kConfig);
-  Write(dir + "/model/weights.bin", weights);
-  Write(dir + "/model/notes.txt", "notes\n");
-  const std::string big = tmp.file("big.carton");
-  REQUIRE(Run(carton::testing::CartonBin() + " pack " + Q(dir) + " -o " + Q(big) +
+  for (const auto& [path, bytes] : files) Write(dir + "/" + path, bytes);
+  const std::string out = tmp.file(name + ".carton");
+  REQUIRE(Run(carton::testing::CartonBin() + " pack " + Q(dir) + " -o " + Q(out) +
               " --compression stored")
               .exit_code == 0);
-  REQUIRE(Run(Carton(tmp) + " push " + Q(big) + " " + registry.Ref("big:v1")).exit_code == 0);
+  REQUIRE(Run(Carton(tmp) + " push " + Q(out) + " " + registry.Ref(name + ":v1")).exit_code == 0);
+  return out;
+}
+
+// Files left in a blob cache's blobs/ (partial downloads included).
+int BlobFiles(const std::string& cache) {
+  int n = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(cache + "/blobs", ec);
+       !ec && it != fs::recursive_directory_iterator(); ++it) {
+    if (it->is_regular_file()) ++n;
+  }
+  return n;
+}
+
+TEST_CASE("oci cli: a large blob goes only into the carton, checked before it ends", "[oci][cli]") {
+  // Stored blobs of 8 MiB and more that are not cached are written into the
+  // pulled carton as they download, and nowhere else: the result must be
+  // the same bytes, with no copy in the blob cache (unless --cache).
+  RegistryServer registry;
+  TempDir tmp;
+  const std::string weights = Noise(10'000'000, 7);
+  const std::string hex = Sha256Hex(weights);
+  const std::string big = PushStored(
+      registry, tmp, "big", {{"model/weights.bin", weights}, {"model/notes.txt", "notes\n"}});
+  const std::string blob_uri = "/blobs/sha256:" + hex;
 
   auto r = Run(Carton(tmp, "c1") + " pull --json " + registry.Ref("big:v1") + " -o " +
                Q(tmp.file("a.carton")));
@@ -469,34 +487,140 @@ TEST_CASE("oci cli: a large blob goes into the carton as it downloads, checked b
   REQUIRE(r.exit_code == 0);
   CHECK(ReadText(tmp.file("a.carton")) == ReadText(big));
   CHECK(ActionOf(Parse(r.out), "model/weights.bin") == "downloaded");
-  const std::string hex = Sha256Hex(weights);
-  CHECK(fs::exists(tmp.file("c1/blobs/sha256/" + hex)));
+  CHECK(Parse(r.out)["byte_identical"] == true);
+  CHECK_FALSE(fs::exists(tmp.file("c1/blobs/sha256/" + hex)));
+  CHECK(registry.Requests("GET", blob_uri) == 1);
+  // Every other blob (the config and the small layers) is cached.
+  CHECK(BlobFiles(tmp.file("c1")) == 5);
 
-  {
-    // Cut off after half its bytes once: the retry resumes the partial
-    // blob by a Range request (the bytes already in the carton stay valid,
-    // the sha256 covers them), or, starting over, the carton is written
-    // again from the verified blob.
+  // Pulled again into the same cache: downloaded again, since only the
+  // carton has it.
+  r = Run(Carton(tmp, "c1") + " pull --json " + registry.Ref("big:v1") + " -o " +
+          Q(tmp.file("a2.carton")));
+  REQUIRE(r.exit_code == 0);
+  CHECK(ActionOf(Parse(r.out), "model/weights.bin") == "downloaded");
+  CHECK(registry.Requests("GET", blob_uri) == 2);
+
+  // --cache keeps it in the blob cache too, and a later pull does not
+  // download it.
+  r = Run(Carton(tmp, "c1") + " pull --cache " + registry.Ref("big:v1") + " -o " +
+          Q(tmp.file("b.carton")));
+  REQUIRE(r.exit_code == 0);
+  CHECK(ReadText(tmp.file("b.carton")) == ReadText(big));
+  CHECK(ReadText(tmp.file("c1/blobs/sha256/" + hex)) == weights);
+  CHECK(registry.Requests("GET", blob_uri) == 3);
+  r = Run(Carton(tmp, "c1") + " pull --json " + registry.Ref("big:v1") + " -o " +
+          Q(tmp.file("c.carton")));
+  REQUIRE(r.exit_code == 0);
+  CHECK(ActionOf(Parse(r.out), "model/weights.bin") == "cached");
+  CHECK(ReadText(tmp.file("c.carton")) == ReadText(big));
+  CHECK(registry.Requests("GET", blob_uri) == 3);
+
+  // verify and load keep every blob in the blob cache.
+  r = Run(Carton(tmp, "c2") + " verify " + registry.Ref("big:v1"));
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(fs::exists(tmp.file("c2/blobs/sha256/" + hex)));
+  r = Run(Carton(tmp, "c3") + " load " + registry.Ref("big:v1"));
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(fs::exists(tmp.file("c3/blobs/sha256/" + hex)));
+}
+
+TEST_CASE("oci cli: a large blob whose bytes do not match its digest leaves nothing",
+          "[oci][cli][errors]") {
+  RegistryServer registry;
+  TempDir tmp;
+  const std::string weights = Noise(10'000'000, 8);
+  const std::string hex = Sha256Hex(weights);
+  PushStored(registry, tmp, "big", {{"model/weights.bin", weights}});
+  std::string damaged = weights;
+  damaged[9'999'000] ^= 0x01;  // in the last bytes, which wait for the check
+  carton::testing::WriteBytes(registry.BlobDataPath(hex), carton::AsBytes(damaged));
+  for (const std::string flag : {"", " --cache"}) {
+    INFO(flag);
+    const std::string cache = flag.empty() ? "c1" : "c2";
+    auto r = Run(Carton(tmp, cache) + " pull" + flag + " " + registry.Ref("big:v1") + " -o " +
+                 Q(tmp.file("x.carton")));
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("model/weights.bin: " + registry.host() + "/big: blob sha256:" + hex) !=
+          std::string::npos);
+    CHECK(r.err.find(": sha256 is " + Sha256Hex(damaged) + ", expected " + hex) !=
+          std::string::npos);
+    CHECK_FALSE(fs::exists(tmp.file("x.carton")));
+    CHECK_FALSE(fs::exists(tmp.file(cache + "/blobs/sha256/" + hex)));
+    CHECK_FALSE(fs::exists(tmp.file(cache + "/blobs/sha256/" + hex + ".partial")));
+    for (const auto& e : fs::directory_iterator(tmp.path())) {
+      CHECK(e.path().filename().string().find(".pull-") == std::string::npos);
+    }
+  }
+  // A blob cut short (the registry's file truncated): refused the same way.
+  damaged.resize(9'000'000);
+  carton::testing::WriteBytes(registry.BlobDataPath(hex), carton::AsBytes(damaged));
+  auto r =
+      Run(Carton(tmp, "c3") + " pull " + registry.Ref("big:v1") + " -o " + Q(tmp.file("y.carton")));
+  CHECK(r.exit_code != 0);
+  CHECK(r.err.find("model/weights.bin: " + registry.host() + "/big: blob sha256:" + hex) !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(tmp.file("y.carton")));
+  CHECK_FALSE(fs::exists(tmp.file("c3/blobs/sha256/" + hex)));
+}
+
+TEST_CASE("oci cli: several large blobs stream in entry order, a shared one through the cache",
+          "[oci][cli]") {
+  // Three stored blobs larger than what a download may hold ahead of the
+  // archive, fewer transfers than blobs, and one file twice (two entries,
+  // one blob: it goes through the blob cache).
+  RegistryServer registry;
+  TempDir tmp;
+  const std::string a = Noise(20'000'000, 11), b = Noise(18'000'000, 12), c = Noise(9'000'000, 13);
+  const std::string big = PushStored(registry, tmp, "many",
+                                     {{"model/a.bin", a},
+                                      {"model/b.bin", b},
+                                      {"model/c.bin", c},
+                                      {"model/c-copy.bin", c},
+                                      {"model/small.txt", "small\n"}});
+  for (const std::string jobs : {"1", "2"}) {
+    INFO(jobs);
+    const std::string cache = "c" + jobs;
+    auto r = Run(Carton(tmp, cache) + " pull --jobs " + jobs + " " + registry.Ref("many:v1") +
+                 " -o " + Q(tmp.file("out.carton")));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(ReadText(tmp.file("out.carton")) == ReadText(big));
+    CHECK_FALSE(fs::exists(tmp.file(cache + "/blobs/sha256/" + Sha256Hex(a))));
+    CHECK_FALSE(fs::exists(tmp.file(cache + "/blobs/sha256/" + Sha256Hex(b))));
+    CHECK(fs::exists(tmp.file(cache + "/blobs/sha256/" + Sha256Hex(c))));
+  }
+}
+
+TEST_CASE("oci cli: a large blob's download that starts over rebuilds the carton",
+          "[oci][cli][errors]") {
+  RegistryServer registry;
+  TempDir tmp;
+  const std::string weights = Noise(10'000'000, 9);
+  const std::string big = PushStored(registry, tmp, "big", {{"model/weights.bin", weights}});
+  // Cut off after half its bytes once: the retry starts the blob over
+  // (a download into the carton does not resume), so the carton is written
+  // again from the verified blob, or, when nothing reached the carton yet,
+  // the stream starts over. Either way the same bytes.
+  for (const std::string flag : {"", " --cache"}) {
+    INFO(flag);
     DroppingProxy once(registry.host(), 1, 1'000'000);
-    r = Run(Carton(tmp, "c2") + " pull oci://" + once.host() + "/big:v1 -o " +
-            Q(tmp.file("b.carton")));
+    auto r = Run(Carton(tmp, "c" + std::to_string(flag.size())) + " pull" + flag + " oci://" +
+                 once.host() + "/big:v1 -o " + Q(tmp.file("b.carton")));
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(once.Drops() == 1);
     CHECK(ReadText(tmp.file("b.carton")) == ReadText(big));
   }
-
-  std::string damaged = weights;
-  damaged[9'999'000] ^= 0x01;  // in the last bytes, which wait for the check
-  carton::testing::WriteBytes(registry.BlobDataPath(hex), carton::AsBytes(damaged));
-  r = Run(Carton(tmp, "c3") + " pull " + registry.Ref("big:v1") + " -o " + Q(tmp.file("x.carton")));
-  CHECK(r.exit_code == 1);
-  CHECK(r.err.find(": sha256 is " + Sha256Hex(damaged) + ", expected " + hex) != std::string::npos);
-  CHECK_FALSE(fs::exists(tmp.file("x.carton")));
-  CHECK_FALSE(fs::exists(tmp.file("c3/blobs/sha256/" + hex)));
-  for (const auto& e : fs::directory_iterator(tmp.path())) {
-    CHECK(e.path().filename().string().find(".pull-") == std::string::npos);
-  }
+  // Cut every time: the pull fails after its attempts, no carton.
+  DroppingProxy always(registry.host(), -1, 1'000'000);
+  auto r = Run(Carton(tmp, "c9") + " pull oci://" + always.host() + "/big:v1 -o " +
+               Q(tmp.file("z.carton")));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/big: blob sha256:" + Sha256Hex(weights)) != std::string::npos);
+  CHECK_FALSE(fs::exists(tmp.file("z.carton")));
 }
 
 TEST_CASE("oci cli: basic auth with the right, a wrong and no password", "[oci][cli][auth]") {

@@ -152,6 +152,7 @@ struct PullArgs {
   bool json = false;
   RegistryArgs registry;
   bool quiet = false;  // no summary or progress on stderr
+  bool cache = false;  // keep large blobs in the blob cache too
 };
 int Pull(const PullArgs& args);
 

@@ -77,7 +77,9 @@ const std::vector<CommandDoc>& Docs() {
        kEnvHttp | kEnvCache | kEnvRegistry,
        "the carton is corrupt"},
       {"pull",
-       {"carton pull oci://registry.example.com/models/my-model:1.0 -o my-model.carton"},
+       {"carton pull oci://registry.example.com/models/my-model:1.0 -o my-model.carton",
+        "carton pull --cache oci://registry.example.com/models/my-model:1.0 -o my-model.carton"
+        "   # large blobs stay in the blob cache too"},
        kEnvHttp | kEnvCache | kEnvRegistry,
        "what the registry serves is corrupt"},
       {"shrink",

@@ -359,6 +359,9 @@ int main(int argc, char** argv) {
   pl->add_option("-o,--output", pull.output, "The .carton to write")->required();
   pl->add_flag("-q,--quiet", pull.quiet, "No summary or progress on stderr");
   pl->add_flag("--json", pull.json, "Print a JSON report");
+  pl->add_flag("--cache", pull.cache,
+               "Also keep large stored files' blobs in the blob cache (they are then written "
+               "twice: to the cache and into the carton)");
   add_registry_options(pl, &pull.registry);
   on_run(pl, [&] { return Pull(pull); });
 

@@ -82,6 +82,7 @@ int Push(const PushArgs& args) {
 int Pull(const PullArgs& args) {
   OciOptions options = OciOptionsFor(args.registry);
   if (args.quiet) options.client.fetch.show_progress = false;
+  options.cache_large_blobs = args.cache;
   auto r = PullCarton(args.reference, args.output, options);
   if (!r.ok()) return Fail("pull", r.status());
   if (args.json) {

@@ -61,6 +61,11 @@ struct OciOptions {
   // Push: linked files (LINKS) are fetched to be pushed; file:// URLs only
   // when this is set.
   bool allow_file_links = false;
+  // Pull: also keep the large stored files' blobs that were not cached in
+  // the blob cache. Without it they are written only into the carton as
+  // they download (each byte written once); with it they are written to
+  // the cache and copied into the carton from there.
+  bool cache_large_blobs = false;
 };
 
 // What happened to one blob.
@@ -110,9 +115,14 @@ struct OciPullReport {
 
 // Pulls `reference` and writes the carton to `out_path`. Linked files
 // (LINKS) are fetched into the blob cache too but stay out of the zip, as
-// pushed. Every blob lands in the blob cache; a large stored file's blob is
-// written into the carton while it downloads (its last bytes only once its
-// sha256 is checked), so the carton is done when the download is. Errors: kNotFound (unknown
+// pushed. Blobs already in the blob cache are not downloaded. A large
+// stored file's blob (8 MiB or more, one entry) that is not cached is
+// written into the carton as it downloads, hashed as it streams, its last
+// byte only once its size and sha256 are checked, so the carton is done
+// when the download is; it lands in the blob cache only with
+// cache_large_blobs (or when a retry starts the download over after some
+// of it was written: the carton is then written again from the cache).
+// Every other blob goes into the blob cache first. Errors: kNotFound (unknown
 // repository, tag or blob), kUnsupported (a manifest that is not a carton), kCorrupt (a blob or
 // manifest whose sha256 is wrong, never cached; a config that contradicts
 // MANIFEST), kNetworkError (401/403 with the registry's message,

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "carton/common/bytes.h"
 #include "carton/common/progress.h"
 #include "carton/common/status.h"
 #include "carton/links/http_access.h"
@@ -116,6 +117,30 @@ struct FetchOptions {
 Status FetchToFile(const std::vector<std::string>& urls, const manifest::Digest& expected,
                    std::uint64_t expected_size_or_0, const std::string& dest_path,
                    const FetchOptions& options = {});
+
+// Where FetchToStream hands a download's bytes, in order, as they arrive.
+// Called on the transfer's thread; must not throw.
+class StreamSink {
+ public:
+  virtual ~StreamSink() = default;
+  // The body starts (again) from its first byte: forget what earlier
+  // attempts delivered. An error ends the fetch at once (the sink cannot
+  // take the bytes again, say because they were used already).
+  virtual Status Restart() = 0;
+  // The next bytes of the body. They are not verified until FetchToStream
+  // returns OK. An error ends the fetch at once.
+  virtual Status Append(ByteView bytes) = 0;
+};
+
+// As FetchToFile, but the bytes go to `sink` instead of a file: hashed as
+// they stream, with the same retries, except that every attempt starts
+// from the first byte (no Range: the sink holds no file to resume from),
+// announced by sink.Restart(). OK only when exactly `size` bytes with
+// sha256 `expected` arrived; until then the sink must treat what it got as
+// unverified. keep_partial and on_written are ignored. Errors: as
+// FetchToFile; the sink's error, as it returned it.
+Status FetchToStream(const std::vector<std::string>& urls, const manifest::Digest& expected,
+                     std::uint64_t size, StreamSink& sink, const FetchOptions& options = {});
 
 // Downloads `url` into `dest_path` as it is, with the retries and limits of
 // FetchToFile (max_decoded_size caps the body) but no hash to check: for

@@ -185,11 +185,20 @@ class Client {
   // its path. `on_written`, when set, sees the download's file as it grows
   // (FetchOptions::on_written; not called for a cached blob). Errors: as
   // FetchToFile (kCorrupt for a wrong sha256), and kNotFound for a blob the
-  // repository does not have.
+  // repository does not have. A registry that refuses the download with
+  // 401 although the token has not run out (it expired early, or was
+  // revoked) gets one new token and the download is tried once more.
   Result<std::string> FetchBlob(
       const BlobCache& cache, const std::string& repository, const manifest::Digest& digest,
       std::uint64_t size,
       const std::function<void(int fd, std::uint64_t length)>& on_written = {}) const;
+
+  // Downloads the blob straight into `sink` (FetchToStream: hashed as it
+  // streams; OK only when the size and sha256 matched, so the sink must
+  // hold back what it got until then). Nothing goes into the blob cache.
+  // Errors: as FetchBlob, and the sink's.
+  Status FetchBlobToStream(const std::string& repository, const manifest::Digest& digest,
+                           std::uint64_t size, StreamSink& sink) const;
 
   ClientStats stats() const;
 
