@@ -186,13 +186,21 @@ int main(int argc, char** argv) {
   std::printf("load average at the end: ");
   std::fflush(stdout);
   (void)std::system("cut -d' ' -f1-3 /proc/loadavg");
-  std::printf("openssl dgst -sha256        %9.1f ms (median of 5)\n", m);
-  std::printf("sha256, one thread, mapped  %9.1f ms (median of 5) = %.2fx openssl\n",
-              Median(one_thread), Median(one_thread) / m);
-  std::printf("first load (miss)           %9.1f ms (median of 5) = %.2fx hashing\n", Median(first),
-              Median(first) / m);
-  std::printf("CPU time: openssl %.1f ms, first load %.1f ms = %.2fx (medians of 5)\n",
-              Median(sha_cpu), Median(first_cpu), Median(first_cpu) / Median(sha_cpu));
+  // The range of a measurement, beside its median.
+  auto range = [](const std::vector<double>& v) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.1f-%.1f", *std::min_element(v.begin(), v.end()),
+                  *std::max_element(v.begin(), v.end()));
+    return std::string(buf);
+  };
+  std::printf("openssl dgst -sha256        %9.1f ms (median of 5; %s)\n", m, range(sha).c_str());
+  std::printf("sha256, one thread, mapped  %9.1f ms (median of 5; %s) = %.2fx openssl\n",
+              Median(one_thread), range(one_thread).c_str(), Median(one_thread) / m);
+  std::printf("first load (miss)           %9.1f ms (median of 5; %s) = %.2fx hashing\n",
+              Median(first), range(first).c_str(), Median(first) / m);
+  std::printf("CPU time: openssl %.1f ms (%s), first load %.1f ms (%s) = %.2fx (medians of 5)\n",
+              Median(sha_cpu), range(sha_cpu).c_str(), Median(first_cpu), range(first_cpu).c_str(),
+              Median(first_cpu) / Median(sha_cpu));
   std::printf("cache hit, warm             %9.2f ms (median of 9)\n", Median(warm));
   std::printf("cache hit, pages evicted    %9.2f ms (median of 5)\n", Median(cold));
 
