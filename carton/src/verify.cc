@@ -21,6 +21,10 @@
 namespace carton {
 namespace {
 
+// Each step of a mapping is checked in pieces this large, the CRC-32 first:
+// it streams the piece into the cache, where SHA-256 then finds it, instead
+// of stalling on every line of a cold page (docs/BENCHMARKS.md, "carton
+// pack / verify").
 constexpr std::size_t kCacheStep = std::size_t{256} << 10;
 
 class Checker {
