@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libzip-dev zipcmp zipmerge ziptool
   libzstd-dev zstd
-  libdeflate-dev
+  libisal-dev
   libbrotli-dev
   libtomlplusplus-dev
   nlohmann-json3-dev

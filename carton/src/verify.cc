@@ -21,6 +21,12 @@
 namespace carton {
 namespace {
 
+// Each step of a mapping is checked in pieces this large, the CRC-32 first:
+// it streams the piece into the cache, where SHA-256 then finds it, instead
+// of stalling on every line of a cold page (docs/BENCHMARKS.md, "carton
+// pack / verify").
+constexpr std::size_t kCacheStep = std::size_t{256} << 10;
+
 class Checker {
  public:
   Checker(CartonReader& reader, VerifyReport* report)
@@ -96,8 +102,11 @@ class Checker {
         // unpack refuses.
         std::uint32_t crc = 0;
         s = ForEachMappedStep(*mapped, [&](ByteView step) {
-          h.Update(step);
-          crc = UpdateCrc32(crc, step);
+          for (std::size_t off = 0; off < step.size(); off += kCacheStep) {
+            const ByteView piece = step.subspan(off, std::min(kCacheStep, step.size() - off));
+            crc = UpdateCrc32(crc, piece);
+            h.Update(piece);
+          }
           count(step.size());
           return Status::Ok();
         });
