@@ -8,11 +8,13 @@
 #include <string>
 
 #include "links/http_server_testing.h"
+#include "links/string_sink_testing.h"
 #include "testing.h"
 
 namespace carton::links {
 namespace {
 
+using carton::testing::StringSink;
 using testing::ListDir;
 using testing::Payload;
 using testing::PayloadDigest;
@@ -349,28 +351,6 @@ TEST_CASE("links: a failed write is returned at once, without trying other urls"
     CHECK(ListDir(dir.path()).empty());
   }
 }
-
-// Collects a streamed download; optionally refuses to start over once it
-// has bytes.
-class StringSink final : public StreamSink {
- public:
-  explicit StringSink(bool refuse_restart = false) : refuse_restart_(refuse_restart) {}
-  Status Restart() override {
-    ++restarts;
-    if (refuse_restart_ && !bytes.empty()) return IoError("cannot take the bytes again");
-    bytes.clear();
-    return Status::Ok();
-  }
-  Status Append(ByteView b) override {
-    bytes.append(reinterpret_cast<const char*>(b.data()), b.size());
-    return Status::Ok();
-  }
-  std::string bytes;
-  int restarts = 0;
-
- private:
-  bool refuse_restart_;
-};
 
 TEST_CASE("links: FetchToStream hands the decoded bytes to its sink", "[links][fetch][stream]") {
   TestServer server;

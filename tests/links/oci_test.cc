@@ -10,6 +10,7 @@
 #include <fstream>
 #include <thread>
 
+#include "links/string_sink_testing.h"
 #include "registry_testing.h"
 #include "testing.h"
 
@@ -19,6 +20,7 @@ namespace {
 using carton::testing::DroppingProxy;
 using carton::testing::RegistryOptions;
 using carton::testing::RegistryServer;
+using carton::testing::StringSink;
 using carton::testing::TempDir;
 
 // A docker config with no credentials, so that tests never read the
@@ -448,22 +450,6 @@ TEST_CASE("oci: the bearer token flow, tokens reused until they expire", "[oci][
       anonymous->PushBlob("team/model", manifest::Sha256Of(AsBytes(extra)), AsBytes(extra));
   RequireFailure(refused.status(), StatusCode::kNetworkError, "access denied: http status 401");
 }
-
-// Collects a streamed download.
-class StringSink final : public StreamSink {
- public:
-  Status Restart() override {
-    ++restarts;
-    bytes.clear();
-    return Status::Ok();
-  }
-  Status Append(ByteView b) override {
-    bytes.append(reinterpret_cast<const char*>(b.data()), b.size());
-    return Status::Ok();
-  }
-  std::string bytes;
-  int restarts = 0;
-};
 
 TEST_CASE("oci: a token the registry stops honouring early is renewed once, and work goes on",
           "[oci][registry][auth]") {
