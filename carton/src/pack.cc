@@ -195,11 +195,44 @@ Result<PackReport> Pack(const std::string& path, const std::string& out_path,
   std::vector<FileIdentity> unread_versions;
   ZipAddOptions add;
   add.sha256 = true;
+  auto record = [&](const Item& item, Compression method, const ZipAddResult& r) {
+    if (!r.sha256) {
+      unread.push_back(entries.size());
+      unread_paths.push_back(item.file->full_path);
+      unread_versions.push_back(r.source_identity);
+    }
+    const manifest::Digest digest = r.sha256.value_or(manifest::Digest{});
+    report.files.push_back({item.path, r.size, r.compressed_size, method, digest});
+    entries.push_back({item.path, digest});
+  };
+  // Runs of small files to compress (one compression job each) are read and
+  // compressed several at once; the archive takes every entry in the same
+  // order as one at a time, so its bytes are the same.
+  std::vector<ZipFileToAdd> small;
+  std::vector<const Item*> small_items;
+  auto add_small = [&]() -> Status {
+    if (small.empty()) return Status::Ok();
+    CARTON_ASSIGN_OR_RETURN(std::vector<ZipAddResult> added, zip.AddFiles(small, add, threads));
+    for (std::size_t k = 0; k < added.size(); ++k) {
+      record(*small_items[k], small[k].method, added[k]);
+    }
+    small.clear();
+    small_items.clear();
+    return Status::Ok();
+  };
   for (const auto& item : items) {
     Compression method;
+    if (item.file != nullptr) {
+      method = ChooseMethod(options, *item.file);
+      if (method != Compression::kStored && item.file->size <= kZipBatchFileMax) {
+        small.push_back({item.path, item.file->full_path, method, options.level});
+        small_items.push_back(&item);
+        continue;
+      }
+    }
+    CARTON_RETURN_IF_ERROR(add_small());
     auto r = [&]() -> Result<ZipAddResult> {
       if (item.file != nullptr) {
-        method = ChooseMethod(options, *item.file);
         if (method == Compression::kStored)
           return zip.AddFileUnread(item.path, item.file->full_path);
         return zip.AddFile(item.path, item.file->full_path, method, options.level, add);
@@ -208,15 +241,9 @@ Result<PackReport> Pack(const std::string& path, const std::string& out_path,
       return zip.AddBytes(item.path, AsBytes(item.generated), method, options.level, add);
     }();
     if (!r.ok()) return r.status();
-    if (!r->sha256) {
-      unread.push_back(entries.size());
-      unread_paths.push_back(item.file->full_path);
-      unread_versions.push_back(r->source_identity);
-    }
-    const manifest::Digest digest = r->sha256.value_or(manifest::Digest{});
-    report.files.push_back({item.path, r->size, r->compressed_size, method, digest});
-    entries.push_back({item.path, digest});
+    record(item, method, *r);
   }
+  CARTON_RETURN_IF_ERROR(add_small());
   // Every line of MANIFEST has the same length whatever the digest, so its
   // size is known before the hashes are.
   CARTON_ASSIGN_OR_RETURN(manifest::Manifest sized, manifest::Manifest::FromEntries(entries));

@@ -993,3 +993,118 @@ TEST_CASE("carton zip: zstd pays for text but not for random bytes", "[zip]") {
   CHECK_FALSE(ZstdPays(dir.file("noise"), noise.size()));
   CHECK_FALSE(ZstdPays(dir.file("missing"), 100));
 }
+
+TEST_CASE("carton zip: AddFiles writes the bytes AddFile would, in the same order", "[zip]") {
+  TempDir dir;
+  // Sizes around the points that matter: empty, tiny, zstd's own
+  // multithreading threshold, and the batch limit itself.
+  const std::vector<std::size_t> sizes = {
+      0, 1, 4000, 70000, 600000, 100, 300000, 1 << 20, kZipBatchFileMax, 12345};
+  std::vector<ZipFileToAdd> files;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const std::string source = dir.file("src" + std::to_string(i));
+    testing::WriteBytes(source, Pattern(sizes[i], i + 1));
+    const Compression method = i % 3 == 2 ? Compression::kDeflate : Compression::kZstd;
+    files.push_back({"dir/f" + std::to_string(i), source, method, i == 4 ? 7 : 0});
+  }
+  ZipAddOptions add;
+  add.sha256 = true;
+  for (const int workers : {0, 2}) {
+    const std::string one_by_one = dir.file("one-" + std::to_string(workers) + ".zip");
+    std::vector<ZipAddResult> expected;
+    {
+      auto w = ZipWriter::Create(one_by_one, {.zstd_workers = workers});
+      REQUIRE(w.ok());
+      REQUIRE(w->AddBytes("first", AsBytes("before the batch"), Compression::kStored).ok());
+      for (const auto& f : files) {
+        auto r = w->AddFile(f.name, f.source_path, f.method, f.level, add);
+        REQUIRE(r.ok());
+        expected.push_back(*r);
+      }
+      REQUIRE(w->AddBytes("last", AsBytes("after it"), Compression::kZstd).ok());
+      REQUIRE(w->Finish().ok());
+    }
+    for (const unsigned threads : {1u, 2u, 3u}) {
+      INFO("zstd workers " << workers << ", threads " << threads);
+      const std::string batched = dir.file("batch.zip");
+      std::uint64_t read = 0;
+      ZipWriterOptions options{.zstd_workers = workers};
+      options.on_read = [&](std::uint64_t n) { read += n; };
+      auto w = ZipWriter::Create(batched, options);
+      REQUIRE(w.ok());
+      REQUIRE(w->AddBytes("first", AsBytes("before the batch"), Compression::kStored).ok());
+      auto r = w->AddFiles(files, add, threads);
+      REQUIRE(r.ok());
+      REQUIRE(r->size() == files.size());
+      for (std::size_t i = 0; i < files.size(); ++i) {
+        CHECK((*r)[i].size == expected[i].size);
+        CHECK((*r)[i].compressed_size == expected[i].compressed_size);
+        CHECK((*r)[i].crc32 == expected[i].crc32);
+        CHECK((*r)[i].data_offset == expected[i].data_offset);
+        CHECK((*r)[i].sha256 == expected[i].sha256);
+        CHECK((*r)[i].source_identity == expected[i].source_identity);
+      }
+      REQUIRE(w->AddBytes("last", AsBytes("after it"), Compression::kZstd).ok());
+      REQUIRE(w->Finish().ok());
+      CHECK(ReadAll(batched) == ReadAll(one_by_one));
+      std::uint64_t total = 16 + 8;  // the two AddBytes entries
+      for (const auto s : sizes) total += s;
+      CHECK(read == total);
+    }
+  }
+}
+
+TEST_CASE("carton zip: AddFiles refuses what it cannot batch before adding anything", "[zip]") {
+  TempDir dir;
+  const std::string a = dir.file("a");
+  testing::WriteBytes(a, Pattern(1000));
+  auto refused = [&](const std::vector<ZipFileToAdd>& files, const ZipAddOptions& add,
+                     const std::string& message) {
+    auto w = ZipWriter::Create(dir.file("r.zip"));
+    REQUIRE(w.ok());
+    REQUIRE(w->AddBytes("taken", AsBytes("x"), Compression::kStored).ok());
+    auto r = w->AddFiles(files, add);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == StatusCode::kInvalidArgument);
+    CHECK_THAT(r.status().message(), Catch::Contains(message));
+    // Nothing was added and the writer is still usable.
+    CHECK(w->entry_count() == 1);
+    REQUIRE(w->AddFile("ok", a, Compression::kZstd).ok());
+    REQUIRE(w->Finish().ok());
+  };
+  refused({{"x", a, Compression::kStored, 0}}, {}, "entry \"x\": AddFiles compresses");
+  refused({{"x", a, Compression::kZstd, 0}, {"x", a, Compression::kZstd, 0}}, {},
+          "entry \"x\": duplicate name");
+  refused({{"taken", a, Compression::kZstd, 0}}, {}, "entry \"taken\": duplicate name");
+  refused({{"x", a, Compression::kDeflate, 10}}, {}, "deflate level 10 is outside 1..9");
+  ZipAddOptions observed;
+  observed.observer = [](ByteView) {};
+  refused({{"x", a, Compression::kZstd, 0}}, observed, "AddFiles takes no observer");
+  // Accepted: the same files without the fault.
+  auto w = ZipWriter::Create(dir.file("ok.zip"));
+  REQUIRE(w.ok());
+  REQUIRE(w->AddFiles({{"x", a, Compression::kZstd, 0}}).ok());
+  REQUIRE(w->Finish().ok());
+}
+
+TEST_CASE("carton zip: an AddFiles file that is missing or too large fails the writer", "[zip]") {
+  TempDir dir;
+  const std::string small = dir.file("small");
+  testing::WriteBytes(small, Pattern(1000));
+  const std::string large = dir.file("large");
+  testing::WriteBytes(large, Pattern(kZipBatchFileMax + 1));
+  const std::pair<std::string, std::string> cases[] = {
+      {dir.file("missing"), "entry \"b\": cannot open " + dir.file("missing")},
+      {large, "entry \"b\": " + large + " is larger than 4194304 bytes"},
+  };
+  for (const auto& [path, message] : cases) {
+    const std::string out = dir.file("f.zip");
+    auto w = ZipWriter::Create(out);
+    REQUIRE(w.ok());
+    auto r = w->AddFiles({{"a", small, Compression::kZstd, 0}, {"b", path, Compression::kZstd, 0}});
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.status().message(), Catch::Contains(message));
+    CHECK_FALSE(w->Finish().ok());
+    CHECK_FALSE(std::filesystem::exists(out));
+  }
+}

@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "carton/common/parallel.h"
 #include "carton/common/posix_error.h"
 #include "carton/common/unique_fd.h"
 #include "carton/zip/layout.h"
@@ -403,6 +404,149 @@ Result<ZipAddResult> ZipWriter::AddFile(std::string_view name, const std::string
   }
   r->source_identity = identity;
   return r;
+}
+
+namespace {
+
+// Files AddFiles reads and compresses before handing them to the archive:
+// bounds its memory to about twice this (input and output) per batch.
+constexpr std::uint64_t kBatchBytes = std::uint64_t{32} << 20;
+constexpr std::size_t kBatchFiles = 1024;
+
+// One file of AddFiles, read, hashed and compressed on a worker thread.
+struct PreparedFile {
+  Status status;
+  ZipAddResult result;
+  std::vector<std::byte> compressed;
+};
+
+// Reads the whole of `path` (`size` bytes) into `buffer`; kIoError if it
+// does not hold exactly that many now.
+Status ReadWhole(int fd, std::string_view name, const std::string& path, std::uint64_t size,
+                 std::vector<std::byte>* buffer) {
+  buffer->resize(static_cast<std::size_t>(size) + 1);  // room to notice growth
+  std::size_t have = 0;
+  while (have < buffer->size()) {
+    ssize_t r = ::read(fd, buffer->data() + have, buffer->size() - have);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoIoError(errno, path + ": read failed");
+    }
+    if (r == 0) break;
+    have += static_cast<std::size_t>(r);
+  }
+  if (have != size) return ChangedSize(name, size);
+  buffer->resize(have);
+  return Status::Ok();
+}
+
+// What AddFile computes for `f`: CRC-32, SHA-256 when asked, and the
+// compressed bytes, from one read of the file, checked unchanged after it.
+Status PrepareFile(const ZipFileToAdd& f, int level, int zstd_workers, bool sha256,
+                   PreparedFile* out) {
+  CARTON_ASSIGN_OR_RETURN(OpenedFile file, OpenSource(f.name, f.source_path));
+  const FileIdentity identity = file.identity;
+  if (identity.size > kZipBatchFileMax) {
+    return InvalidArgument(EntryContext(f.name) + ": " + f.source_path + " is larger than " +
+                           std::to_string(kZipBatchFileMax) + " bytes (add it with AddFile)");
+  }
+  std::vector<std::byte> bytes;
+  CARTON_RETURN_IF_ERROR(ReadWhole(file.fd.get(), f.name, f.source_path, identity.size, &bytes));
+  auto encoder = zip_internal::MakeEncoder(f.method, level, identity.size, zstd_workers);
+  if (!encoder.ok()) return encoder.status().WithContext(EntryContext(f.name));
+  const zip_internal::ByteSink sink = [out](ByteView b) {
+    out->compressed.insert(out->compressed.end(), b.begin(), b.end());
+    return Status::Ok();
+  };
+  if (!bytes.empty()) CARTON_RETURN_IF_ERROR((*encoder)->Update(bytes, sink));
+  CARTON_RETURN_IF_ERROR((*encoder)->Finish(sink));
+  ZipAddResult& r = out->result;
+  r.size = identity.size;
+  r.compressed_size = out->compressed.size();
+  r.crc32 = UpdateCrc32(0, bytes);
+  if (sha256) {
+    manifest::Sha256 sha;
+    sha.Update(bytes);
+    r.sha256 = sha.Finish();
+  }
+  auto after = IdentityOfPath(f.source_path);
+  if (!after.ok() || *after != identity) {
+    return IoError(EntryContext(f.name) + ": " + f.source_path + " changed while it was read");
+  }
+  r.source_identity = identity;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<ZipAddResult>> ZipWriter::AddFiles(const std::vector<ZipFileToAdd>& files,
+                                                      const ZipAddOptions& add, unsigned threads) {
+  CARTON_RETURN_IF_ERROR(impl_->CheckWritable());
+  if (add.observer) return InvalidArgument("AddFiles takes no observer");
+  std::vector<int> levels;
+  std::unordered_set<std::string_view> batch_names;
+  for (const auto& f : files) {
+    CARTON_RETURN_IF_ERROR(impl_->CheckName(f.name));
+    if (!batch_names.insert(f.name).second) {
+      return InvalidArgument(EntryContext(f.name) + ": duplicate name");
+    }
+    if (f.method == Compression::kStored) {
+      return InvalidArgument(EntryContext(f.name) + ": AddFiles compresses; add stored files " +
+                             "with AddFile or AddFileUnread");
+    }
+    auto level = zip_internal::ResolveLevel(f.method, f.level);
+    if (!level.ok()) return level.status().WithContext(EntryContext(f.name));
+    levels.push_back(*level);
+  }
+  std::vector<ZipAddResult> results;
+  results.reserve(files.size());
+  std::size_t begin = 0;
+  while (begin < files.size()) {
+    // The next batch: files up to kBatchBytes (at least one).
+    std::size_t end = begin;
+    std::uint64_t bytes = 0;
+    while (end < files.size() && end - begin < kBatchFiles &&
+           (end == begin || bytes < kBatchBytes)) {
+      struct stat st;
+      if (::stat(files[end].source_path.c_str(), &st) == 0) {
+        bytes += static_cast<std::uint64_t>(st.st_size);
+      }
+      ++end;
+    }
+    std::vector<PreparedFile> prepared(end - begin);
+    try {
+      ParallelFor(prepared.size(), threads, [&](std::size_t i) {
+        PreparedFile& p = prepared[i];
+        p.status = PrepareFile(files[begin + i], levels[begin + i], impl_->options.zstd_workers,
+                               add.sha256, &p);
+      });
+    } catch (const std::exception& e) {
+      return impl_->Poison(Internal(std::string("compressing files: ") + e.what()));
+    }
+    // Handed to the archive in order, as AddFile would have.
+    for (std::size_t i = 0; i < prepared.size(); ++i) {
+      PreparedFile& p = prepared[i];
+      if (!p.status.ok()) return impl_->Poison(p.status);
+      const ZipFileToAdd& f = files[begin + i];
+      EntryData data;
+      data.name = f.name;
+      data.method = ZipMethodNumber(f.method);
+      data.spool_offset = impl_->spool.size();
+      Status appended = impl_->spool.Append(p.compressed);
+      if (!appended.ok()) return impl_->Poison(appended);
+      data.size = p.result.size;
+      data.compressed_size = p.result.compressed_size;
+      data.crc32 = p.result.crc32;
+      auto offset = impl_->AddToArchive(std::move(data));
+      if (!offset.ok()) return impl_->Poison(offset.status());
+      p.result.data_offset = *offset;
+      if (impl_->options.on_read) impl_->options.on_read(p.result.size);
+      results.push_back(std::move(p.result));
+      p.compressed = {};
+    }
+    begin = end;
+  }
+  return results;
 }
 
 Result<ZipAddResult> ZipWriter::AddFileUnread(std::string_view name,

@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "carton/common/bytes.h"
 #include "carton/common/file_identity.h"
@@ -65,6 +66,17 @@ struct ZipAddOptions {
   // If set, called with every chunk of the uncompressed bytes, in order, in
   // the same pass that compresses them.
   std::function<void(ByteView)> observer;
+};
+
+// Largest file ZipWriter::AddFiles takes: one read, one compression job.
+inline constexpr std::uint64_t kZipBatchFileMax = std::uint64_t{4} << 20;
+
+// One file for ZipWriter::AddFiles.
+struct ZipFileToAdd {
+  std::string name;
+  std::string source_path;
+  Compression method = Compression::kZstd;  // kDeflate or kZstd
+  int level = 0;
 };
 
 // What ZipWriter::AddFile/AddBytes wrote.
@@ -104,6 +116,21 @@ class ZipWriter {
   // the writer failed: later calls and Finish() return that error.
   Result<ZipAddResult> AddFile(std::string_view name, const std::string& source_path,
                                Compression method, int level = 0, const ZipAddOptions& add = {});
+
+  // Appends `files` in order, each with the bytes AddFile(name, source_path,
+  // method, level, add) would write, but reads, hashes and compresses up to
+  // `threads` of them at once (0: one per core; a batch of files in memory
+  // at a time) before handing them to the archive in order: for folders of
+  // many small files, each a single compression job that would otherwise
+  // leave the other cores idle. Each file must be at most kZipBatchFileMax
+  // bytes and `add.observer` empty. on_read is called on the calling thread
+  // as each file is handed over. Results are in the order of `files`.
+  // Errors: kInvalidArgument (a bad or duplicate name, a stored method, a
+  // bad level, an observer: nothing is added), then those of AddFile, for
+  // the first file that fails; an error after the checks leaves the writer
+  // failed.
+  Result<std::vector<ZipAddResult>> AddFiles(const std::vector<ZipFileToAdd>& files,
+                                             const ZipAddOptions& add = {}, unsigned threads = 0);
 
   // Appends the file at `source_path` as a stored entry without reading it
   // now: Finish() reads it once, as it writes it (libzip computes the CRC-32
