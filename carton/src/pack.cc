@@ -12,6 +12,7 @@
 
 #include "carton/common/atomic_file.h"
 #include "carton/common/file_identity.h"
+#include "carton/common/parallel.h"
 #include "carton/common/posix_error.h"
 #include "carton/format/tensor_data.h"
 #include "carton/manifest/hash_files.h"
@@ -220,10 +221,21 @@ Result<PackReport> Pack(const std::string& path, const std::string& out_path,
     small_items.clear();
     return Status::Ok();
   };
-  for (const auto& item : items) {
+  // Each file's method (with auto, a trial compression of samples of it),
+  // chosen for all files at once.
+  std::vector<Compression> file_methods(items.size(), Compression::kStored);
+  try {
+    ParallelFor(items.size(), threads, [&](std::size_t i) {
+      if (items[i].file != nullptr) file_methods[i] = ChooseMethod(options, *items[i].file);
+    });
+  } catch (const std::exception& e) {
+    return Internal(std::string("choosing compression methods: ") + e.what());
+  }
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const Item& item = items[i];
     Compression method;
     if (item.file != nullptr) {
-      method = ChooseMethod(options, *item.file);
+      method = file_methods[i];
       if (method != Compression::kStored && item.file->size <= kZipBatchFileMax) {
         small.push_back({item.path, item.file->full_path, method, options.level});
         small_items.push_back(&item);
