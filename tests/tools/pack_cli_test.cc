@@ -280,6 +280,13 @@ TEST_CASE("cli pack: unknown carton.toml keys are warned about, with near misses
   CHECK(verify["ok"] == true);
   CHECK(verify["problems"].empty());
   REQUIRE(verify["warnings"].size() == 3);
+  // -q drops the summary, not the warnings; the manifest hash stays on stdout.
+  CHECK(r.err.find("packed ") != std::string::npos);
+  auto quiet = Run(Bin() + " pack -q " + Q(dir) + " -o " + Q(tmp.file("q.carton")));
+  REQUIRE(quiet.exit_code == 0);
+  CHECK(quiet.err.find("packed") == std::string::npos);
+  CHECK(quiet.err.find("unknown key \"licence\"") != std::string::npos);
+  CHECK(quiet.out == r.out);
 }
 
 TEST_CASE("cli pack: --exclude, .cartonignore and the default exclusions", "[cli][pack]") {

@@ -231,8 +231,10 @@ int Pack(const PackArgs& a) {
     PrintJson(j);
     return kExitOk;
   }
-  std::cerr << "packed " << r->files.size() << " files, " << total << " bytes into " << a.output
-            << " (" << packed << " bytes of file data)\n";
+  if (!a.quiet) {
+    std::cerr << "packed " << r->files.size() << " files, " << total << " bytes into " << a.output
+              << " (" << packed << " bytes of file data)\n";
+  }
   std::cout << manifest::ToHex(r->manifest_hash) << '\n';
   return kExitOk;
 }

@@ -252,7 +252,8 @@ int main(int argc, char** argv) {
                 "one per line); .git/, __pycache__/, .DS_Store always are")
       ->allow_extra_args(false);
   p->add_flag("--json", pack.json, "Print a JSON report instead of the manifest hash");
-  p->add_flag("-q,--quiet", pack.quiet, "Draw no progress line");
+  p->add_flag("-q,--quiet", pack.quiet,
+              "No summary or progress on stderr (warnings and notes stay)");
   on_run(p, [&] {
     pack.describe.compat_given = p->count("--compat-version") > 0;
     return Pack(pack);
