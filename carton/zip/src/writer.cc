@@ -410,7 +410,7 @@ namespace {
 
 // Files AddFiles reads and compresses before handing them to the archive:
 // bounds its memory to about twice this (input and output) per batch.
-constexpr std::uint64_t kBatchBytes = std::uint64_t{32} << 20;
+constexpr std::uint64_t kBatchBytes = std::uint64_t{16} << 20;
 constexpr std::size_t kBatchFiles = 1024;
 
 // One file of AddFiles, read, hashed and compressed on a worker thread.
@@ -454,6 +454,7 @@ Status PrepareFile(const ZipFileToAdd& f, int level, int zstd_workers, bool sha2
   CARTON_RETURN_IF_ERROR(ReadWhole(file.fd.get(), f.name, f.source_path, identity.size, &bytes));
   auto encoder = zip_internal::MakeEncoder(f.method, level, identity.size, zstd_workers);
   if (!encoder.ok()) return encoder.status().WithContext(EntryContext(f.name));
+  out->compressed.reserve(static_cast<std::size_t>(identity.size / 2));
   const zip_internal::ByteSink sink = [out](ByteView b) {
     out->compressed.insert(out->compressed.end(), b.begin(), b.end());
     return Status::Ok();
@@ -514,11 +515,14 @@ Result<std::vector<ZipAddResult>> ZipWriter::AddFiles(const std::vector<ZipFileT
       ++end;
     }
     std::vector<PreparedFile> prepared(end - begin);
+    // A file of at most kZipBatchFileMax bytes is at most two zstd jobs:
+    // one worker per thread gives the same frame as several (the output is
+    // the same for any count from 1) with less memory.
+    const int workers = std::min(impl_->options.zstd_workers, 1);
     try {
       ParallelFor(prepared.size(), threads, [&](std::size_t i) {
         PreparedFile& p = prepared[i];
-        p.status = PrepareFile(files[begin + i], levels[begin + i], impl_->options.zstd_workers,
-                               add.sha256, &p);
+        p.status = PrepareFile(files[begin + i], levels[begin + i], workers, add.sha256, &p);
       });
     } catch (const std::exception& e) {
       return impl_->Poison(Internal(std::string("compressing files: ") + e.what()));
