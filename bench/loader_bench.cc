@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
     const std::uint64_t shard_mib = mib / shards;
     std::vector<fs::path> written;
     for (std::uint64_t k = 0; k < shards; ++k) {
-      char file[64];
+      char file[96];
       std::snprintf(file, sizeof(file), "weights-%05llu-of-%05llu.safetensors",
                     static_cast<unsigned long long>(k + 1),
                     static_cast<unsigned long long>(shards));

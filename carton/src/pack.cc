@@ -233,7 +233,7 @@ Result<PackReport> Pack(const std::string& path, const std::string& out_path,
   }
   for (std::size_t i = 0; i < items.size(); ++i) {
     const Item& item = items[i];
-    Compression method;
+    Compression method = Compression::kStored;
     if (item.file != nullptr) {
       method = file_methods[i];
       if (method != Compression::kStored && item.file->size <= kZipBatchFileMax) {

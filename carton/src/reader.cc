@@ -119,6 +119,9 @@ Result<CartonReader> CartonReader::Open(const std::string& location, const LinkO
     // stopped reading at once): read a downloaded copy instead. A wrong
     // range answer (a bad Content-Range, a changed ETag) stays an error.
     Notice(location + ": the server ignores range requests; downloading it whole");
+    if (!options.temp_dir.empty()) {
+      return OpenTemporaryDownload(location, options.temp_dir, options, limits);
+    }
     std::error_code ec;
     const std::string temp_dir = std::filesystem::temp_directory_path(ec).string();
     return OpenTemporaryDownload(location, ec ? "." : temp_dir, options, limits);
@@ -138,17 +141,28 @@ std::optional<Result<CartonReader>> CartonReader::OpenCachedDownload(const std::
                                                                      const CartonLimits& limits) {
   links::HttpSourceOptions http;
   http.fetch = options.fetch;
+  // A server that ignores Range (kUnsupported) is downloaded whole instead,
+  // and so is a carton whose MANIFEST is bad (read locally, its problems are
+  // reported as they are for a file). A server that is unreachable, refuses
+  // the URL, or answers a range wrongly (a bad Content-Range, a changed
+  // ETag: kNetworkError) stays an error, as does a zip that cannot be
+  // opened: the whole download would fail the same way or could not be
+  // trusted.
+  auto stays_error = [](const Status& s) {
+    return s.code() == StatusCode::kNetworkError || s.code() == StatusCode::kNotFound;
+  };
   auto source = links::HttpRangeSource::Open(location, http);
   if (!source.ok()) {
-    // The server is unreachable or refuses the URL: the whole download
-    // would only fail the same way again.
-    if (source.status().code() == StatusCode::kNetworkError) return source.status();
+    if (stays_error(source.status())) return source.status();
     return std::nullopt;
   }
   auto zip = ZipReader::OpenSource(std::move(source).value(), limits.zip);
-  if (!zip.ok()) return std::nullopt;
+  if (!zip.ok()) return zip.status();
   CartonReader remote(location, std::move(zip).value(), options, limits);
-  if (!remote.ReadManifest().ok()) return std::nullopt;
+  if (Status m = remote.ReadManifest(); !m.ok()) {
+    if (stays_error(m)) return m;
+    return std::nullopt;
+  }
   const std::string hex = manifest::ToHex(remote.manifest_->hash);
   auto root = options.cache_dir.empty() ? links::DefaultCacheDir() : options.cache_dir;
   if (!root.ok()) return std::nullopt;

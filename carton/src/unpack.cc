@@ -97,23 +97,76 @@ Status MakeSymlink(const ZipReader& zip, const ZipEntry& e, const fs::path& root
   return Status::Ok();
 }
 
-}  // namespace
+fs::path ParentOf(const std::string& dir) {
+  const fs::path target(dir);
+  return target.has_parent_path() ? target.parent_path() : fs::path(".");
+}
 
-Status Unpack(const std::string& carton_path, const std::string& dir, const LinkOptions& options,
-              const UnpackOptions& unpack) {
-  const CartonLimits& limits = unpack.limits;
+// The checks on the output that need nothing of the carton: `dir` is new or
+// an empty directory, and its parent is a directory.
+Status CheckUnpackDir(const std::string& dir) {
   std::error_code ec;
-  fs::path target(dir);
+  const fs::path target(dir);
   if (fs::exists(target, ec)) {
     if (!fs::is_directory(target, ec) || !fs::is_empty(target, ec)) {
       return InvalidArgument(dir + ": exists and is not an empty directory");
     }
+    return Status::Ok();
   }
-  fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  CARTON_ASSIGN_OR_RETURN(CartonReader reader,
-                          CartonReader::OpenLocal(carton_path, parent.string(), options, limits));
+  // Worded as mkdir's errors would be, which is what the same mistake gives
+  // when found later.
+  const fs::path parent = ParentOf(dir);
+  if (!fs::exists(parent, ec)) {
+    return NotFound(dir + ": cannot create the directory: No such file or directory");
+  }
+  if (!fs::is_directory(parent, ec)) {
+    return IoError(dir + ": cannot create the directory: Not a directory");
+  }
+  return Status::Ok();
+}
+
+// ./<model_name> when carton.toml names a plain one, else ./<the carton's
+// file name without extension>.
+Result<std::string> DefaultDir(const CartonReader& reader, const std::string& carton_path,
+                               const CartonLimits& limits) {
+  auto plain = [](const std::string& s) {
+    return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos &&
+           s.find('\0') == std::string::npos && s[0] != '.';
+  };
+  auto text = reader.ReadText("carton.toml", limits.config.max_size);
+  if (text.ok()) {
+    auto config = ParseConfig(*text, "carton.toml", limits.config);
+    if (config.ok() && config->model_name && plain(*config->model_name)) {
+      return *config->model_name;
+    }
+  }
+  std::string base = carton_path.substr(0, carton_path.find_first_of("?#"));
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  const std::string stem = fs::path(base).stem().string();
+  if (plain(stem)) return stem;
+  return InvalidArgument(carton_path + ": no model name to unpack into; give DIR");
+}
+
+}  // namespace
+
+Result<std::string> Unpack(const std::string& carton_path, const std::string& dir_arg,
+                           const LinkOptions& options, const UnpackOptions& unpack) {
+  const CartonLimits& limits = unpack.limits;
+  std::error_code ec;
+  if (!dir_arg.empty()) CARTON_RETURN_IF_ERROR(CheckUnpackDir(dir_arg));
+  const fs::path given_parent = ParentOf(dir_arg.empty() ? "." : dir_arg);
+  CARTON_ASSIGN_OR_RETURN(
+      CartonReader reader,
+      CartonReader::OpenLocal(carton_path, given_parent.string(), options, limits));
   CARTON_RETURN_IF_ERROR(reader.Check());
   const ZipReader& zip = reader.zip();
+  std::string dir = dir_arg;
+  if (dir.empty()) {
+    CARTON_ASSIGN_OR_RETURN(dir, DefaultDir(reader, carton_path, limits));
+    CARTON_RETURN_IF_ERROR(CheckUnpackDir(dir));
+  }
+  const fs::path target(dir);
+  const fs::path parent = ParentOf(dir);
 
   fs::path abs_parent = fs::absolute(parent, ec);
   if (unpack.check_free_space) {
@@ -170,7 +223,7 @@ Status Unpack(const std::string& carton_path, const std::string& dir, const Link
   fs::rename(temp.path(), target, ec);
   if (ec) return IoError(dir + ": cannot move the unpacked files into place: " + ec.message());
   temp.Release();
-  return Status::Ok();
+  return dir;
 }
 
 }  // namespace carton

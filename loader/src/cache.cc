@@ -425,8 +425,9 @@ void RemoveStaleLockFiles(const std::string& root) {
 }
 
 // Temporary and trash directories, and downloads, that belong to no
-// running process.
-void RemoveLeftovers(const std::string& root) {
+// running process. Interrupted downloads of cartons by URL
+// ("<hash>.carton.partial", kept to be resumed) go into `report`.
+void RemoveLeftovers(const std::string& root, GcReport* report) {
   std::error_code ec;
   std::string cartons = internal::CartonsDir(root);
   // Leftovers of killed loads: a temporary directory whose hash lock is
@@ -457,8 +458,15 @@ void RemoveLeftovers(const std::string& root) {
     auto lock = FileLock::Open(internal::MaterializeLockPath(root, name.substr(0, 64)));
     if (!lock.ok()) continue;
     auto got = lock->Lock(FileLock::Mode::kExclusive, false);
+    if (!got.ok() || !*got) continue;
+    struct stat st {};
+    const bool sized = ::lstat(it->path().c_str(), &st) == 0;
     std::error_code remove_ec;
-    if (got.ok() && *got) fs::remove(it->path(), remove_ec);
+    if (!fs::remove(it->path(), remove_ec) || remove_ec) continue;
+    if (name == name.substr(0, 64) + ".carton.partial") {
+      report->removed_partials.push_back(name.substr(0, 64));
+      if (sized) report->freed += static_cast<std::uint64_t>(st.st_size);
+    }
   }
 }
 
@@ -478,7 +486,7 @@ Status CartonCache::Remove(const manifest::Digest& hash) const {
 
 Result<GcReport> CartonCache::Gc(std::uint64_t max_size) const {
   GcReport report;
-  RemoveLeftovers(root_);
+  RemoveLeftovers(root_, &report);
   CARTON_ASSIGN_OR_RETURN(auto entries, List());
   links::BlobCache blob_cache(root_);
   CARTON_ASSIGN_OR_RETURN(auto blobs, blob_cache.List());

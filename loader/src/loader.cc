@@ -93,7 +93,9 @@ Result<LoadedCarton> FromEntry(internal::AcquiredEntry entry, LoadStats stats) {
 // miss (AcquireEntry).
 Result<LoadedCarton> LoadCarton(const std::string& path_or_url, const LoadOptions& options) {
   CARTON_ASSIGN_OR_RETURN(std::string root, CacheRoot(options));
-  CARTON_ASSIGN_OR_RETURN(internal::CartonSource source, internal::CartonSource::Open(path_or_url));
+  CARTON_ASSIGN_OR_RETURN(
+      internal::CartonSource source,
+      internal::CartonSource::Open(path_or_url, internal::DownloadsDir(root), options.progress));
   LoadStats stats;
   CARTON_ASSIGN_OR_RETURN(internal::AcquiredEntry entry,
                           internal::AcquireEntry(root, &source, options, &stats));

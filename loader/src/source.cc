@@ -11,12 +11,20 @@
 
 namespace carton::loader::internal {
 
-Result<CartonSource> CartonSource::Open(const std::string& path_or_url) {
+Result<CartonSource> CartonSource::Open(const std::string& path_or_url,
+                                        const std::string& downloads_dir,
+                                        const ProgressFn& progress) {
   CartonSource s;
   s.location_ = path_or_url;
   if (IsCartonUrl(path_or_url)) {
     // Range requests: the zip's tail, its central directory, MANIFEST.
-    CARTON_ASSIGN_OR_RETURN(CartonReader remote, CartonReader::Open(path_or_url));
+    LinkOptions link;
+    link.fetch.progress = progress;
+    std::error_code ec;
+    std::filesystem::create_directories(downloads_dir, ec);
+    if (!ec) link.temp_dir = downloads_dir;
+    CARTON_ASSIGN_OR_RETURN(CartonReader remote,
+                            CartonReader::Open(path_or_url, link, CartonLimits{}));
     CARTON_RETURN_IF_ERROR(remote.ReadManifest().WithContext(path_or_url));
     s.manifest_ = remote.shared_manifest();
     if (const std::string copy = remote.downloaded_copy(); !copy.empty()) {

@@ -29,9 +29,12 @@ namespace carton::loader::internal {
 class CartonSource {
  public:
   // Opens `path_or_url` and reads its MANIFEST. A local archive the quick
-  // read cannot handle is opened whole at once. Errors: kNotFound,
+  // read cannot handle is opened whole at once. A URL whose server ignores
+  // Range is downloaded whole at once into `downloads_dir` (a temporary
+  // name, kept as the source), with `progress`. Errors: kNotFound,
   // kIoError, kCorrupt (naming the carton), the URL's network errors.
-  static Result<CartonSource> Open(const std::string& path_or_url);
+  static Result<CartonSource> Open(const std::string& path_or_url, const std::string& downloads_dir,
+                                   const ProgressFn& progress = {});
   // A carton known by its manifest hash alone until a miss, when `fetch`
   // writes it whole to a path (an oci:// reference: the registry names
   // MANIFEST's digest; the carton is pulled on a miss). Whole() refuses a

@@ -165,7 +165,7 @@ TEST_CASE("carton unpack: checks hashes and leaves nothing on failure", "[carton
   files["model/model.bin"][5] = 'Z';
   testing::WriteArchive(tmp.file("bad.carton"), files, &claimed);
 
-  Status s = Unpack(tmp.file("bad.carton"), tmp.file("out"));
+  Status s = Unpack(tmp.file("bad.carton"), tmp.file("out")).status();
   REQUIRE_FALSE(s.ok());
   CHECK(s.code() == StatusCode::kCorrupt);
   CHECK(s.message().find("model/model.bin: sha256") != std::string::npos);
@@ -176,7 +176,7 @@ TEST_CASE("carton unpack: checks hashes and leaves nothing on failure", "[carton
 
   REQUIRE(Unpack(tmp.file("good.carton"), tmp.file("out")).ok());
   CHECK(testing::ReadText(tmp.file("out/model/sub/vocab.txt")) == "hello\nworld\n");
-  Status again = Unpack(tmp.file("good.carton"), tmp.file("out"));
+  Status again = Unpack(tmp.file("good.carton"), tmp.file("out")).status();
   CHECK(again.code() == StatusCode::kInvalidArgument);
   CHECK(again.message().find("not an empty directory") != std::string::npos);
 }

@@ -216,7 +216,7 @@ TEST_CASE("loader cache: gc --max-size evicts LINKS blobs with entries, least re
     auto json = Run(carton + " cache list --json");
     REQUIRE(json.exit_code == 0);
     auto j = nlohmann::json::parse(json.out);
-    CHECK(j["entries"][0]["hash"] == hash);
+    CHECK(j["entries"][0]["manifest_hash"] == hash);
     CHECK(j["blobs"]["count"] == 2);
     CHECK(j["blobs"]["bytes"] == usage->bytes);
     CHECK(j["blobs"]["shared_bytes"] == usage->bytes);

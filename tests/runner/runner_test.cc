@@ -157,6 +157,16 @@ TEST_CASE("runner: a runner that crashes, hangs or fails to load gives a clear e
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.err, Catch::Contains("carton-runner-noop exited with signal 6"));
     CHECK_THAT(r.err, Catch::Contains("while inferring"));
+    // With --json: one document on stdout, the report with the crash as
+    // its error.
+    auto j = f.Cli("self-test --json '" + f.carton + "'");
+    CHECK(j.exit_code == 2);
+    REQUIRE(std::count(j.out.begin(), j.out.end(), '\n') == 1);
+    auto doc = nlohmann::json::parse(j.out);
+    CHECK(doc["ok"] == false);
+    CHECK(doc["error"]["code"] == "internal");
+    CHECK_THAT(doc["error"]["message"].get<std::string>(), Catch::Contains("exited with signal 6"));
+    CHECK(doc["tests"].size() == 1);
   }
   SECTION("hang") {
     WriteFakeRunner(f.runners, "noop", "FAKE_RUNNER_MODE=hang");

@@ -15,6 +15,7 @@ std::string Bin() { return carton::testing::CartonBin(); }
 
 // Every command and subcommand, as typed after "carton".
 const std::vector<std::string> kCommands = {"pack",
+                                            "init",
                                             "verify",
                                             "info",
                                             "hash",
@@ -139,6 +140,12 @@ TEST_CASE("cli: every --help has examples, the environment it reads and the exit
   auto gc = Run(Bin() + " cache gc --help");
   CHECK_THAT(gc.out, Catch::Contains("CARTON_CACHE_DIR"));
   CHECK_THAT(gc.out, !Catch::Contains("CARTON_ALLOWED_HOSTS"));
+  // A carton by URL that is downloaded whole may go to TMPDIR.
+  CHECK_THAT(Run(Bin() + " info --help").out, Catch::Contains("TMPDIR"));
+  CHECK_THAT(Run(Bin() + " shrink --help").out, Catch::Contains("CARTON_CACHE_DIR"));
+  // Where errors go with --json: said by the commands that have it.
+  CHECK_THAT(verify.out, Catch::Contains("With --json, errors are also printed"));
+  CHECK_THAT(Run(Bin() + " cat --help").out, !Catch::Contains("--json"));
 }
 
 TEST_CASE("cli: a usage error exits 2 and names the command", "[cli][help]") {

@@ -104,12 +104,13 @@ TEST_CASE("cli json: every reporting command prints one schema-1 document", "[cl
 
   Json list = f.Document("cache list --json");
   REQUIRE(list["entries"].size() == 1);
-  const std::string hash = list["entries"][0]["hash"];
+  const std::string hash = list["entries"][0]["manifest_hash"];
   Json cv = f.Document("cache verify --json");
   CHECK(cv["ok"] == true);
-  CHECK(cv["entries"][0]["hash"] == hash);
+  CHECK(cv["entries"][0]["manifest_hash"] == hash);
   Json gc = f.Document("cache gc --json --max-size 100G");
   CHECK(gc["removed"].empty());
+  CHECK(gc["removed_partials"].empty());
   Json rm = f.Document("cache rm --json " + hash);
   CHECK(rm["removed"] == Json::array({hash}));
   Json runners = f.Document("runners --json");
@@ -119,6 +120,20 @@ TEST_CASE("cli json: every reporting command prints one schema-1 document", "[cl
 
   Json st = f.Document("safetensors inspect --json " + Q(f.safetensors));
   CHECK(st["file"] == f.safetensors);
+  Json get = f.Document("safetensors get --json " + Q(f.safetensors) + " x -o " +
+                        Q(f.tmp.file("got.safetensors")));
+  CHECK(get["output"] == f.tmp.file("got.safetensors"));
+  CHECK(get["tensors"] == Json::array({"x"}));
+  Json imported =
+      f.Document("tensors import --json " + Q(f.safetensors) + " " + Q(f.tmp.file("td")));
+  CHECK(imported["dir"] == f.tmp.file("td"));
+  Json exported = f.Document("tensors export --json " + Q(f.tmp.file("td")) + " " +
+                             Q(f.tmp.file("back.safetensors")));
+  CHECK(exported["file"] == f.tmp.file("back.safetensors"));
+  Json init = f.Document("init --json " + Q(f.tmp.file("fresh")) +
+                         " --runner noop --framework-version '>=1'");
+  CHECK(init["path"] == f.tmp.file("fresh") + "/carton.toml");
+  CHECK(std::filesystem::exists(f.tmp.file("fresh/carton.toml")));
   Json sv = f.Document("safetensors verify --json " + Q(f.safetensors));
   CHECK(sv["file"] == f.safetensors);
   CHECK(sv["ok"] == true);
@@ -183,4 +198,13 @@ TEST_CASE("cli json: errors are a document on stdout and a line on stderr", "[cl
   j = Json::parse(r.out);
   CHECK(j["error"]["code"] == "invalid_argument");
   CHECK_THAT(r.err, Catch::StartsWith("carton cat: "));
+
+  // And an unknown command.
+  r = f.Cli("verfy --json " + Q(f.carton));
+  CHECK(r.exit_code == 2);
+  j = Json::parse(r.out);
+  CHECK(j["ok"] == false);
+  CHECK(j["error"]["code"] == "invalid_argument");
+  CHECK(j["error"]["message"] == "unknown command 'verfy' (did you mean 'verify'?)");
+  CHECK_THAT(r.err, Catch::StartsWith("carton: unknown command 'verfy'"));
 }

@@ -110,6 +110,20 @@ TEST_CASE("progress: nothing is drawn when stderr is not a terminal", "[cli][pro
   REQUIRE(verify.exit_code == 0);
   CHECK(verify.err.find('\r') == std::string::npos);
   CHECK(verify.err.empty());
+  const std::string cache = "CARTON_CACHE_DIR=" + Q(tmp.file("cache")) + " ";
+  for (const std::string& cmd : std::vector<std::string>{
+           " unpack " + Q(out) + " " + Q(tmp.file("u")), " load " + Q(out),
+           " shrink " + Q(out) + " -o " + Q(tmp.file("s.carton")) + " --url-prefix file://" +
+               tmp.file("blobs") + " --blobs " + Q(tmp.file("blobs")),
+           " fetch --allow-file-links " + Q(tmp.file("s.carton")) + " -o " +
+               Q(tmp.file("f.carton")),
+           " cache verify"}) {
+    auto r = Run(cache + Bin() + cmd);
+    INFO(cmd << "\n" << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.find('\r') == std::string::npos);
+    CHECK(r.err.find('%') == std::string::npos);
+  }
 }
 
 TEST_CASE("progress: -q draws nothing under a terminal", "[cli][progress]") {
@@ -121,9 +135,14 @@ TEST_CASE("progress: -q draws nothing under a terminal", "[cli][progress]") {
   REQUIRE(pack.exit_code == 0);
   CHECK(pack.out.find('\r' + std::string("carton:")) == std::string::npos);
   CHECK(pack.out.find('%') == std::string::npos);
-  for (const std::string cmd :
-       {" verify -q " + Q(out), " unpack --quiet " + Q(out) + " " + Q(tmp.file("u"))}) {
-    auto r = UnderTerminal(Bin() + cmd);
+  const std::string cache = "CARTON_CACHE_DIR=" + Q(tmp.file("cache")) + " ";
+  for (const std::string& cmd : std::vector<std::string>{
+           " verify -q " + Q(out), " unpack --quiet " + Q(out) + " " + Q(tmp.file("u")),
+           " shrink -q " + Q(out) + " -o " + Q(tmp.file("s.carton")) + " --url-prefix file://" +
+               tmp.file("blobs") + " --blobs " + Q(tmp.file("blobs")),
+           " fetch -q --allow-file-links " + Q(tmp.file("s.carton")) + " -o " +
+               Q(tmp.file("f.carton"))}) {
+    auto r = UnderTerminal(cache + Bin() + cmd);
     INFO(cmd << "\n" << r.out);
     REQUIRE(r.exit_code == 0);
     CHECK(r.out.find("\rcarton:") == std::string::npos);
@@ -523,4 +542,65 @@ TEST_CASE("interrupt: a wrong answer to the resuming Range request starts the do
   CHECK(ranges[2] == "-");
   CHECK(Run(Bin() + " verify " + Q(out)).exit_code == 0);
   CHECK_FALSE(fs::exists(tmp.file("cache/blobs/sha256/" + c.hex + ".partial")));
+}
+
+TEST_CASE("range fallback: unpack without DIR of a server that ignores Range downloads it once",
+          "[cli][range][unpack]") {
+  TempDir tmp;
+  const std::string dir = RandomModel(tmp, 1 << 20);
+  fs::create_directories(tmp.file("srv"));
+  fs::create_directories(tmp.file("work"));
+  REQUIRE(Run(Bin() + " pack -q " + Q(dir) + " -o " + Q(tmp.file("srv/m.carton")) + kFlags +
+              " --name unpacked-name")
+              .exit_code == 0);
+  StockHttpServer server(tmp, tmp.file("srv"));
+  auto unpack = Run("cd " + Q(tmp.file("work")) + " && " + WithCache(tmp) + " unpack " +
+                    Q(server.Url("m.carton")));
+  INFO(unpack.err);
+  REQUIRE(unpack.exit_code == 0);
+  CHECK(fs::exists(tmp.file("work/unpacked-name/model/weights.bin")));
+  // The refused range request, then one whole download for both the name
+  // and the files.
+  CHECK(server.Gets("m.carton") == 2);
+}
+
+TEST_CASE("range: a wrong answer to a range request is an error, not a reason to download",
+          "[cli][range]") {
+  TempDir tmp;
+  // Answers every Range with the whole file, labelled "bytes 0-LAST/SIZE".
+  SlowServer server(tmp.file("srv"), std::string("badrange"));
+  ServeCarton(tmp);
+  const std::string url = Q(server.Url("m.carton"));
+  for (const std::string& args :
+       std::vector<std::string>{" info " + url, " verify " + url, " load " + url,
+                                " unpack " + url + " " + Q(tmp.file("out"))}) {
+    INFO(args);
+    auto r = Run(WithCache(tmp) + args);
+    CHECK(r.exit_code == 2);
+    // The first answer (to a request for the tail) is already wrong: it
+    // sends more than asked for.
+    CHECK_THAT(r.err, Catch::Contains(": the server sent more than the 8192 bytes asked for"));
+    CHECK_FALSE(fs::exists(tmp.file("out")));
+  }
+  // Only range requests were made: nothing was downloaded whole.
+  for (const auto& range : server.Ranges("m.carton")) CHECK(range != "-");
+}
+
+TEST_CASE("interrupt: cache gc removes a carton's partial download and says so",
+          "[cli][interrupt][resume]") {
+  TempDir tmp;
+  SlowServer server(tmp.file("srv"), /*honour_range=*/true);
+  const std::string hex = ServeCarton(tmp);
+  const std::string partial = tmp.file("cache/downloads/" + hex + ".carton.partial");
+  const std::uintmax_t kept = InterruptedCartonDownload(
+      tmp, server, hex, WithCache(tmp) + " verify " + Q(server.Url("m.carton")));
+  auto gc = Run(WithCache(tmp) + " cache gc --json --max-size 100G");
+  INFO(gc.err);
+  REQUIRE(gc.exit_code == 0);
+  const auto doc = nlohmann::json::parse(gc.out);
+  CHECK(doc["removed_partials"] == nlohmann::json::array({hex}));
+  CHECK(doc["freed_bytes"].get<std::uint64_t>() >= kept);
+  CHECK_FALSE(fs::exists(partial));
+  auto list = Run(WithCache(tmp) + " cache list --json");
+  CHECK(nlohmann::json::parse(list.out)["partial_downloads"].empty());
 }

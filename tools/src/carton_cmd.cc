@@ -338,49 +338,29 @@ namespace {
 // The directory `carton unpack MODEL` makes when no DIR is given: the
 // model's name when it is a plain file name, else the file name of MODEL
 // without its extension.
-Result<std::string> DefaultUnpackDir(const std::string& model, const LinkOptions& options) {
-  auto info = ReadInfo(model, options);
-  if (!info.ok()) return info.status();
-  const auto& name = info->config.model_name;
-  auto plain = [](const std::string& s) {
-    return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos &&
-           s.find('\0') == std::string::npos && s[0] != '.';
-  };
-  if (name && plain(*name)) return *name;
-  std::string base = model.substr(0, model.find_first_of("?#"));
-  while (!base.empty() && base.back() == '/') base.pop_back();
-  std::string stem = std::filesystem::path(base).stem().string();
-  if (plain(stem)) return stem;
-  return InvalidArgument(model + ": no model name to unpack into; give DIR");
-}
-
 }  // namespace
 
 int Unpack(const UnpackArgs& a) {
   LinkOptions o;
   o.fetch.allow_file_links = a.allow_file_links;
-  std::string dir = a.dir;
-  if (dir.empty()) {
-    auto d = DefaultUnpackDir(a.carton, o);
-    if (!d.ok()) return Fail("unpack", d.status());
-    dir = *d;
-  }
   if (a.quiet) o.fetch.progress = Silent();
   UnpackOptions unpack;
   ProgressLine progress("unpacking " + a.carton, !a.quiet);
   if (progress.enabled()) unpack.progress = progress.Callback();
-  Status s = carton::Unpack(a.carton, dir, o, unpack);
+  // Without DIR, Unpack chooses ./<model_name> (or the file stem) once it
+  // has read carton.toml.
+  auto dir = carton::Unpack(a.carton, a.dir, o, unpack);
   progress.Finish();
-  if (!s.ok()) return Fail("unpack", s);
+  if (!dir.ok()) return Fail("unpack", dir.status());
   if (a.json) {
     Json j = JsonDocument();
     j["model"] = a.carton;
     j["ok"] = true;
-    j["dir"] = dir;
+    j["dir"] = *dir;
     PrintJson(j);
   } else if (a.dir.empty()) {
     // The directory was chosen here: say which.
-    std::cerr << "unpacked " << a.carton << " into " << dir << "/\n";
+    std::cerr << "unpacked " << a.carton << " into " << *dir << "/\n";
   }
   return kExitOk;
 }
@@ -407,14 +387,31 @@ int Hash(const HashArgs& a) {
   return worst;
 }
 
-int TensorsImport(const std::string& file, const std::string& dir) {
-  Status s = ImportSafetensors(file, dir);
-  return s.ok() ? kExitOk : Fail("tensors import", s);
+namespace {
+
+// {"ok": true, "file": ..., "dir": ...}: what tensors import/export wrote.
+void PrintTensorsJson(const TensorsArgs& a) {
+  Json j = JsonDocument();
+  j["ok"] = true;
+  j["file"] = a.file;
+  j["dir"] = a.dir;
+  PrintJson(j);
 }
 
-int TensorsExport(const std::string& dir, const std::string& file) {
-  Status s = ExportSafetensors(dir, file);
-  return s.ok() ? kExitOk : Fail("tensors export", s);
+}  // namespace
+
+int TensorsImport(const TensorsArgs& a) {
+  Status s = ImportSafetensors(a.file, a.dir);
+  if (!s.ok()) return Fail("tensors import", s);
+  if (a.json) PrintTensorsJson(a);
+  return kExitOk;
+}
+
+int TensorsExport(const TensorsArgs& a) {
+  Status s = ExportSafetensors(a.dir, a.file);
+  if (!s.ok()) return Fail("tensors export", s);
+  if (a.json) PrintTensorsJson(a);
+  return kExitOk;
 }
 
 }  // namespace carton::cli

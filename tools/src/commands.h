@@ -26,6 +26,7 @@ struct SafetensorsGetArgs {
   std::string file;
   std::vector<std::string> tensors;
   std::string output;
+  bool json = false;
 };
 int SafetensorsGet(const SafetensorsGetArgs& args);
 
@@ -76,6 +77,7 @@ int Pack(const PackArgs& args);
 struct InitArgs {
   std::string dir;
   DescribeArgs describe;
+  bool json = false;
 };
 int Init(const InitArgs& args);
 
@@ -178,8 +180,13 @@ struct FetchArgs {
   bool quiet = false;
 };
 int Fetch(const FetchArgs& args);
-int TensorsImport(const std::string& safetensors_file, const std::string& dir);
-int TensorsExport(const std::string& dir, const std::string& safetensors_file);
+struct TensorsArgs {
+  std::string file;  // the .safetensors file
+  std::string dir;   // the tensor_data folder
+  bool json = false;
+};
+int TensorsImport(const TensorsArgs& args);
+int TensorsExport(const TensorsArgs& args);
 
 }  // namespace carton::cli
 
@@ -217,7 +224,7 @@ struct RunArgs {
   std::vector<std::string> inputs;
   std::string output;
   std::vector<std::string> opts;
-  bool quiet = false;  // infer: no output summary on stderr
+  bool quiet = false;  // no progress line; infer: no output summary on stderr
 };
 int SelfTest(const RunArgs& args);
 int Infer(const RunArgs& args);

@@ -14,6 +14,7 @@ enum EnvGroup : unsigned {
   kEnvCache = 2,     // uses the cache (linked files, loaded cartons, registry blobs)
   kEnvRegistry = 4,  // talks to OCI registries
   kEnvRunner = 8,    // starts runners
+  kEnvTemp = 16,     // downloads a carton whose server ignores Range to the temporary directory
 };
 
 // What each command's --help ends with. `path` is the command as typed
@@ -44,28 +45,28 @@ const std::vector<CommandDoc>& Docs() {
       {"verify",
        {"carton verify my-model.carton", "carton verify --json -j 4 a.carton b.carton",
         "carton verify --fetch https://example.com/m.carton"},
-       kEnvHttp | kEnvCache | kEnvRegistry,
+       kEnvHttp | kEnvCache | kEnvRegistry | kEnvTemp,
        "a carton breaks a rule (each problem is listed on stderr)"},
       {"info",
        {"carton info my-model.carton", "carton info --json https://example.com/m.carton"},
-       kEnvHttp | kEnvCache | kEnvRegistry,
+       kEnvHttp | kEnvCache | kEnvRegistry | kEnvTemp,
        "a carton is corrupt or unsupported"},
       {"hash",
        {"carton hash my-model.carton", "carton hash *.carton   # <hash>  <model> per line"},
-       kEnvHttp | kEnvCache | kEnvRegistry,
+       kEnvHttp | kEnvCache | kEnvRegistry | kEnvTemp,
        "a carton is corrupt"},
       {"ls",
        {"carton ls my-model.carton", "carton ls --json https://example.com/m.carton"},
-       kEnvHttp,
+       kEnvHttp | kEnvTemp,
        "the carton is corrupt"},
       {"cat",
        {"carton cat my-model.carton carton.toml",
         "carton cat my-model.carton model/config.json | jq ."},
-       kEnvHttp | kEnvCache,
+       kEnvHttp | kEnvCache | kEnvTemp,
        "the carton is corrupt or the file's bytes do not match MANIFEST"},
       {"diff",
        {"carton diff old.carton new.carton", "carton diff --json a.carton b.carton"},
-       kEnvHttp,
+       kEnvHttp | kEnvTemp,
        "a carton is corrupt (a difference is not an error: exit 0)"},
       {"unpack",
        {"carton unpack my-model.carton   # into ./<model_name>/",
@@ -74,7 +75,7 @@ const std::vector<CommandDoc>& Docs() {
        "the carton is corrupt or a file does not match MANIFEST"},
       {"push",
        {"carton push my-model.carton oci://registry.example.com/models/my-model:1.0"},
-       kEnvHttp | kEnvCache | kEnvRegistry,
+       kEnvHttp | kEnvCache | kEnvRegistry | kEnvTemp,
        "the carton is corrupt"},
       {"pull",
        {"carton pull oci://registry.example.com/models/my-model:1.0 -o my-model.carton",
@@ -85,7 +86,7 @@ const std::vector<CommandDoc>& Docs() {
       {"shrink",
        {"carton shrink m.carton -o small.carton --url-prefix https://cdn.example.com/blobs "
         "--blobs blobs/"},
-       kEnvHttp,
+       kEnvHttp | kEnvCache,
        "the carton is corrupt"},
       {"fetch",
        {"carton fetch small.carton -o whole.carton"},
@@ -162,6 +163,8 @@ std::string EnvText(unsigned env) {
        "registry credentials, docker config.json format (a path or the JSON)"},
       {kEnvRegistry, "DOCKER_CONFIG", "where config.json is when CARTON_REGISTRY_AUTH is unset"},
       {kEnvRunner, "CARTON_RUNNER_PATH", "directories searched for runners first (':'-separated)"},
+      {kEnvTemp, "TMPDIR",
+       "where a carton by URL is downloaded whole when its server ignores Range (default /tmp)"},
   };
   std::string out;
   for (const auto& v : kVars) {
@@ -173,25 +176,27 @@ std::string EnvText(unsigned env) {
   return out;
 }
 
-std::string Footer(const CommandDoc& doc) {
+std::string Footer(const CommandDoc& doc, bool json) {
   std::string out = "Examples:\n";
   for (const char* e : doc.examples) out += std::string("  ") + e + "\n";
   out += "\nEnvironment:\n";
   out += doc.env == 0 ? "  (none read)\n" : EnvText(doc.env);
   out += "\nExit status:\n  0  success\n";
   if (*doc.exit1 != '\0') out += std::string("  1  ") + doc.exit1 + "\n";
-  out +=
-      "  2  usage error (bad arguments), a missing file, or I/O, network or runner trouble\n"
-      "With --json, errors are also printed on stdout as "
-      "{\"schema\": 1, \"ok\": false, \"error\": {\"code\", \"message\"}} (docs/JSON.md).";
+  out += "  2  usage error (bad arguments), a missing file, or I/O, network or runner trouble";
+  if (json) {
+    out +=
+        "\nWith --json, errors are also printed on stdout as "
+        "{\"schema\": 1, \"ok\": false, \"error\": {\"code\", \"message\"}} (docs/JSON.md).";
+  }
   return out;
 }
 
 }  // namespace
 
-std::string HelpFooter(std::string_view path) {
+std::string HelpFooter(std::string_view path, bool json) {
   for (const auto& doc : Docs()) {
-    if (path == doc.path) return Footer(doc);
+    if (path == doc.path) return Footer(doc, json);
   }
   return "";
 }

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "describe_flags.h"
 #include "exit_code.h"
+#include "json_out.h"
 
 namespace carton::cli {
 namespace {
@@ -96,7 +97,15 @@ int Init(const InitArgs& a) {
   Status written = WriteFileAtomically(path, AsBytes(*text));
   if (!written.ok()) return Fail("init", written);
   for (const auto& n : notes) std::cerr << "carton init: note: " << n << '\n';
-  std::cerr << "wrote " << path << '\n';
+  if (a.json) {
+    Json j = JsonDocument();
+    j["ok"] = true;
+    j["path"] = path;
+    j["notes"] = notes;
+    PrintJson(j);
+  } else {
+    std::cerr << "wrote " << path << '\n';
+  }
   return kExitOk;
 }
 

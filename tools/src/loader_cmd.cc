@@ -4,6 +4,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "carton/common/atomic_file.h"
 #include "carton/loader/cache.h"
 #include "carton/loader/loader.h"
 #include "carton/runner/client.h"
@@ -63,9 +64,23 @@ Result<Session> Start(const RunArgs& args, loader::LoadedCarton carton) {
   return Session{std::move(carton), std::move(p)};
 }
 
-Result<Session> Start(const RunArgs& args) {
-  CARTON_ASSIGN_OR_RETURN(loader::LoadedCarton carton, loader::Load(args.model));
-  return Start(args, std::move(carton));
+// Loads `model` through the cache with `options`, drawing a progress line
+// unless `quiet` (which also silences the library's download line).
+Result<loader::LoadedCarton> LoadWithProgress(const std::string& model, loader::LoadOptions options,
+                                              bool quiet) {
+  ProgressLine progress("loading " + model, !quiet);
+  if (quiet) {
+    options.progress = Silent();
+  } else if (progress.enabled()) {
+    options.progress = progress.Callback();
+  }
+  auto carton = loader::Load(model, options);
+  progress.Finish();
+  return carton;
+}
+
+Result<loader::LoadedCarton> LoadModel(const RunArgs& args) {
+  return LoadWithProgress(args.model, loader::LoadOptions(), args.quiet);
 }
 
 std::string ShapeText(const std::vector<std::uint64_t>& shape) {
@@ -92,14 +107,7 @@ int Load(const LoadArgs& args) {
   options.registry_config = args.registry.config;
   options.plain_http = args.registry.plain_http;
   options.threads = args.threads;
-  ProgressLine progress("loading " + args.model, !args.quiet);
-  if (args.quiet) {
-    options.progress = Silent();
-  } else if (progress.enabled()) {
-    options.progress = progress.Callback();
-  }
-  auto c = loader::Load(args.model, options);
-  progress.Finish();
+  auto c = LoadWithProgress(args.model, options, args.quiet);
   if (!c.ok()) return Fail("load", c.status());
   if (args.json) {
     const auto& st = c->stats();
@@ -134,7 +142,7 @@ int CacheList(const CacheArgs& args) {
   if (args.json) {
     Json a = Json::array();
     for (const auto& e : *entries) {
-      a.push_back({{"hash", e.hash},
+      a.push_back({{"manifest_hash", e.hash},
                    {"dir", e.dir},
                    {"size", e.size},
                    {"last_used", e.last_used},
@@ -147,8 +155,9 @@ int CacheList(const CacheArgs& args) {
         {"count", blobs->count}, {"bytes", blobs->bytes}, {"shared_bytes", blobs->shared_bytes}};
     j["partial_downloads"] = Json::array();
     for (const auto& p : *partials) {
+      // A blob is named by its sha256, a carton by its manifest hash.
       j["partial_downloads"].push_back({{"kind", p.kind},
-                                        {"sha256", p.sha256},
+                                        {p.kind == "carton" ? "manifest_hash" : "sha256", p.sha256},
                                         {"path", p.path},
                                         {"size", p.size},
                                         {"in_use", p.in_use}});
@@ -190,7 +199,8 @@ int CacheVerify(const CacheArgs& args) {
     if (args.json) {
       Json problems = Json::array();
       for (const auto& p : r->problems) problems.push_back({{"where", ""}, {"message", p}});
-      report.push_back({{"hash", r->hash}, {"ok", r->ok()}, {"problems", std::move(problems)}});
+      report.push_back(
+          {{"manifest_hash", r->hash}, {"ok", r->ok()}, {"problems", std::move(problems)}});
     } else if (r->ok()) {
       std::cout << r->hash << ": ok\n";
     } else {
@@ -239,6 +249,7 @@ int CacheGc(const CacheArgs& args) {
     j["ok"] = true;
     j["removed"] = r->removed;
     j["removed_blobs"] = r->removed_blobs;
+    j["removed_partials"] = r->removed_partials;
     j["kept_in_use"] = r->skipped_in_use;
     j["freed_bytes"] = r->freed;
     j["remaining_bytes"] = r->remaining;
@@ -254,7 +265,9 @@ int CacheGc(const CacheArgs& args) {
 }
 
 int SelfTest(const RunArgs& args) {
-  auto session = Start(args);
+  auto carton = LoadModel(args);
+  if (!carton.ok()) return Fail("self-test", carton.status());
+  auto session = Start(args, std::move(carton).value());
   if (!session.ok()) return Fail("self-test", session.status());
   safetensors::CompareOptions compare;
   compare.rtol = args.rtol;
@@ -270,10 +283,14 @@ int SelfTest(const RunArgs& args) {
         return out;
       },
       compare);
+  // A runner that crashed or hung is trouble, not a verdict on the model.
+  Status trouble = runner_failure;
+  if (trouble.ok()) trouble = session->process.Close();
   if (args.json) {
+    // One document: the report, and the trouble as its error.
     Json j = JsonDocument();
     j["model"] = args.model;
-    j["ok"] = report.passed();
+    j["ok"] = report.passed() && trouble.ok();
     Json details = Json::parse(runner::FormatReportJson(report));
     for (auto& [k, v] : details.items()) j[k] = std::move(v);
     // "error" is the error document's key: a test's failure is a message.
@@ -283,27 +300,29 @@ int SelfTest(const RunArgs& args) {
         t.erase("error");
       }
     }
+    if (!trouble.ok()) j["error"] = ErrorJson(trouble);
     PrintJson(j);
   } else {
     std::cout << runner::FormatReport(report);
   }
   std::cout.flush();
-  // A runner that crashed or hung is trouble, not a verdict on the model.
-  if (!runner_failure.ok()) return Fail("self-test", runner_failure);
-  Status closed = session->process.Close();
-  if (!closed.ok()) return Fail("self-test", closed);
+  if (!trouble.ok()) return ReportError("self-test", trouble);
   return report.passed() ? kExitOk : kExitBadInput;
 }
 
 int Infer(const RunArgs& args) {
   if (args.output.empty()) return Fail("infer", InvalidArgument("--output is required"));
+  // A mistake in --output costs nothing: checked before the load.
+  if (Status s = CheckOutputPath(args.output, "the output .safetensors"); !s.ok()) {
+    return Fail("infer", s);
+  }
   std::vector<carton::Tensor> inputs;
   for (const auto& spec : args.inputs) {
     auto t = runner::ReadTensorArg(spec);
     if (!t.ok()) return Fail("infer", t.status());
     inputs.push_back(std::move(t).value());
   }
-  auto carton = loader::Load(args.model);
+  auto carton = LoadModel(args);
   if (!carton.ok()) return Fail("infer", carton.status());
   // Wrong inputs are refused here, before a runner starts: they are the
   // user's input, so exit 1.

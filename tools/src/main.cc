@@ -35,7 +35,8 @@ std::string CommandPath(const CLI::App* cmd) {
 void AddFooters(CLI::App* app) {
   for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) {
     const std::string path = CommandPath(sub);
-    if (std::string footer = HelpFooter(path); !footer.empty()) sub->footer(footer);
+    const bool json = sub->get_option_no_throw("--json") != nullptr;
+    if (std::string footer = HelpFooter(path, json); !footer.empty()) sub->footer(footer);
     AddFooters(sub);
   }
 }
@@ -51,8 +52,27 @@ CLI::App* FindSubcommand(CLI::App* app, const std::string& name) {
   return nullptr;
 }
 
+bool WantsJson(const std::vector<std::string>& args) {
+  return std::find(args.begin(), args.end(), "--json") != args.end();
+}
+
+// A usage error found before CLI11 parses: `line` on stderr, and with
+// --json among `args` the error document on stdout. Exit 2.
+int UsageError(const std::string& prefix, const std::string& message, const std::string& hint,
+               const std::vector<std::string>& args) {
+  std::cerr << prefix << ": " << message << "\n" << hint;
+  if (WantsJson(args)) {
+    Json j = JsonDocument();
+    j["ok"] = false;
+    j["error"] = {{"code", "invalid_argument"}, {"message", message}};
+    PrintJson(j);
+  }
+  return kExitTrouble;
+}
+
 // "carton: unknown command 'packk' (did you mean 'pack'?)", exit 2.
-int UnknownCommand(CLI::App* parent, const std::string& name) {
+int UnknownCommand(CLI::App* parent, const std::string& name,
+                   const std::vector<std::string>& args) {
   std::string best;
   std::size_t best_distance = 0;
   for (CLI::App* sub : Subcommands(parent)) {
@@ -63,15 +83,14 @@ int UnknownCommand(CLI::App* parent, const std::string& name) {
     }
   }
   const std::string where = CommandPath(parent);
-  std::string line =
-      "carton" + (where.empty() ? "" : " " + where) + ": unknown command '" + name + "'";
+  const std::string prefix = "carton" + (where.empty() ? "" : " " + where);
+  std::string message = "unknown command '" + name + "'";
   // Close enough to be a typo: a third of the name, at least one edit.
   if (!best.empty() && best_distance <= std::max<std::size_t>(1, name.size() / 3)) {
-    line += " (did you mean '" + best + "'?)";
+    message += " (did you mean '" + best + "'?)";
   }
-  std::cerr << line << "\nRun 'carton" << (where.empty() ? "" : " " + where)
-            << " --help' for the list of commands.\n";
-  return kExitTrouble;
+  return UsageError(prefix, message, "Run '" + prefix + " --help' for the list of commands.\n",
+                    args);
 }
 
 // Walks the command words of `args` (after "carton"): checks each names a
@@ -85,8 +104,7 @@ int Preflight(CLI::App* app, std::vector<std::string>* args) {
     args->erase(args->begin());
     for (const auto& a : *args) {
       if (!a.empty() && a[0] == '-') {
-        std::cerr << "carton help: takes command names only, not '" << a << "'\n";
-        return kExitTrouble;
+        return UsageError("carton help", "takes command names only, not '" + a + "'", "", *args);
       }
     }
     args->push_back("--help");
@@ -103,13 +121,13 @@ int Preflight(CLI::App* app, std::vector<std::string>* args) {
     }
     if (Subcommands(at).empty()) {
       if (help_words) {
-        std::cerr << "carton help: '" << CommandPath(at) << "' has no command '" << a << "'\n";
-        return kExitTrouble;
+        return UsageError("carton help", "'" + CommandPath(at) + "' has no command '" + a + "'", "",
+                          *args);
       }
       break;
     }
     CLI::App* sub = FindSubcommand(at, a);
-    if (sub == nullptr) return UnknownCommand(at, a);
+    if (sub == nullptr) return UnknownCommand(at, a, *args);
     at = sub;
   }
   if (!Subcommands(at).empty()) {
@@ -124,10 +142,6 @@ int Preflight(CLI::App* app, std::vector<std::string>* args) {
     }
   }
   return -1;
-}
-
-bool WantsJson(const std::vector<std::string>& args) {
-  return std::find(args.begin(), args.end(), "--json") != args.end();
 }
 
 }  // namespace
@@ -195,6 +209,7 @@ int main(int argc, char** argv) {
   st_get->add_option("FILE", get.file, kStFile)->required();
   st_get->add_option("TENSOR", get.tensors, "Tensor names")->required();
   st_get->add_option("-o,--output", get.output, "The .safetensors file to write")->required();
+  st_get->add_flag("--json", get.json, "Print JSON: the file written and its tensors");
   on_run(st_get, [&] { return SafetensorsGet(get); });
 
   // The flags that describe a model: pack (without carton.toml, or with
@@ -264,6 +279,7 @@ int main(int argc, char** argv) {
       "init", "Write DIR/carton.toml, commented, from the flags or guessed from DIR's files");
   in->add_option("DIR", init.dir, "The model folder (created if missing)")->required();
   add_describe_options(in, &init.describe);
+  in->add_flag("--json", init.json, "Print JSON: the carton.toml written and the notes");
   on_run(in, [&] {
     init.describe.compat_given = in->count("--compat-version") > 0;
     return Init(init);
@@ -405,15 +421,17 @@ int main(int argc, char** argv) {
 
   auto* t = app.add_subcommand("tensors", "Convert between safetensors and tensor_data folders");
   t->require_subcommand(1);
-  std::string t_file, t_dir;
+  TensorsArgs tensors;
   auto* ti = t->add_subcommand("import", "Write a tensor_data folder from a safetensors file");
-  ti->add_option("FILE", t_file, "A .safetensors file")->required();
-  ti->add_option("DIR", t_dir, "The tensor_data folder to write")->required();
-  on_run(ti, [&] { return TensorsImport(t_file, t_dir); });
+  ti->add_option("FILE", tensors.file, "A .safetensors file")->required();
+  ti->add_option("DIR", tensors.dir, "The tensor_data folder to write")->required();
+  ti->add_flag("--json", tensors.json, "Print JSON: the file read and the folder written");
+  on_run(ti, [&] { return TensorsImport(tensors); });
   auto* te = t->add_subcommand("export", "Write a safetensors file from a tensor_data folder");
-  te->add_option("DIR", t_dir, "A tensor_data folder")->required();
-  te->add_option("FILE", t_file, "The .safetensors file to write")->required();
-  on_run(te, [&] { return TensorsExport(t_dir, t_file); });
+  te->add_option("DIR", tensors.dir, "A tensor_data folder")->required();
+  te->add_option("FILE", tensors.file, "The .safetensors file to write")->required();
+  te->add_flag("--json", tensors.json, "Print JSON: the folder read and the file written");
+  on_run(te, [&] { return TensorsExport(tensors); });
 
   // Loader, cache and runners (loader_cmd.cc).
   LoadArgs load;
@@ -463,6 +481,7 @@ int main(int argc, char** argv) {
   stc->add_option("--rtol", run.rtol, "Relative tolerance")->capture_default_str();
   stc->add_option("--atol", run.atol, "Absolute tolerance")->capture_default_str();
   stc->add_flag("--json", run.json, "Print a JSON report");
+  stc->add_flag("-q,--quiet", run.quiet, "Draw no progress line while the carton loads");
   on_run(stc, [&] { return SelfTest(run); });
   auto* inf = app.add_subcommand(
       "infer",
@@ -471,7 +490,7 @@ int main(int argc, char** argv) {
   add_run_options(inf);
   inf->add_option("--input", run.inputs, "NAME=FILE.safetensors[:TENSOR]");
   inf->add_option("--output", run.output, "The .safetensors file to write")->required();
-  inf->add_flag("-q,--quiet", run.quiet, "No output summary on stderr");
+  inf->add_flag("-q,--quiet", run.quiet, "No progress line or output summary on stderr");
   inf->add_flag("--json", run.json,
                 "Print JSON: the output file and each output's dtype and shape");
   on_run(inf, [&] { return Infer(run); });

@@ -334,6 +334,14 @@ int SafetensorsGet(const SafetensorsGetArgs& args) {
   }
   Status s = safetensors::WriteFile(args.output, tensors, metadata);
   if (!s.ok()) return Fail(kCommand, s);
+  if (args.json) {
+    Json j = JsonDocument();
+    j["ok"] = true;
+    j["file"] = args.file;
+    j["output"] = args.output;
+    j["tensors"] = args.tensors;
+    PrintJson(j);
+  }
   return kExitOk;
 }
 

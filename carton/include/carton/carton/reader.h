@@ -50,6 +50,10 @@ struct LinkOptions {
   links::FetchOptions fetch;
   // The blob cache root; empty means links::DefaultCacheDir().
   std::string cache_dir;
+  // Where CartonReader::Open downloads a carton whose server ignores Range
+  // (a directory that exists); empty means the system's temporary
+  // directory.
+  std::string temp_dir;
 };
 
 // True when `location` is an http:// or https:// URL (any case) rather
@@ -112,8 +116,8 @@ class CartonReader {
   // with HTTP range requests (ZipReader::OpenSource over
   // links::HttpRangeSource), which fetch only the tail, the central
   // directory and the entries read. A server that ignores Range (it
-  // answers 200) is read from a copy downloaded whole to the temporary
-  // directory instead, with a one-line note on stderr. `limits.zip` bounds
+  // answers 200) is read from a copy downloaded whole to options.temp_dir
+  // instead (with options.fetch.progress), after a one-line Notice(). `limits.zip` bounds
   // the archive. Errors: those of ZipReader::Open, OpenLocal and
   // links::HttpRangeSource::Open (a bad range answer stays an error).
   static Result<CartonReader> Open(const std::string& location, const LinkOptions& options = {},
@@ -126,9 +130,11 @@ class CartonReader {
   // destroyed, which removes the file), so that what arrived before an
   // interrupt is resumed with Range by the next OpenLocal or load of the
   // same carton. When that is not possible (a server that ignores Range,
-  // no cache directory, an archive the range reads cannot handle), it goes
-  // to a temporary file in `temp_dir` instead. Errors from reading the
-  // download name the URL, not the file.
+  // no cache directory, a MANIFEST the range reads find bad), it goes to a
+  // temporary file in `temp_dir` instead. A wrong range answer (a bad
+  // Content-Range, a changed ETag), an unreachable server or a zip that
+  // cannot be opened is an error, not a reason to download. Errors from
+  // reading the download name the URL, not the file.
   static Result<CartonReader> OpenLocal(const std::string& location, const std::string& temp_dir,
                                         const LinkOptions& options = {},
                                         const CartonLimits& limits = {});

@@ -59,9 +59,10 @@ struct PartialDownload {
 };
 
 struct GcReport {
-  std::vector<std::string> removed;           // manifest hashes of removed entries
-  std::vector<std::string> removed_blobs;     // sha256 of removed blobs
-  std::vector<std::string> removed_partials;  // sha256 of removed partial downloads
+  std::vector<std::string> removed;        // manifest hashes of removed entries
+  std::vector<std::string> removed_blobs;  // sha256 of removed blobs
+  // Removed partial downloads: a blob's sha256, or a carton's manifest hash.
+  std::vector<std::string> removed_partials;
   std::uint64_t freed = 0;
   std::uint64_t remaining = 0;  // entries plus blobs not shared with them
   std::vector<std::string> skipped_in_use;
