@@ -188,3 +188,11 @@ TEST_CASE("cli: commands that write a carton check the output path before any wo
   }
   CHECK_FALSE(std::filesystem::exists(tmp.file("blobs")));
 }
+
+TEST_CASE("cli: the CLI defines zlib's crc32, so libzip's CRC-32 goes through ISA-L",
+          "[cli][crc32]") {
+  // tests/zip/zlib_crc32_test.cc checks the definition against zlib's.
+  auto nm = Run("nm -D --defined-only '" + Bin() + "'");
+  REQUIRE(nm.exit_code == 0);
+  CHECK_THAT(nm.out, Catch::Contains(" T crc32\n"));
+}
