@@ -118,9 +118,10 @@ class File {
   // For a File from Open: maps the pages of `tensor` (or of every tensor)
   // now, in one call, rather than a page fault at a time as they are read.
   // No-op for other Files. Measured on a 1 GiB file read whole right after
-  // (docs/BENCHMARKS.md, safetensors): no gain here, warm or cold pages
-  // (0.99-1.01x the plain read); it may help where page faults cost more,
-  // e.g. to front-load faults before a latency-sensitive pass.
+  // (docs/BENCHMARKS.md, safetensors): never faster here, warm or cold
+  // pages (0.99-1.01x the plain read on one day, 0.75x warm and 0.90x cold
+  // on another): nothing in carton calls it. It only moves the faults
+  // earlier, e.g. before a latency-sensitive pass.
   Status Populate() const;
   Status Populate(const TensorView& tensor) const;
 
