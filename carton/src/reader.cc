@@ -142,12 +142,13 @@ std::optional<Result<CartonReader>> CartonReader::OpenCachedDownload(const std::
   links::HttpSourceOptions http;
   http.fetch = options.fetch;
   // A server that ignores Range (kUnsupported) is downloaded whole instead,
-  // and so is a carton whose MANIFEST is bad (read locally, its problems are
-  // reported as they are for a file). A server that is unreachable, refuses
-  // the URL, or answers a range wrongly (a bad Content-Range, a changed
-  // ETag: kNetworkError) stays an error, as does a zip that cannot be
-  // opened: the whole download would fail the same way or could not be
-  // trusted.
+  // and so is an archive that range reads do not take but a local read does
+  // (kUnsupported: a central directory too large to fetch by range) and a
+  // carton whose MANIFEST is bad (read locally, its problems are reported
+  // as they are for a file). A server that is unreachable, refuses the
+  // URL, or answers a range wrongly (a bad Content-Range, a changed ETag:
+  // kNetworkError) stays an error, as does a corrupt zip: the whole
+  // download would fail the same way or could not be trusted.
   auto stays_error = [](const Status& s) {
     return s.code() == StatusCode::kNetworkError || s.code() == StatusCode::kNotFound;
   };
@@ -157,7 +158,10 @@ std::optional<Result<CartonReader>> CartonReader::OpenCachedDownload(const std::
     return std::nullopt;
   }
   auto zip = ZipReader::OpenSource(std::move(source).value(), limits.zip);
-  if (!zip.ok()) return zip.status();
+  if (!zip.ok()) {
+    if (zip.status().code() == StatusCode::kUnsupported) return std::nullopt;
+    return zip.status();
+  }
   CartonReader remote(location, std::move(zip).value(), options, limits);
   if (Status m = remote.ReadManifest(); !m.ok()) {
     if (stays_error(m)) return m;
@@ -197,8 +201,8 @@ Result<CartonReader> CartonReader::OpenTemporaryDownload(const std::string& loca
                                                          const LinkOptions& options,
                                                          const CartonLimits& limits) {
   std::random_device rd;
-  const std::string path = temp_dir + "/.carton-download-" + std::to_string(::getpid()) + "-" +
-                           std::to_string(rd()) + ".carton";
+  const std::string path = temp_dir + "/" + std::string(kTemporaryDownloadPrefix) +
+                           std::to_string(::getpid()) + "-" + std::to_string(rd()) + ".carton";
   // Registered before it exists, so that no moment leaves it unregistered.
   auto download = std::make_unique<Download>(path);
   CARTON_RETURN_IF_ERROR(DownloadCarton(location, path, options));

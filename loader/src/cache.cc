@@ -1,11 +1,14 @@
 #include "carton/loader/cache.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -13,6 +16,7 @@
 #include <set>
 
 #include "cache_internal.h"
+#include "carton/carton/reader.h"
 #include "carton/common/atomic_file.h"
 #include "carton/common/mapped_file.h"
 #include "carton/common/temporaries.h"
@@ -448,11 +452,21 @@ void RemoveLeftovers(const std::string& root, GcReport* report) {
   }
   // Downloads of killed URL loads ("<hash>-<n>.carton" and the download's
   // temporary ".<hash>-<n>.carton.tmp-*"): a load downloads under the
-  // hash's materialize lock.
+  // hash's materialize lock. A whole download from a server that ignores
+  // Range is named by its process instead, and is a leftover once that
+  // process is gone.
   ec.clear();
   for (fs::directory_iterator it(internal::DownloadsDir(root), ec);
        !ec && it != fs::directory_iterator(); it.increment(ec)) {
     std::string name = it->path().filename().string();
+    if (name.starts_with(kTemporaryDownloadPrefix)) {
+      const long pid = std::strtol(name.c_str() + kTemporaryDownloadPrefix.size(), nullptr, 10);
+      std::error_code remove_ec;
+      if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+        fs::remove(it->path(), remove_ec);
+      }
+      continue;
+    }
     if (name.starts_with(".")) name.erase(0, 1);
     if (name.size() < 64 || !manifest::ParseHex(name.substr(0, 64))) continue;
     auto lock = FileLock::Open(internal::MaterializeLockPath(root, name.substr(0, 64)));

@@ -110,7 +110,7 @@ TEST_CASE("cli json: every reporting command prints one schema-1 document", "[cl
   CHECK(cv["entries"][0]["manifest_hash"] == hash);
   Json gc = f.Document("cache gc --json --max-size 100G");
   CHECK(gc["removed"].empty());
-  CHECK(gc["removed_partials"].empty());
+  CHECK(gc.at("removed_partials") == Json::array());
   Json rm = f.Document("cache rm --json " + hash);
   CHECK(rm["removed"] == Json::array({hash}));
   Json runners = f.Document("runners --json");

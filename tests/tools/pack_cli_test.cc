@@ -31,6 +31,24 @@ const char kNoop[] = " --runner noop --framework-version '=1.0.0'";
 // Entry names of a carton, as unzip lists them.
 std::string Listing(const std::string& carton) { return Run("unzip -Z1 " + Q(carton)).out; }
 
+// The carton pack would write for `dir` (carton.toml, model/, tensor_data/,
+// misc/ and a MANIFEST of their sha256), written by Python's zipfile
+// instead, so that verify can be shown what pack refuses to write.
+void ZipByHand(const std::string& dir, const std::string& out) {
+  const std::string script =
+      "import hashlib, os, sys, zipfile\n"
+      "root, out = sys.argv[1], sys.argv[2]\n"
+      "files = sorted(os.path.relpath(os.path.join(d, f), root)\n"
+      "               for d, _, fs in os.walk(root) for f in fs)\n"
+      "lines = ''.join(f + '=' + hashlib.sha256(open(os.path.join(root, f), 'rb').read())\n"
+      "                .hexdigest() + '\\n' for f in files)\n"
+      "with zipfile.ZipFile(out, 'w') as z:\n"
+      "    for f in files: z.write(os.path.join(root, f), f)\n"
+      "    z.writestr('MANIFEST', lines)\n";
+  Write(out + ".py", script);
+  REQUIRE(Run("/usr/bin/python3 " + Q(out + ".py") + " " + Q(dir) + " " + Q(out)).exit_code == 0);
+}
+
 }  // namespace
 
 TEST_CASE("cli pack: a flat folder's files go under model/", "[cli][pack]") {
@@ -205,43 +223,69 @@ TEST_CASE("cli pack: refuses what verify refuses, in the same words", "[cli][pac
       "[runner]\nrunner_name = \"noop\"\nrequired_framework_version = \"=1.0.0\"\n";
   const std::string out = tmp.file("o.carton");
   auto pack = [&] { return Run(Bin() + " pack " + Q(dir) + " -o " + Q(out)); };
+  // The same folder zipped by hand: verify's line for its problem.
+  const std::string by_hand = tmp.file("by-hand.carton");
+  auto verify = [&] {
+    fs::remove(by_hand);
+    ZipByHand(dir, by_hand);
+    return Run(Bin() + " verify " + Q(by_hand));
+  };
 
   Write(dir + "/carton.toml", head + "[[self_test]]\ninputs = { x = \"@tensor_data/x\" }\n");
   REQUIRE(pack().exit_code == 0);
   fs::remove(out);
+  {
+    auto v = verify();
+    INFO(v.err);
+    REQUIRE(v.exit_code == 0);  // the hand-made carton is a valid one
+  }
 
   SECTION("a self-test naming a missing tensor") {
     Write(dir + "/carton.toml", head + "[[self_test]]\ninputs = { x = \"@tensor_data/nope\" }\n");
     auto r = pack();
     CHECK(r.exit_code == 1);
-    CHECK(r.err == "carton pack: " + dir +
-                       "/carton.toml:9:1: self-test 1 inputs: @tensor_data/nope names no tensor "
-                       "in tensor_data/index.toml\n");
+    const std::string words =
+        "carton.toml:9:1: self-test 1 inputs: @tensor_data/nope names no tensor in "
+        "tensor_data/index.toml\n";
+    CHECK(r.err == "carton pack: " + dir + "/" + words);
     CHECK_FALSE(fs::exists(out));
+    auto v = verify();
+    CHECK(v.exit_code == 1);
+    CHECK(v.err == "carton verify: " + by_hand + ": " + words);
   }
   SECTION("an undeclared input name") {
     Write(dir + "/carton.toml", head + "[[self_test]]\ninputs = { z = \"@tensor_data/x\" }\n");
     auto r = pack();
     CHECK(r.exit_code == 1);
-    CHECK(r.err.find("carton.toml:9:1: self-test 1 inputs: \"z\" is not a declared input") !=
-          std::string::npos);
+    const std::string words = "carton.toml:9:1: self-test 1 inputs: \"z\" is not a declared input";
+    CHECK(r.err.find(words) != std::string::npos);
+    auto v = verify();
+    CHECK(v.exit_code == 1);
+    CHECK(v.err.find(by_hand + ": " + words) != std::string::npos);
   }
   SECTION("a tensor file of the wrong size") {
     Write(dir + "/carton.toml", head);
     Write(dir + "/tensor_data/x.bin", std::string(7, '\1'));
     auto r = pack();
     CHECK(r.exit_code == 1);
-    CHECK(
-        r.err.find("tensor_data/x.bin: tensor \"x\": 7 bytes but float32 of 2 elements needs 8") !=
-        std::string::npos);
+    const std::string words =
+        "tensor_data/x.bin: tensor \"x\": 7 bytes but float32 of 2 elements needs 8";
+    CHECK(r.err.find(words) != std::string::npos);
+    auto v = verify();
+    CHECK(v.exit_code == 1);
+    CHECK(v.err.find(by_hand + ": " + words) != std::string::npos);
   }
   SECTION("an example naming a missing misc file") {
     Write(dir + "/carton.toml",
           head + "[[example]]\ninputs = { x = \"@misc/in.png\" }\nsample_out = {}\n");
     auto r = pack();
     CHECK(r.exit_code == 1);
-    CHECK(r.err.find("carton.toml:9:1: example 1 inputs: @misc/in.png names no file in misc/") !=
-          std::string::npos);
+    const std::string words =
+        "carton.toml:9:1: example 1 inputs: @misc/in.png names no file in misc/";
+    CHECK(r.err.find(words) != std::string::npos);
+    auto v = verify();
+    CHECK(v.exit_code == 1);
+    CHECK(v.err.find(by_hand + ": " + words) != std::string::npos);
   }
 }
 

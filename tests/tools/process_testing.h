@@ -48,7 +48,7 @@ class SlowServer {
  public:
   // `honour_range`: answer Range requests with 206 (else always 200).
   SlowServer(const std::string& root, bool honour_range);
-  // `mode`: "range", "norange" or "badrange" (slow_server.py).
+  // `mode`: "range", "norange", "badrange" or "changing" (slow_server.py).
   SlowServer(const std::string& root, const std::string& mode);
   SlowServer(const SlowServer&) = delete;
   SlowServer& operator=(const SlowServer&) = delete;

@@ -3,9 +3,11 @@
 // is a pipe or with -q; interrupted pack, unpack and downloads leave no
 // temporary behind and exit 130 (SIGINT) or 143 (SIGTERM).
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -567,23 +569,47 @@ TEST_CASE("range fallback: unpack without DIR of a server that ignores Range dow
 TEST_CASE("range: a wrong answer to a range request is an error, not a reason to download",
           "[cli][range]") {
   TempDir tmp;
-  // Answers every Range with the whole file, labelled "bytes 0-LAST/SIZE".
-  SlowServer server(tmp.file("srv"), std::string("badrange"));
-  ServeCarton(tmp);
-  const std::string url = Q(server.Url("m.carton"));
-  for (const std::string& args :
-       std::vector<std::string>{" info " + url, " verify " + url, " load " + url,
-                                " unpack " + url + " " + Q(tmp.file("out"))}) {
-    INFO(args);
-    auto r = Run(WithCache(tmp) + args);
-    CHECK(r.exit_code == 2);
-    // The first answer (to a request for the tail) is already wrong: it
-    // sends more than asked for.
-    CHECK_THAT(r.err, Catch::Contains(": the server sent more than the 8192 bytes asked for"));
-    CHECK_FALSE(fs::exists(tmp.file("out")));
+  struct Case {
+    const char* mode;
+    const char* message;
+  } cases[] = {
+      // Every Range answered with the whole file, labelled "bytes
+      // 0-LAST/SIZE": the first answer (for the tail) is already wrong.
+      {"badrange", ": the server sent more than the 8192 bytes asked for"},
+      // Right ranges, but a new ETag on every answer: the tail reads well,
+      // the read of the central directory before it (the carton has 400
+      // files, so its directory and MANIFEST are past the tail's 8 KiB)
+      // finds the file changed.
+      {"changing", "changed on the server while it was read"},
+  };
+  for (const auto& c : cases) {
+    SECTION(c.mode) {
+      SlowServer server(tmp.file("srv"), std::string(c.mode));
+      const std::string dir = RandomModel(tmp, 1 << 20);
+      for (int i = 0; i < 400; ++i) {
+        std::ofstream(dir + "/model/file-with-a-longish-name-" + std::to_string(i) + ".txt")
+            << i;
+      }
+      REQUIRE(Run(Bin() + " pack -q " + Q(dir) + " -o " + Q(tmp.file("srv/m.carton")) + kFlags)
+                  .exit_code == 0);
+      const std::string url = Q(server.Url("m.carton"));
+      for (const std::string& args :
+           std::vector<std::string>{" info " + url, " verify " + url, " load " + url,
+                                    " unpack " + url + " " + Q(tmp.file("out")),
+                                    " fetch " + url + " -o " + Q(tmp.file("f.carton"))}) {
+        INFO(args);
+        auto r = Run(WithCache(tmp) + args);
+        CHECK(r.exit_code == 2);
+        CHECK_THAT(r.err, Catch::Contains(c.message));
+        CHECK_FALSE(fs::exists(tmp.file("out")));
+        CHECK_FALSE(fs::exists(tmp.file("f.carton")));
+      }
+      // Only range requests were made: nothing was downloaded whole.
+      const auto ranges = server.Ranges("m.carton");
+      CHECK_FALSE(ranges.empty());
+      for (const auto& range : ranges) CHECK(range != "-");
+    }
   }
-  // Only range requests were made: nothing was downloaded whole.
-  for (const auto& range : server.Ranges("m.carton")) CHECK(range != "-");
 }
 
 TEST_CASE("interrupt: cache gc removes a carton's partial download and says so",
@@ -594,13 +620,39 @@ TEST_CASE("interrupt: cache gc removes a carton's partial download and says so",
   const std::string partial = tmp.file("cache/downloads/" + hex + ".carton.partial");
   const std::uintmax_t kept = InterruptedCartonDownload(
       tmp, server, hex, WithCache(tmp) + " verify " + Q(server.Url("m.carton")));
+  // cache list names a carton's partial download by its manifest hash.
+  auto before = nlohmann::json::parse(Run(WithCache(tmp) + " cache list --json").out);
+  REQUIRE(before.at("partial_downloads").size() == 1);
+  CHECK(before["partial_downloads"][0].at("kind") == "carton");
+  CHECK(before["partial_downloads"][0].at("manifest_hash") == hex);
+  CHECK(before["partial_downloads"][0].at("size") == kept);
   auto gc = Run(WithCache(tmp) + " cache gc --json --max-size 100G");
   INFO(gc.err);
   REQUIRE(gc.exit_code == 0);
   const auto doc = nlohmann::json::parse(gc.out);
-  CHECK(doc["removed_partials"] == nlohmann::json::array({hex}));
+  CHECK(doc.at("removed_partials") == nlohmann::json::array({hex}));
   CHECK(doc["freed_bytes"].get<std::uint64_t>() >= kept);
   CHECK_FALSE(fs::exists(partial));
   auto list = Run(WithCache(tmp) + " cache list --json");
-  CHECK(nlohmann::json::parse(list.out)["partial_downloads"].empty());
+  CHECK(nlohmann::json::parse(list.out).at("partial_downloads") == nlohmann::json::array());
+}
+
+TEST_CASE("interrupt: cache gc removes a whole download left by a process that is gone",
+          "[cli][interrupt]") {
+  TempDir tmp;
+  const std::string downloads = tmp.file("cache/downloads");
+  fs::create_directories(downloads);
+  // A process that has exited, and this one, which still runs.
+  const long dead = std::atol(Run("sh -c 'echo $$'").out.c_str());
+  REQUIRE(dead > 0);
+  const std::string left = downloads + "/.carton-download-" + std::to_string(dead) + "-7.carton";
+  const std::string live =
+      downloads + "/.carton-download-" + std::to_string(::getpid()) + "-7.carton";
+  std::ofstream(left) << "partial";
+  std::ofstream(live) << "partial";
+  auto gc = Run(WithCache(tmp) + " cache gc --max-size 100G");
+  INFO(gc.err);
+  REQUIRE(gc.exit_code == 0);
+  CHECK_FALSE(fs::exists(left));
+  CHECK(fs::exists(live));
 }

@@ -4,13 +4,15 @@ again for every chunk, so a test can change it while the server runs; 0 or
 absent means unlimited), logs every request's path, Range and If-Range
 headers to LOG (one tab-separated line each), and prints its port.
 
-Usage: slow_server.py ROOT LOG range|norange|badrange
+Usage: slow_server.py ROOT LOG range|norange|badrange|changing
   range    answers one range ("bytes=A-B", "bytes=A-", "bytes=-N") with 206
            and Content-Range (honouring If-Range against its ETag)
   norange  ignores Range and always answers 200 with the whole file
   badrange answers any Range with 206, "Content-Range: bytes 0-LAST/SIZE"
            and the whole file (a wrong answer to any range but the first
            byte on)
+  changing as range, but every answer carries a new ETag (the file changes
+           between requests) and If-Range is not looked at
 """
 import http.server
 import os
@@ -21,6 +23,7 @@ import time
 root, log_path, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 log_lock = threading.Lock()
 CHUNK = 16 * 1024
+requests = [0]
 
 
 def rate():
@@ -57,14 +60,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
         st = os.stat(path)
         size = st.st_size
         etag = '"%x-%x"' % (size, int(st.st_mtime))
+        if mode == 'changing':
+            with log_lock:
+                requests[0] += 1
+                etag = '"%x-%x-%d"' % (size, int(st.st_mtime), requests[0])
         start, end, ranged = 0, size, False
         if mode == 'badrange' and range_header:
             # 206 with the whole file and a Content-Range that says so,
             # whatever was asked for.
             start, end, ranged = 0, size, True
-        elif mode == 'range' and range_header and range_header.startswith('bytes='):
+        elif mode in ('range', 'changing') and range_header and range_header.startswith('bytes='):
             first, _, last = range_header[6:].partition('-')
-            if if_range is None or if_range == etag:
+            if if_range is None or if_range == etag or mode == 'changing':
                 if first.isdigit() and (last == '' or last.isdigit()):
                     start, ranged = int(first), True
                     if last:
@@ -80,7 +87,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_response(206 if ranged else 200)
         if ranged:
             self.send_header('Content-Range', 'bytes %d-%d/%d' % (start, end - 1, size))
-        if mode == 'range':
+        if mode in ('range', 'changing'):
             self.send_header('Accept-Ranges', 'bytes')
         self.send_header('ETag', etag)
         self.send_header('Content-Length', str(end - start))

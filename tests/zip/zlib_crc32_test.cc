@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <random>
@@ -23,8 +24,11 @@ Crc32Fn ZlibsOwn() {
 TEST_CASE("zlib crc32: the program's crc32 is not zlib's, and computes the same", "[zip][crc32]") {
   const Crc32Fn zlib = ZlibsOwn();
   REQUIRE(zlib != nullptr);
-  // The executable's definition is the one every library calls.
-  CHECK(reinterpret_cast<void*>(&crc32) != reinterpret_cast<void*>(zlib));
+  // The executable's definition is the one the dynamic linker gives every
+  // library (it is exported), and it is not zlib's.
+  void* global = ::dlsym(RTLD_DEFAULT, "crc32");
+  CHECK(global == reinterpret_cast<void*>(&crc32));
+  CHECK(global != reinterpret_cast<void*>(zlib));
 
   std::mt19937 rng(42);
   std::vector<Bytef> data(1 << 20);
@@ -50,6 +54,9 @@ TEST_CASE("zlib crc32: the program's crc32 is not zlib's, and computes the same"
   // zlib's contract for the initial value: a null buffer gives 0.
   CHECK(crc32(0x1234, Z_NULL, 0) == 0);
   CHECK(zlib(0x1234, Z_NULL, 0) == 0);
+  CHECK(crc32(0x1234, Z_NULL, 5) == 0);
+  // A start value past 32 bits: zlib keeps only the low 32.
+  CHECK(crc32(0x1'0000'1234UL, data.data(), 100) == zlib(0x1'0000'1234UL, data.data(), 100));
   // The CRC-32 check value of "123456789".
   const Bytef check[] = {'1', '2', '3', '4', '5', '6', '7', '8', '9'};
   CHECK(crc32(0, check, 9) == 0xCBF43926UL);

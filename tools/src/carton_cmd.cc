@@ -333,13 +333,6 @@ int Info(const InfoArgs& a) {
   return worst;
 }
 
-namespace {
-
-// The directory `carton unpack MODEL` makes when no DIR is given: the
-// model's name when it is a plain file name, else the file name of MODEL
-// without its extension.
-}  // namespace
-
 int Unpack(const UnpackArgs& a) {
   LinkOptions o;
   o.fetch.allow_file_links = a.allow_file_links;

@@ -142,7 +142,9 @@ int CacheList(const CacheArgs& args) {
   if (args.json) {
     Json a = Json::array();
     for (const auto& e : *entries) {
+      // "hash": the name schema 1 had first, kept beside manifest_hash.
       a.push_back({{"manifest_hash", e.hash},
+                   {"hash", e.hash},
                    {"dir", e.dir},
                    {"size", e.size},
                    {"last_used", e.last_used},
@@ -155,12 +157,14 @@ int CacheList(const CacheArgs& args) {
         {"count", blobs->count}, {"bytes", blobs->bytes}, {"shared_bytes", blobs->shared_bytes}};
     j["partial_downloads"] = Json::array();
     for (const auto& p : *partials) {
-      // A blob is named by its sha256, a carton by its manifest hash.
-      j["partial_downloads"].push_back({{"kind", p.kind},
-                                        {p.kind == "carton" ? "manifest_hash" : "sha256", p.sha256},
-                                        {"path", p.path},
-                                        {"size", p.size},
-                                        {"in_use", p.in_use}});
+      // A blob is named by its sha256, a carton by its manifest hash
+      // (under "sha256" too, the name schema 1 had first).
+      Json partial = {{"kind", p.kind}, {"sha256", p.sha256}};
+      if (p.kind == "carton") partial["manifest_hash"] = p.sha256;
+      partial["path"] = p.path;
+      partial["size"] = p.size;
+      partial["in_use"] = p.in_use;
+      j["partial_downloads"].push_back(std::move(partial));
     }
     PrintJson(j);
     return kExitOk;
@@ -199,8 +203,10 @@ int CacheVerify(const CacheArgs& args) {
     if (args.json) {
       Json problems = Json::array();
       for (const auto& p : r->problems) problems.push_back({{"where", ""}, {"message", p}});
-      report.push_back(
-          {{"manifest_hash", r->hash}, {"ok", r->ok()}, {"problems", std::move(problems)}});
+      report.push_back({{"manifest_hash", r->hash},
+                        {"hash", r->hash},  // schema 1's first name, kept
+                        {"ok", r->ok()},
+                        {"problems", std::move(problems)}});
     } else if (r->ok()) {
       std::cout << r->hash << ": ok\n";
     } else {

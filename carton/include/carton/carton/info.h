@@ -60,21 +60,29 @@ Result<manifest::Digest> ManifestHash(const std::string& carton_path,
 // empty; an empty `dir` means ./<model_name> (carton.toml's, when it is a
 // plain file name), else ./<the carton's file name without extension>.
 // Returns the directory written. `dir`, when given, and its parent are
-// checked before anything is read or downloaded. Files are written under a temporary directory
-// beside `dir`, each checked against MANIFEST as it is extracted, and the directory is renamed into
-// place only when all are good: on any error `dir` is untouched and nothing is left behind. Entry
-// names were validated on open, so nothing is ever written outside `dir`. Linked files (MANIFEST
-// files missing from the zip) are fetched through the blob cache from the URLs in LINKS and checked
-// like the others. `carton_path` may be an http(s) URL (downloaded to a temporary file beside `dir`
-// first). Before writing anything, the entries are checked as ReadInfo checks them, and their
-// declared sizes against the free space where `dir` will be. The temporary directory is registered
-// (common/temporaries.h), so a CLI interrupted by SIGINT or SIGTERM removes it; a process killed
-// outright leaves it (".<name>.unpack-<random>") behind, never a partial `dir`; nothing removes it
-// later, and it may be deleted. Errors: kCorrupt (a hash mismatch or bad entry, a linked file LINKS
-// does not cover, naming it), kUnsupported (an unknown compression method), kInvalidArgument (dir
-// not empty, no name to choose a default dir from, file links not allowed), kNotFound (dir's parent
-// missing), kNetworkError (a linked file could not be fetched), kIoError (including too little free
-// space, and a write that fails).
+// checked before anything is read or downloaded.
+//
+// Files are written under a temporary directory beside `dir`, each checked
+// against MANIFEST as it is extracted, and the directory is renamed into
+// place only when all are good: on any error `dir` is untouched and nothing
+// is left behind. Entry names were validated on open, so nothing is ever
+// written outside `dir`. Linked files (MANIFEST files missing from the zip)
+// are fetched through the blob cache from the URLs in LINKS and checked
+// like the others. `carton_path` may be an http(s) URL (downloaded into the
+// cache first, CartonReader::OpenLocal). Before writing anything, the
+// entries are checked as ReadInfo checks them, and their declared sizes
+// against the free space where `dir` will be. The temporary directory is
+// registered (common/temporaries.h), so a CLI interrupted by SIGINT or
+// SIGTERM removes it; a process killed outright leaves it
+// (".<name>.unpack-<random>") behind, never a partial `dir`; nothing
+// removes it later, and it may be deleted.
+//
+// Errors: kCorrupt (a hash mismatch or bad entry, a linked file LINKS does
+// not cover, naming it), kUnsupported (an unknown compression method),
+// kInvalidArgument (dir not empty, no name to choose a default dir from,
+// file links not allowed), kNotFound (dir's parent missing), kNetworkError
+// (a linked file could not be fetched), kIoError (dir's parent not a
+// directory, too little free space, a write that fails).
 struct UnpackOptions {
   // Limits on the archive (zip bombs) and the metadata files.
   CartonLimits limits;

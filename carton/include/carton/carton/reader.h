@@ -74,6 +74,13 @@ Status DownloadCarton(const std::string& url, const std::string& dest_path,
 // the lock file held exclusively while that file is written, read or
 // removed, <root>/locks/carton-<hex>.lock (the loader's materialize lock).
 std::string CartonDownloadPath(const std::string& cache_root, std::string_view manifest_hex);
+
+// A carton downloaded whole to a temporary directory (CartonReader::Open
+// of a server that ignores Range, OpenLocal's fallback) is named
+// "<kTemporaryDownloadPrefix><pid>-<n>.carton" by the process <pid> that
+// downloads it, and removed by it, also on SIGINT/SIGTERM; one left by a
+// process that no longer runs can be removed by anyone.
+inline constexpr std::string_view kTemporaryDownloadPrefix = ".carton-download-";
 std::string CartonLockPath(const std::string& cache_root, std::string_view manifest_hex);
 
 // MANIFEST as read from a carton: its exact bytes (copied verbatim by
@@ -130,11 +137,12 @@ class CartonReader {
   // destroyed, which removes the file), so that what arrived before an
   // interrupt is resumed with Range by the next OpenLocal or load of the
   // same carton. When that is not possible (a server that ignores Range,
-  // no cache directory, a MANIFEST the range reads find bad), it goes to a
-  // temporary file in `temp_dir` instead. A wrong range answer (a bad
-  // Content-Range, a changed ETag), an unreachable server or a zip that
-  // cannot be opened is an error, not a reason to download. Errors from
-  // reading the download name the URL, not the file.
+  // no cache directory, a central directory too large for range reads, a
+  // MANIFEST the range reads find bad), it goes to a temporary file in
+  // `temp_dir` instead. A wrong range answer (a bad Content-Range, a
+  // changed ETag), an unreachable server or a corrupt zip is an error, not
+  // a reason to download. Errors from reading the download name the URL,
+  // not the file.
   static Result<CartonReader> OpenLocal(const std::string& location, const std::string& temp_dir,
                                         const LinkOptions& options = {},
                                         const CartonLimits& limits = {});
