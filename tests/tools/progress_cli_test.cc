@@ -587,8 +587,7 @@ TEST_CASE("range: a wrong answer to a range request is an error, not a reason to
       SlowServer server(tmp.file("srv"), std::string(c.mode));
       const std::string dir = RandomModel(tmp, 1 << 20);
       for (int i = 0; i < 400; ++i) {
-        std::ofstream(dir + "/model/file-with-a-longish-name-" + std::to_string(i) + ".txt")
-            << i;
+        std::ofstream(dir + "/model/file-with-a-longish-name-" + std::to_string(i) + ".txt") << i;
       }
       REQUIRE(Run(Bin() + " pack -q " + Q(dir) + " -o " + Q(tmp.file("srv/m.carton")) + kFlags)
                   .exit_code == 0);
