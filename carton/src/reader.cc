@@ -119,12 +119,13 @@ Result<CartonReader> CartonReader::Open(const std::string& location, const LinkO
     // stopped reading at once): read a downloaded copy instead. A wrong
     // range answer (a bad Content-Range, a changed ETag) stays an error.
     Notice(location + ": the server ignores range requests; downloading it whole");
-    if (!options.temp_dir.empty()) {
-      return OpenTemporaryDownload(location, options.temp_dir, options, limits);
+    std::string temp_dir = options.temp_dir;
+    if (temp_dir.empty()) {
+      std::error_code ec;
+      temp_dir = std::filesystem::temp_directory_path(ec).string();
+      if (ec) temp_dir = ".";
     }
-    std::error_code ec;
-    const std::string temp_dir = std::filesystem::temp_directory_path(ec).string();
-    return OpenTemporaryDownload(location, ec ? "." : temp_dir, options, limits);
+    return OpenTemporaryDownload(location, temp_dir, options, limits);
   }
   if (!source.ok()) return source.status();
   CARTON_ASSIGN_OR_RETURN(ZipReader zip,

@@ -154,10 +154,9 @@ Result<std::string> Unpack(const std::string& carton_path, const std::string& di
   const CartonLimits& limits = unpack.limits;
   std::error_code ec;
   if (!dir_arg.empty()) CARTON_RETURN_IF_ERROR(CheckUnpackDir(dir_arg));
-  const fs::path given_parent = ParentOf(dir_arg.empty() ? "." : dir_arg);
   CARTON_ASSIGN_OR_RETURN(
       CartonReader reader,
-      CartonReader::OpenLocal(carton_path, given_parent.string(), options, limits));
+      CartonReader::OpenLocal(carton_path, ParentOf(dir_arg).string(), options, limits));
   CARTON_RETURN_IF_ERROR(reader.Check());
   const ZipReader& zip = reader.zip();
   std::string dir = dir_arg;

@@ -56,15 +56,15 @@ bool WantsJson(const std::vector<std::string>& args) {
   return std::find(args.begin(), args.end(), "--json") != args.end();
 }
 
-// A usage error found before CLI11 parses: `line` on stderr, and with
-// --json among `args` the error document on stdout. Exit 2.
+// A usage error, ours or CLI11's: "<prefix>: <message>" and `hint` on
+// stderr, and with --json among `args` the error document on stdout. Exit 2.
 int UsageError(const std::string& prefix, const std::string& message, const std::string& hint,
                const std::vector<std::string>& args) {
   std::cerr << prefix << ": " << message << "\n" << hint;
   if (WantsJson(args)) {
     Json j = JsonDocument();
     j["ok"] = false;
-    j["error"] = {{"code", "invalid_argument"}, {"message", message}};
+    j["error"] = ErrorJson(InvalidArgument(message));
     PrintJson(j);
   }
   return kExitTrouble;
@@ -519,15 +519,8 @@ int main(int argc, char** argv) {
     while (!at->get_subcommands().empty()) at = at->get_subcommands().front();
     const std::string path = CommandPath(at);
     const std::string prefix = "carton" + (path.empty() ? "" : " " + path);
-    std::cerr << prefix << ": " << e.what() << "\nRun '" << prefix
-              << " --help' for more information.\n";
-    if (WantsJson(args)) {
-      Json j = JsonDocument();
-      j["ok"] = false;
-      j["error"] = {{"code", "invalid_argument"}, {"message", e.what()}};
-      PrintJson(j);
-    }
-    return kExitTrouble;
+    return UsageError(prefix, e.what(), "Run '" + prefix + " --help' for more information.\n",
+                      args);
   }
   return rc;
 }

@@ -74,6 +74,7 @@ Status DownloadCarton(const std::string& url, const std::string& dest_path,
 // the lock file held exclusively while that file is written, read or
 // removed, <root>/locks/carton-<hex>.lock (the loader's materialize lock).
 std::string CartonDownloadPath(const std::string& cache_root, std::string_view manifest_hex);
+std::string CartonLockPath(const std::string& cache_root, std::string_view manifest_hex);
 
 // A carton downloaded whole to a temporary directory (CartonReader::Open
 // of a server that ignores Range, OpenLocal's fallback) is named
@@ -81,7 +82,6 @@ std::string CartonDownloadPath(const std::string& cache_root, std::string_view m
 // downloads it, and removed by it, also on SIGINT/SIGTERM; one left by a
 // process that no longer runs can be removed by anyone.
 inline constexpr std::string_view kTemporaryDownloadPrefix = ".carton-download-";
-std::string CartonLockPath(const std::string& cache_root, std::string_view manifest_hex);
 
 // MANIFEST as read from a carton: its exact bytes (copied verbatim by
 // shrink and fetch, so the manifest hash stays), its lines, and its hash.
@@ -124,8 +124,8 @@ class CartonReader {
   // links::HttpRangeSource), which fetch only the tail, the central
   // directory and the entries read. A server that ignores Range (it
   // answers 200) is read from a copy downloaded whole to options.temp_dir
-  // instead (with options.fetch.progress), after a one-line Notice(). `limits.zip` bounds
-  // the archive. Errors: those of ZipReader::Open, OpenLocal and
+  // instead (with options.fetch.progress), after a one-line Notice().
+  // `limits.zip` bounds the archive. Errors: those of ZipReader::Open, OpenLocal and
   // links::HttpRangeSource::Open (a bad range answer stays an error).
   static Result<CartonReader> Open(const std::string& location, const LinkOptions& options = {},
                                    const CartonLimits& limits = {});
