@@ -253,13 +253,13 @@ constexpr std::size_t kPipeCapacity = std::size_t{16} << 20;
 
 // A blob downloading straight into its zip entry, never into a file of its
 // own (the one-write path: on this kind of machine a second copy in the
-// page cache costs as much as the download). The download appends what it
-// receives; the zip entry reads it in order, all but the blob's last byte
-// as it arrives and that byte only once the download is verified, so a
-// carton never holds a blob whose size or sha256 did not match. The bytes
-// cannot be read twice: a download that starts over after the entry took
-// some fails (restarted()), and the pull writes the carton again from
-// the blob cache.
+// page cache costs as much as the download). The download hands over its
+// buffers as it fills them (no copy); the zip entry reads them in order,
+// all but the blob's last byte as it arrives and that byte only once the
+// download is verified, so a carton never holds a blob whose size or sha256
+// did not match. The bytes cannot be read twice: a download that starts
+// over after the entry took some fails (restarted()), and the pull writes
+// the carton again from the blob cache.
 class BlobPipe final : public links::StreamSink {
  public:
   explicit BlobPipe(std::uint64_t size) : size_(size) {}
@@ -280,10 +280,21 @@ class BlobPipe final : public links::StreamSink {
     return Status::Ok();
   }
   Status Append(ByteView bytes) override {
+    std::shared_ptr<std::byte[]> copy;
+    try {
+      copy = std::make_shared_for_overwrite<std::byte[]>(bytes.size());
+    } catch (const std::bad_alloc&) {
+      return Internal("out of memory for the download's bytes");
+    }
+    std::memcpy(copy.get(), bytes.data(), bytes.size());
+    return AppendShared(std::shared_ptr<const std::byte>(copy, copy.get()),
+                        ByteView(copy.get(), bytes.size()));
+  }
+  Status AppendShared(std::shared_ptr<const std::byte> owner, ByteView bytes) override {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [&] { return abandoned_ || queued_ < kPipeCapacity; });
     if (abandoned_) return IoError("the carton is no longer being written");
-    queue_.emplace_back(bytes.begin(), bytes.end());
+    queue_.push_back(Piece{std::move(owner), bytes});
     queued_ += bytes.size();
     received_ += bytes.size();
     cv_.notify_all();
@@ -303,10 +314,14 @@ class BlobPipe final : public links::StreamSink {
     cv_.notify_all();
   }
 
-  // The carton is not written on: a waiting download gives up.
+  // The carton is not written on: a waiting download gives up, and the
+  // buffers held here go back to it.
   void Abandon() {
     std::lock_guard lock(mu_);
     abandoned_ = true;
+    queue_.clear();
+    queued_ = 0;
+    front_used_ = 0;
     cv_.notify_all();
   }
 
@@ -340,32 +355,40 @@ class BlobPipe final : public links::StreamSink {
     if (!status_.ok()) return status_;
     if (readable() <= consumed_) return IoError("the download ended early");
     std::size_t n = 0;
+    bool popped = false;
     const auto want =
         static_cast<std::size_t>(std::min<std::uint64_t>(out.size(), readable() - consumed_));
     while (n < want) {
-      std::vector<std::byte>& front = queue_.front();
-      const std::size_t take = std::min(want - n, front.size() - front_used_);
-      std::memcpy(out.data() + n, front.data() + front_used_, take);
+      Piece& front = queue_.front();
+      const std::size_t take = std::min(want - n, front.bytes.size() - front_used_);
+      std::memcpy(out.data() + n, front.bytes.data() + front_used_, take);
       n += take;
       front_used_ += take;
-      if (front_used_ == front.size()) {
-        queued_ -= front.size();
-        queue_.pop_front();
+      if (front_used_ == front.bytes.size()) {
+        queued_ -= front.bytes.size();
+        queue_.pop_front();  // the download may reuse the buffer
         front_used_ = 0;
+        popped = true;
       }
     }
     consumed_ += n;
-    cv_.notify_all();
+    // Only room in the queue can let the download go on.
+    if (popped) cv_.notify_all();
     return n;
   }
 
  private:
+  struct Piece {
+    std::shared_ptr<const std::byte> owner;  // keeps `bytes` alive
+    ByteView bytes;
+  };
+
   const std::uint64_t size_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::vector<std::byte>> queue_;  // received, not yet read
-  std::size_t front_used_ = 0;                // read of queue_.front()
-  std::size_t queued_ = 0;                    // bytes in queue_
+  std::deque<Piece> queue_;     // received, not yet read
+  std::size_t front_used_ = 0;  // read of queue_.front()
+  std::size_t queued_ = 0;      // bytes in queue_
   std::uint64_t received_ = 0;
   std::uint64_t consumed_ = 0;
   bool restarted_ = false;

@@ -2,22 +2,48 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <system_error>
 #include <utility>
 
 namespace carton::links {
 
+void HashingWriter::Pool::Return(std::byte* buffer) {
+  {
+    std::lock_guard lock(mu);
+    // Never reallocates: `free` has room for every buffer.
+    free.emplace_back(buffer);
+  }
+  returned.notify_one();
+}
+
+std::unique_ptr<std::byte[]> HashingWriter::Pool::Take() {
+  std::unique_lock lock(mu);
+  returned.wait(lock, [this] { return !free.empty(); });
+  std::unique_ptr<std::byte[]> b = std::move(free.back());
+  free.pop_back();
+  return b;
+}
+
 HashingWriter::HashingWriter(AtomicFile* file)
     : HashingWriter([file](ByteView bytes) { return file->Write(bytes); }) {}
 
-HashingWriter::HashingWriter(std::function<Status(ByteView)> sink) : sink_(std::move(sink)) {
+HashingWriter::HashingWriter(std::function<Status(ByteView)> sink)
+    : HashingWriter(std::move(sink), nullptr, kBufferCount) {}
+
+HashingWriter::HashingWriter(SharingSink sink)
+    : HashingWriter(nullptr, std::move(sink), kSharedBufferCount) {}
+
+HashingWriter::HashingWriter(std::function<Status(ByteView)> sink, SharingSink sharing,
+                             int buffer_count)
+    : sink_(std::move(sink)), sharing_sink_(std::move(sharing)), pool_(std::make_shared<Pool>()) {
   // Everything is allocated here, not in Write: Write runs inside a libcurl
   // callback, which no exception may leave.
-  queued_.reserve(kBufferCount);
-  free_.reserve(kBufferCount);
-  current_.data = std::make_unique_for_overwrite<std::byte[]>(kBufferSize);
-  for (int i = 1; i < kBufferCount; ++i) {
-    free_.push_back(Buffer{std::make_unique_for_overwrite<std::byte[]>(kBufferSize), 0});
+  queued_.reserve(static_cast<std::size_t>(buffer_count));
+  pool_->free.reserve(static_cast<std::size_t>(buffer_count));
+  current_ = std::make_unique_for_overwrite<std::byte[]>(kBufferSize);
+  for (int i = 1; i < buffer_count; ++i) {
+    pool_->free.push_back(std::make_unique_for_overwrite<std::byte[]>(kBufferSize));
   }
   try {
     worker_ = std::thread(&HashingWriter::Run, this);
@@ -37,45 +63,65 @@ void HashingWriter::StopWorker(bool hash_queued) {
   }
   queued_cv_.notify_one();
   worker_.join();
+  queued_.clear();
 }
 
 bool HashingWriter::Write(ByteView bytes) {
   while (!bytes.empty() && error_.ok()) {
-    const std::size_t n = std::min(bytes.size(), kBufferSize - current_.size);
-    std::memcpy(current_.data.get() + current_.size, bytes.data(), n);
-    current_.size += n;
+    const std::size_t n = std::min(bytes.size(), kBufferSize - current_size_);
+    std::memcpy(current_.get() + current_size_, bytes.data(), n);
+    current_size_ += n;
     bytes = bytes.subspan(n);
-    if (current_.size == kBufferSize) Flush();
+    if (current_size_ == kBufferSize) Flush(/*last=*/false);
   }
   return error_.ok();
 }
 
-void HashingWriter::Flush() {
-  if (current_.size == 0) return;
-  for (std::size_t off = 0; off < current_.size; off += kWriteSize) {
-    const std::size_t n = std::min(current_.size - off, kWriteSize);
-    if (Status s = sink_(ByteView(current_.data.get() + off, n)); !s.ok()) {
+void HashingWriter::Flush(bool last) {
+  if (current_size_ == 0 || !error_.ok()) return;
+  const std::size_t size = current_size_;
+  current_size_ = 0;
+  // From here on the buffer goes back to the pool when the last of the
+  // sink, the worker and this function drops it.
+  std::shared_ptr<const std::byte> shared;
+  try {
+    // Should this throw, the deleter has returned the buffer already.
+    shared = std::shared_ptr<std::byte>(current_.release(),
+                                        [pool = pool_](std::byte* b) { pool->Return(b); });
+  } catch (const std::bad_alloc&) {
+    error_ = Internal("out of memory for the download's buffers");
+    return;
+  }
+  const ByteView bytes(shared.get(), size);
+  if (sharing_sink_) {
+    if (Status s = sharing_sink_(shared, bytes); !s.ok()) {
       error_ = std::move(s);
       return;
     }
+  } else {
+    for (std::size_t off = 0; off < size; off += kWriteSize) {
+      if (Status s = sink_(bytes.subspan(off, std::min(size - off, kWriteSize))); !s.ok()) {
+        error_ = std::move(s);
+        return;
+      }
+    }
   }
   if (!worker_.joinable()) {
-    hasher_.Update(ByteView(current_.data.get(), current_.size));
-    current_.size = 0;
-    return;
+    hasher_.Update(bytes);
+  } else {
+    {
+      std::lock_guard lock(mu_);
+      queued_.push_back(Queued{std::move(shared), size});
+    }
+    queued_cv_.notify_one();
   }
-  std::unique_lock lock(mu_);
-  queued_.push_back(std::move(current_));
-  queued_cv_.notify_one();
-  free_cv_.wait(lock, [this] { return !free_.empty(); });
-  current_ = std::move(free_.back());
-  free_.pop_back();
-  current_.size = 0;
+  shared.reset();
+  if (!last) current_ = pool_->Take();
 }
 
 void HashingWriter::Run() {
   for (;;) {
-    Buffer buffer;
+    Queued buffer;
     {
       std::unique_lock lock(mu_);
       queued_cv_.wait(lock, [this] { return !queued_.empty() || closing_; });
@@ -84,16 +130,11 @@ void HashingWriter::Run() {
       queued_.erase(queued_.begin());
     }
     hasher_.Update(ByteView(buffer.data.get(), buffer.size));
-    {
-      std::lock_guard lock(mu_);
-      free_.push_back(std::move(buffer));
-    }
-    free_cv_.notify_one();
   }
 }
 
 Result<manifest::Digest> HashingWriter::Finish() {
-  if (error_.ok()) Flush();
+  Flush(/*last=*/true);
   StopWorker(/*hash_queued=*/true);
   if (!error_.ok()) return error_;
   return hasher_.Finish();

@@ -338,7 +338,10 @@ AttemptResult Transfer::Attempt(const std::string& url, const manifest::Digest* 
     return s;
   };
   HashingWriter writer =
-      stream != nullptr ? HashingWriter([&](ByteView b) { return stream->Append(b); })
+      stream != nullptr ? HashingWriter(HashingWriter::SharingSink(
+                              [&](std::shared_ptr<const std::byte> owner, ByteView b) {
+                                return stream->AppendShared(std::move(owner), b);
+                              }))
       : partial         ? HashingWriter([&](ByteView b) { return written(partial->Append(b)); })
                         : HashingWriter([&](ByteView b) { return written(file->Write(b)); });
   ResponseHeaders headers;

@@ -5,6 +5,9 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <csignal>
+#include <deque>
+#include <memory>
+#include <set>
 #include <string>
 
 #include "links/http_server_testing.h"
@@ -405,6 +408,73 @@ TEST_CASE("links: FetchToStream starts every attempt over; a sink that cannot en
   CHECK(server.Requests("/close") == 4);
   CHECK(server.Requests("/plain") == 1);
   CHECK(refusing.bytes.size() == Payload().size() / 2);
+}
+
+// Keeps the last `keep` pieces a transfer shares with it, and checks each
+// one still holds the bytes it had on arrival when it lets it go.
+class KeepingSink final : public StreamSink {
+ public:
+  explicit KeepingSink(std::size_t keep) : keep_(keep) {}
+  ~KeepingSink() override { ReleaseAll(); }
+  Status Restart() override {
+    ReleaseAll();
+    all_.clear();
+    return Status::Ok();
+  }
+  Status Append(ByteView) override { return Internal("bytes were copied, not shared"); }
+  Status AppendShared(std::shared_ptr<const std::byte> owner, ByteView bytes) override {
+    all_.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    buffers.insert(owner.get());
+    ++pieces;
+    held_.push_back({std::move(owner), bytes, manifest::Sha256Of(bytes)});
+    if (held_.size() > keep_) Release();
+    return Status::Ok();
+  }
+  void ReleaseAll() {
+    while (!held_.empty()) Release();
+  }
+  const std::string& bytes() const { return all_; }
+  std::set<const std::byte*> buffers;  // distinct buffers shared
+  int pieces = 0;
+  int changed = 0;  // pieces whose bytes changed while they were held
+
+ private:
+  struct Held {
+    std::shared_ptr<const std::byte> owner;
+    ByteView bytes;
+    manifest::Digest sha256;
+  };
+  void Release() {
+    if (manifest::Sha256Of(held_.front().bytes) != held_.front().sha256) ++changed;
+    held_.pop_front();
+  }
+  std::size_t keep_;
+  std::deque<Held> held_;
+  std::string all_;
+};
+
+TEST_CASE("links: FetchToStream shares its buffers with the sink and reuses each once dropped",
+          "[links][fetch][stream]") {
+  carton::testing::TempDir dir;
+  // 46 MiB: more than the transfer's buffers hold, so each is reused.
+  std::string body;
+  for (int i = 0; body.size() < (46u << 20); ++i) body += "piece " + std::to_string(i) + "\n";
+  const std::string source = dir.file("source");
+  carton::testing::WriteBytes(source, AsBytes(body));
+  FetchOptions o = Quick();
+  o.allow_file_links = true;
+  KeepingSink sink(/*keep=*/5);
+  REQUIRE(
+      FetchToStream({"file://" + source}, manifest::Sha256Of(AsBytes(body)), body.size(), sink, o)
+          .ok());
+  CHECK(sink.bytes() == body);
+  // Whole buffers of a few MiB, not small pieces, from a bounded set that
+  // was used more than once; the last five outlive the transfer.
+  CHECK(sink.pieces <= 24);
+  CHECK(sink.buffers.size() < static_cast<std::size_t>(sink.pieces));
+  CHECK(sink.buffers.size() <= 8);
+  sink.ReleaseAll();
+  CHECK(sink.changed == 0);
 }
 
 TEST_CASE("links: rejects bad arguments before any transfer", "[links][fetch]") {

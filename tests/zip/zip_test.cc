@@ -866,7 +866,7 @@ TEST_CASE("carton zip: an AddLater producer's error or wrong size fails Finish",
 TEST_CASE("carton zip: an AddStream entry is read piece by piece when Finish reaches it", "[zip]") {
   TempDir dir;
   const std::string path = dir.file("stream.zip");
-  const auto bytes = Pattern(3'000'000, 5);  // three reads of at most 1 MiB
+  const auto bytes = Pattern(3'000'000, 5);  // read in the pieces libzip asks for
   std::vector<std::pair<std::uint64_t, std::size_t>> calls;
   {
     auto w = ZipWriter::Create(path, {.alignment = 4096});

@@ -42,8 +42,10 @@ Status EntrySource::Open() {
                     std::to_string(output_->position()) + ", not at " +
                     std::to_string(data_.data_offset));
   }
-  buffer_.resize(
-      static_cast<std::size_t>(std::min<std::uint64_t>(kBufferSize, data_.compressed_size)));
+  // A stream is read straight into libzip's buffer.
+  buffer_.resize(data_.stream ? 0
+                              : static_cast<std::size_t>(
+                                    std::min<std::uint64_t>(kBufferSize, data_.compressed_size)));
   buffer_pos_ = buffer_end_ = 0;
   fetched_ = 0;
   if (data_.produce) {
@@ -79,19 +81,6 @@ Status EntrySource::Refill() {
   if (data_.produce) {
     std::memcpy(buffer_.data(), produced_.data() + fetched_, want);
     buffer_end_ = want;
-  } else if (data_.stream) {
-    while (buffer_end_ < want) {
-      CARTON_ASSIGN_OR_RETURN(
-          const std::size_t n,
-          data_.stream(fetched_ + buffer_end_,
-                       MutableByteView(buffer_.data() + buffer_end_, want - buffer_end_)));
-      if (n == 0 || n > want - buffer_end_) {
-        return Internal("entry " + QuoteName(data_.name) + ": the stream gave " +
-                        std::to_string(n) + " bytes for a piece of " +
-                        std::to_string(want - buffer_end_));
-      }
-      buffer_end_ += n;
-    }
   } else if (data_.file_path.empty()) {
     CARTON_RETURN_IF_ERROR(
         spool_->Read(data_.spool_offset + fetched_, MutableByteView(buffer_.data(), want)));
@@ -133,7 +122,22 @@ Status EntrySource::CheckFileEnd() {
   return Status::Ok();
 }
 
+Result<std::size_t> EntrySource::ReadStream(std::byte* out, std::size_t n) {
+  const auto want =
+      static_cast<std::size_t>(std::min<std::uint64_t>(n, data_.compressed_size - fetched_));
+  if (want == 0) return std::size_t{0};
+  CARTON_ASSIGN_OR_RETURN(const std::size_t got,
+                          data_.stream(fetched_, MutableByteView(out, want)));
+  if (got == 0 || got > want) {
+    return Internal("entry " + QuoteName(data_.name) + ": the stream gave " + std::to_string(got) +
+                    " bytes for a piece of " + std::to_string(want));
+  }
+  fetched_ += got;
+  return got;
+}
+
 Result<std::size_t> EntrySource::Read(std::byte* out, std::size_t n) {
+  if (data_.stream) return ReadStream(out, n);
   if (buffer_pos_ == buffer_end_) {
     if (fetched_ == data_.compressed_size) {
       // libzip reads until it gets 0: the moment to check the file.

@@ -15,7 +15,8 @@
 // offset ZipWriter computed: a check that its prediction of libzip's local
 // header (and so every reported data offset and alignment) is exact.
 //
-// Memory: a 1 MiB buffer while libzip reads the entry. Not thread-safe.
+// Memory: a 1 MiB buffer while libzip reads the entry (none for a stream,
+// read straight into libzip's). Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -74,6 +75,8 @@ class EntrySource {
   // Reads up to `n` bytes into `out`; 0 only at the end of the entry.
   Result<std::size_t> Read(std::byte* out, std::size_t n);
   Status Refill();
+  // Read for a stream: from the producer into `out`, no buffer between.
+  Result<std::size_t> ReadStream(std::byte* out, std::size_t n);
   Status CheckFileEnd();
 
   EntryData data_;

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -130,6 +131,15 @@ class StreamSink {
   // The next bytes of the body. They are not verified until FetchToStream
   // returns OK. An error ends the fetch at once.
   virtual Status Append(ByteView bytes) = 0;
+  // The same, without a copy: `owner` keeps `bytes` alive and unchanged
+  // for as long as the sink holds a copy of it, on any thread. The
+  // transfer reuses that memory only once every copy is dropped, and waits
+  // for it when all of its buffers are held (a few MiB each). The default
+  // calls Append.
+  virtual Status AppendShared(std::shared_ptr<const std::byte> owner, ByteView bytes) {
+    (void)owner;
+    return Append(bytes);
+  }
 };
 
 // As FetchToFile, but the bytes go to `sink` instead of a file: hashed as

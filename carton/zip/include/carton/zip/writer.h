@@ -158,7 +158,7 @@ class ZipWriter {
       std::function<Result<std::size_t>(std::uint64_t offset, MutableByteView out)>;
 
   // Appends a stored entry of exactly `size` bytes that Finish() reads from
-  // `produce` piece by piece (1 MiB at most per call, in order) when it
+  // `produce` piece by piece (in order, pieces of libzip's size) when it
   // reaches the entry: for bytes that arrive while the archive is written,
   // such as a download, without holding them in memory. `produce` runs on
   // the thread calling Finish(), which returns its error, or kInternal if it
