@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <random>
 #include <set>
 #include <thread>
@@ -294,7 +295,11 @@ class BlobPipe final : public links::StreamSink {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [&] { return abandoned_ || queued_ < kPipeCapacity; });
     if (abandoned_) return IoError("the carton is no longer being written");
-    queue_.push_back(Piece{std::move(owner), bytes});
+    try {
+      queue_.push_back(Piece{std::move(owner), bytes});
+    } catch (const std::bad_alloc&) {
+      return Internal("out of memory for the download's bytes");
+    }
     queued_ += bytes.size();
     received_ += bytes.size();
     cv_.notify_all();
@@ -350,7 +355,8 @@ class BlobPipe final : public links::StreamSink {
       if (done_ && status_.ok()) return size_;
       return std::min(received_, size_ - 1);
     };
-    cv_.wait(lock, [&] { return restarted_ || done_ || readable() > consumed_; });
+    cv_.wait(lock, [&] { return abandoned_ || restarted_ || done_ || readable() > consumed_; });
+    if (abandoned_) return Internal("the blob's bytes were asked for after the pull gave up");
     if (restarted_) return IoError("the download restarted");
     if (!status_.ok()) return status_;
     if (readable() <= consumed_) return IoError("the download ended early");

@@ -134,8 +134,8 @@ class StreamSink {
   // The same, without a copy: `owner` keeps `bytes` alive and unchanged
   // for as long as the sink holds a copy of it, on any thread. The
   // transfer reuses that memory only once every copy is dropped, and waits
-  // for it when all of its buffers are held (a few MiB each). The default
-  // calls Append.
+  // for it when all of its buffers are held (8 of 4 MiB: a sink that keeps
+  // all 8 stops the transfer for good). The default calls Append.
   virtual Status AppendShared(std::shared_ptr<const std::byte> owner, ByteView bytes) {
     (void)owner;
     return Append(bytes);
