@@ -39,11 +39,15 @@ namespace carton::links {
 
 class HashingWriter {
  public:
-  static constexpr std::size_t kBufferSize = std::size_t{4} << 20;
-  static constexpr int kBufferCount = 4;
+  // Small enough that a buffer is still in the caches when the hashing
+  // thread (and a sharing sink's reader) gets to it: 4 MiB buffers cost a
+  // pull 5-9% more CPU, spent waiting for memory (docs/BENCHMARKS.md,
+  // "Pull: buffers that are still in the cache").
+  static constexpr std::size_t kBufferSize = std::size_t{256} << 10;
+  static constexpr int kBufferCount = 16;
   // With a sharing sink, which may hold several buffers while its reader
   // catches up.
-  static constexpr int kSharedBufferCount = 8;
+  static constexpr int kSharedBufferCount = 32;
   // Bytes per write(2). Larger writes at page-aligned offsets made the
   // kernel's copy into the page cache up to ten times slower here
   // (docs/BENCHMARKS.md, "Fetching a linked file").

@@ -13,7 +13,7 @@
 //
 // Thread-safety: FetchToFile may run on many threads at once (each call owns
 // its own connection). Each transfer hashes on one extra thread of its own,
-// with at most 16 MiB of buffers. Progress is drawn on stderr only when it
+// with at most 4 MiB of buffers (8 MiB for FetchToStream). Progress is drawn on stderr only when it
 // is a terminal.
 #pragma once
 
@@ -134,8 +134,8 @@ class StreamSink {
   // The same, without a copy: `owner` keeps `bytes` alive and unchanged
   // for as long as the sink holds a copy of it, on any thread. The
   // transfer reuses that memory only once every copy is dropped, and waits
-  // for it when all of its buffers are held (8 of 4 MiB: a sink that keeps
-  // all 8 stops the transfer for good). The default calls Append.
+  // for it when all of its buffers are held (32 of 256 KiB: a sink that
+  // keeps all 32 stops the transfer for good). The default calls Append.
   virtual Status AppendShared(std::shared_ptr<const std::byte> owner, ByteView bytes) {
     (void)owner;
     return Append(bytes);
