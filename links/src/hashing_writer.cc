@@ -93,18 +93,9 @@ void HashingWriter::Flush(bool last) {
     return;
   }
   const ByteView bytes(shared.get(), size);
-  if (sharing_sink_) {
-    if (Status s = sharing_sink_(shared, bytes); !s.ok()) {
-      error_ = std::move(s);
-      return;
-    }
-  } else {
-    for (std::size_t off = 0; off < size; off += kWriteSize) {
-      if (Status s = sink_(bytes.subspan(off, std::min(size - off, kWriteSize))); !s.ok()) {
-        error_ = std::move(s);
-        return;
-      }
-    }
+  if (Status s = sharing_sink_ ? sharing_sink_(shared, bytes) : sink_(bytes); !s.ok()) {
+    error_ = std::move(s);
+    return;
   }
   if (!worker_.joinable()) {
     hasher_.Update(bytes);

@@ -39,27 +39,27 @@ namespace carton::links {
 
 class HashingWriter {
  public:
-  // Small enough that a buffer is still in the caches when the hashing
-  // thread (and a sharing sink's reader) gets to it: 4 MiB buffers cost a
-  // pull 5-9% more CPU, spent waiting for memory (docs/BENCHMARKS.md,
-  // "Pull: buffers that are still in the cache").
-  static constexpr std::size_t kBufferSize = std::size_t{256} << 10;
-  static constexpr int kBufferCount = 16;
-  // With a sharing sink, which may hold several buffers while its reader
-  // catches up.
-  static constexpr int kSharedBufferCount = 32;
   // Bytes per write(2). Larger writes at page-aligned offsets made the
   // kernel's copy into the page cache up to ten times slower here
   // (docs/BENCHMARKS.md, "Fetching a linked file").
   static constexpr std::size_t kWriteSize = std::size_t{256} << 10;
+  // One write per buffer. Small enough that a buffer is still in the caches
+  // when the hashing thread (and a sharing sink's reader) gets to it: 4 MiB
+  // buffers cost a pull 5-9% more CPU, spent waiting for memory
+  // (docs/BENCHMARKS.md, "Pull: buffers that are still in the cache").
+  static constexpr std::size_t kBufferSize = kWriteSize;
+  static constexpr int kBufferCount = 16;
+  // With a sharing sink, which may hold several buffers while its reader
+  // catches up.
+  static constexpr int kSharedBufferCount = 32;
 
   // Takes `bytes` by sharing: `owner` keeps them alive and unchanged until
   // every copy of it is dropped, on any thread.
   using SharingSink = std::function<Status(std::shared_ptr<const std::byte> owner, ByteView bytes)>;
 
   explicit HashingWriter(AtomicFile* file);
-  // Writes to `sink` instead: each call gets at most kWriteSize bytes, in
-  // order; a failure stops the writer as a failed file write does.
+  // Writes to `sink` instead: each call gets one buffer (at most
+  // kWriteSize bytes), in order; a failure stops the writer as a failed file write does.
   explicit HashingWriter(std::function<Status(ByteView)> sink);
   // Hands each buffer to `sink` whole, in order, instead.
   explicit HashingWriter(SharingSink sink);

@@ -13,8 +13,8 @@
 //
 // Thread-safety: FetchToFile may run on many threads at once (each call owns
 // its own connection). Each transfer hashes on one extra thread of its own,
-// with at most 4 MiB of buffers (8 MiB for FetchToStream). Progress is drawn on stderr only when it
-// is a terminal.
+// with at most 4 MiB of buffers (8 MiB for FetchToStream). Progress is
+// drawn on stderr only when it is a terminal.
 #pragma once
 
 #include <chrono>
