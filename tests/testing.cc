@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -61,6 +62,22 @@ CommandResult Run(const std::string& command) {
   r.out = ReadText(out);
   r.err = ReadText(err);
   return r;
+}
+
+FileSizeLimit::FileSizeLimit(rlim_t bytes) {
+  if (::getrlimit(RLIMIT_FSIZE, &old_) != 0) throw std::runtime_error("getrlimit failed");
+  old_handler_ = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit limit = old_;
+  limit.rlim_cur = bytes;
+  if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) {
+    std::signal(SIGXFSZ, old_handler_);
+    throw std::runtime_error("setrlimit failed");
+  }
+}
+
+FileSizeLimit::~FileSizeLimit() {
+  ::setrlimit(RLIMIT_FSIZE, &old_);
+  std::signal(SIGXFSZ, old_handler_);
 }
 
 std::string CartonBin() {

@@ -1,6 +1,8 @@
 // Helpers shared by the tests: scratch directories and small byte builders.
 #pragma once
 
+#include <sys/resource.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -46,6 +48,20 @@ struct CommandResult {
   std::string err;
 };
 CommandResult Run(const std::string& command);
+
+// While it lives, writes that would make any file of this process larger
+// than `bytes` fail with EFBIG (SIGXFSZ is ignored meanwhile).
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes);
+  ~FileSizeLimit();
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+ private:
+  rlimit old_{};
+  void (*old_handler_)(int) = nullptr;
+};
 
 // The built `carton` binary (from $CARTON_BIN).
 std::string CartonBin();

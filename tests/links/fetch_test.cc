@@ -1,10 +1,7 @@
 #include "carton/links/fetch.h"
 
-#include <sys/resource.h>
-
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <csignal>
 #include <deque>
 #include <memory>
 #include <set>
@@ -17,6 +14,7 @@
 namespace carton::links {
 namespace {
 
+using carton::testing::FileSizeLimit;
 using carton::testing::StringSink;
 using testing::ListDir;
 using testing::Payload;
@@ -39,29 +37,6 @@ FetchOptions Quick() {
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
-
-// While it lives, writes that would make any file of this process larger
-// than `bytes` fail with EFBIG (SIGXFSZ is ignored meanwhile).
-class FileSizeLimit {
- public:
-  explicit FileSizeLimit(rlim_t bytes) {
-    REQUIRE(::getrlimit(RLIMIT_FSIZE, &old_) == 0);
-    old_handler_ = std::signal(SIGXFSZ, SIG_IGN);
-    rlimit limit = old_;
-    limit.rlim_cur = bytes;
-    REQUIRE(::setrlimit(RLIMIT_FSIZE, &limit) == 0);
-  }
-  ~FileSizeLimit() {
-    ::setrlimit(RLIMIT_FSIZE, &old_);
-    std::signal(SIGXFSZ, old_handler_);
-  }
-  FileSizeLimit(const FileSizeLimit&) = delete;
-  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
-
- private:
-  rlimit old_{};
-  void (*old_handler_)(int) = SIG_DFL;
-};
 
 void RequireFailure(const Status& s, StatusCode code, const std::string& substring) {
   REQUIRE_FALSE(s.ok());

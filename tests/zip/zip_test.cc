@@ -14,6 +14,7 @@
 
 using namespace carton;
 using carton::testing::Bytes;
+using carton::testing::FileSizeLimit;
 using carton::testing::Run;
 using carton::testing::TempDir;
 
@@ -429,6 +430,49 @@ TEST_CASE("carton zip: nothing is left behind without Finish", "[zip]") {
   auto z = ZipReader::Open(dir.file("kept.zip"));
   REQUIRE(z.ok());
   CHECK(z->entries().empty());
+}
+
+TEST_CASE("carton zip: Finish reserves the archive's length before it writes a byte", "[zip]") {
+  TempDir dir;
+  // The reservation ends where the last entry's data ends and the central
+  // directory follows it: the file is exactly the archive, nothing after
+  // its end record.
+  const std::string path = dir.file("a.zip");
+  const auto big = Pattern(std::size_t{1} << 20);
+  WriteArchive(path, {{"big", big}, {"small", Pattern(100, 2)}}, Compression::kStored);
+  const auto bytes = ReadAll(path);
+  REQUIRE(bytes.size() > big.size() + 22);
+  CHECK(std::memcmp(bytes.data() + bytes.size() - 22, "PK\x05\x06", 4) == 0);
+  auto z = ZipReader::Open(path);
+  REQUIRE(z.ok());
+  auto read = z->Read("big");
+  REQUIRE(read.ok());
+  CHECK(*read == big);
+
+  // A disk without room for the archive (here: a file size limit below
+  // it) fails Finish before the archive is written, naming the output,
+  // and leaves no file behind.
+  const std::string full = dir.file("full.zip");
+  {
+    auto w = ZipWriter::Create(full);
+    REQUIRE(w.ok());
+    REQUIRE(w->AddBytes("big", big, Compression::kStored).ok());
+    Status s;
+    {
+      FileSizeLimit limit(64 << 10);
+      s = w->Finish();
+    }
+    REQUIRE_FALSE(s.ok());
+    INFO(s.ToString());
+    CHECK(s.code() == StatusCode::kIoError);
+    CHECK_THAT(s.message(),
+               Catch::Contains(full + ": cannot reserve ") && Catch::Contains("File too large"));
+  }
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    files.push_back(e.path().filename().string());
+  }
+  CHECK(files == std::vector<std::string>{"a.zip"});
 }
 
 TEST_CASE("carton zip: unknown methods and encrypted entries fail when read", "[zip]") {

@@ -45,6 +45,13 @@ Status ZipOutput::Flush() {
   return file_->WriteAt(buffer_start_, ByteView(buffer_.data(), n));
 }
 
+Status ZipOutput::Reserve(std::uint64_t size) {
+  if (!file_) return Internal(path_ + ": reserve after commit or abort");
+  Status s = file_->Preallocate(size);
+  if (!s.ok()) file_.reset();  // Preallocate removed the temporary file
+  return s;
+}
+
 Status ZipOutput::Write(ByteView data) {
   if (!file_) return Internal(path_ + ": write after commit or abort");
   const std::uint64_t end = buffer_start_ + buffered_;

@@ -45,6 +45,11 @@ class ZipOutput {
   // Where the next byte written will go (libzip's TELL_WRITE).
   std::uint64_t position() const { return position_; }
 
+  // Sets the file's length to `size` and reserves its blocks
+  // (AtomicFile::Preallocate) before libzip writes: `size` must not exceed
+  // the archive's final size. Errors: kIoError (with the path), e.g. no
+  // space left.
+  Status Reserve(std::uint64_t size);
   // Appends `data` without libzip (for the empty archive, which libzip will
   // not write).
   Status Write(ByteView data);
