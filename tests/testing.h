@@ -39,6 +39,8 @@ std::vector<std::byte> RawSafetensors(std::string_view header, std::size_t data_
                                       std::byte fill = std::byte{0});
 
 void WriteBytes(const std::string& path, ByteView bytes);
+// Names of the entries in `dir`, sorted (hidden ones included).
+std::vector<std::string> ListDir(const std::string& dir);
 std::string ReadText(const std::string& path);
 
 // Runs a shell command; returns its exit code and fills stdout/stderr.

@@ -59,7 +59,8 @@ class HashingWriter {
 
   explicit HashingWriter(AtomicFile* file);
   // Writes to `sink` instead: each call gets one buffer (at most
-  // kWriteSize bytes), in order; a failure stops the writer as a failed file write does.
+  // kWriteSize bytes), in order; a failure stops the writer as a failed
+  // file write does.
   explicit HashingWriter(std::function<Status(ByteView)> sink);
   // Hands each buffer to `sink` whole, in order, instead.
   explicit HashingWriter(SharingSink sink);

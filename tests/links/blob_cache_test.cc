@@ -16,7 +16,7 @@
 namespace carton::links {
 namespace {
 
-using testing::ListDir;
+using carton::testing::ListDir;
 using testing::Payload;
 using testing::PayloadDigest;
 using testing::TestServer;

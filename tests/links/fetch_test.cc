@@ -15,8 +15,8 @@ namespace carton::links {
 namespace {
 
 using carton::testing::FileSizeLimit;
+using carton::testing::ListDir;
 using carton::testing::StringSink;
-using testing::ListDir;
 using testing::Payload;
 using testing::PayloadDigest;
 using testing::TestServer;

@@ -262,7 +262,7 @@ TEST_CASE("http access: a redirect to a host the allowlist refuses is not follow
                          ": refused: host 127.0.0.2") != std::string::npos);
   CHECK(origin.Requests().size() == 1);
   CHECK(elsewhere.Requests().empty());
-  CHECK(testing::ListDir(dir.path().string()).empty());
+  CHECK(carton::testing::ListDir(dir.path()).empty());
 }
 
 TEST_CASE("http access: credentials never follow a redirect to another host",

@@ -44,7 +44,4 @@ class TestServer {
 // A 127.0.0.1 port with nothing listening on it.
 int ClosedPort();
 
-// Names of the entries in `dir`, sorted (hidden ones included).
-std::vector<std::string> ListDir(const std::string& dir);
-
 }  // namespace carton::links::testing

@@ -15,6 +15,7 @@
 using namespace carton;
 using carton::testing::Bytes;
 using carton::testing::FileSizeLimit;
+using carton::testing::ListDir;
 using carton::testing::Run;
 using carton::testing::TempDir;
 
@@ -422,11 +423,7 @@ TEST_CASE("carton zip: nothing is left behind without Finish", "[zip]") {
     REQUIRE(w.ok());
     REQUIRE(w->Finish().ok());
   }
-  std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
-    files.push_back(e.path().filename().string());
-  }
-  CHECK(files == std::vector<std::string>{"kept.zip"});
+  CHECK(ListDir(dir.path()) == std::vector<std::string>{"kept.zip"});
   auto z = ZipReader::Open(dir.file("kept.zip"));
   REQUIRE(z.ok());
   CHECK(z->entries().empty());
@@ -468,11 +465,7 @@ TEST_CASE("carton zip: Finish reserves the archive's length before it writes a b
     CHECK_THAT(s.message(),
                Catch::Contains(full + ": cannot reserve ") && Catch::Contains("File too large"));
   }
-  std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
-    files.push_back(e.path().filename().string());
-  }
-  CHECK(files == std::vector<std::string>{"a.zip"});
+  CHECK(ListDir(dir.path()) == std::vector<std::string>{"a.zip"});
 }
 
 TEST_CASE("carton zip: unknown methods and encrypted entries fail when read", "[zip]") {
@@ -761,11 +754,7 @@ TEST_CASE("carton zip: a stored source file that changes before Finish fails", "
     CHECK_THAT(s.message(), Catch::Contains("entry \"model/w\""));
     CHECK_FALSE(std::filesystem::exists(path));
   }
-  std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
-    files.push_back(e.path().filename().string());
-  }
-  CHECK(files == std::vector<std::string>{"src.bin"});
+  CHECK(ListDir(dir.path()) == std::vector<std::string>{"src.bin"});
 }
 
 TEST_CASE("carton zip: large in-memory entries spill to a hidden spool file", "[zip]") {
