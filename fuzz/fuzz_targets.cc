@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "carton/carton/info.h"
+#include "carton/carton/oci.h"
 #include "carton/carton/verify.h"
 #include "carton/common/bytes.h"
 #include "carton/common/random_access.h"
@@ -43,6 +44,10 @@ ByteView Bytes(Input data) {
   return {reinterpret_cast<const std::byte*>(data.data()), data.size()};
 }
 std::string_view Text(Input data) { return AsChars(Bytes(data)); }
+
+bool IsLowercase(std::string_view s) {
+  return std::none_of(s.begin(), s.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+}
 
 bool Within(ByteView inner, ByteView outer) {
   auto b = reinterpret_cast<std::uintptr_t>(outer.data());
@@ -203,7 +208,7 @@ void FuzzLinks(Input data) {
 void FuzzRegistryText(Input data) {
   if (data.empty()) return;
   const std::string_view text = Text(data.subspan(1));
-  switch (data[0] % 5) {
+  switch (data[0] % 8) {
     case 0: {
       auto ref = links::oci::ParseReference(text);
       if (!ref.ok()) return;
@@ -226,11 +231,52 @@ void FuzzRegistryText(Input data) {
       FUZZ_CHECK(*again == *pattern);
       return;
     }
-    default:
+    case 4:
       (void)links::RefusedTarget(text);
       (void)links::CheckUrlAccess(text, links::HttpAccess{});
       return;
+    case 5: {
+      // WWW-Authenticate values, one per line.
+      std::vector<std::string> values;
+      for (std::size_t start = 0; start <= text.size();) {
+        const std::size_t end = std::min(text.find('\n', start), text.size());
+        values.emplace_back(text.substr(start, end - start));
+        start = end + 1;
+      }
+      for (const links::oci::Challenge& c : links::oci::ParseChallenges(values)) {
+        FUZZ_CHECK(!c.scheme.empty());
+        FUZZ_CHECK(IsLowercase(c.scheme));
+        for (const auto& [name, value] : c.params) FUZZ_CHECK(!name.empty() && IsLowercase(name));
+      }
+      return;
+    }
+    case 6: {
+      auto token = links::oci::ParseTokenResponse(text, "realm");
+      if (!token.ok()) return;
+      FUZZ_CHECK(!token->value.empty());
+      for (char c : token->value) FUZZ_CHECK(c > ' ' && c < 0x7f);
+      FUZZ_CHECK(token->lifetime.count() > 0);
+      return;
+    }
+    default: {
+      const std::string error = links::oci::RegistryError(text);
+      for (char c : error) FUZZ_CHECK(static_cast<unsigned char>(c) >= 0x20);
+      return;
+    }
   }
+}
+
+void FuzzOciArtifact(Input data) {
+  const std::string_view text = Text(data);
+  const std::size_t a = text.find('\0');
+  if (a == std::string_view::npos) return;
+  const std::size_t b = text.find('\0', a + 1);
+  if (b == std::string_view::npos) return;
+  const Status s = CheckOciArtifact(text.substr(0, a), text.substr(a + 1, b - a - 1),
+                                    text.substr(b + 1), "oci://r/m:t");
+  if (s.ok()) return;
+  FUZZ_CHECK(s.code() == StatusCode::kCorrupt || s.code() == StatusCode::kUnsupported);
+  FUZZ_CHECK(s.message().rfind("oci://r/m:t: ", 0) == 0);
 }
 
 void FuzzZip(Input data) {
@@ -355,7 +401,7 @@ void FuzzSlice(Input data) {
 }
 
 std::span<const Target> AllTargets() {
-  static constexpr std::array<Target, 10> kTargets = {{
+  static constexpr std::array<Target, 11> kTargets = {{
       {"safetensors", FuzzSafetensors},
       {"config", FuzzConfig},
       {"tensor_index", FuzzTensorIndex},
@@ -366,6 +412,7 @@ std::span<const Target> AllTargets() {
       {"carton", FuzzCarton},
       {"slice", FuzzSlice},
       {"registry_text", FuzzRegistryText},
+      {"oci_artifact", FuzzOciArtifact},
   }};
   return kTargets;
 }

@@ -48,9 +48,13 @@ void FuzzCarton(Input data);
 // Text from a registry or the environment; the first byte picks the
 // parser: links::oci::ParseReference (ToString re-parses to the same
 // reference), ParseDockerConfig, ParseHostHeaders, ParseHostPattern
-// (ToString re-parses to an equal pattern), or RefusedTarget and
-// CheckUrlAccess on a host or URL.
+// (ToString re-parses to an equal pattern), RefusedTarget and
+// CheckUrlAccess on a host or URL, ParseChallenges (WWW-Authenticate
+// values, one per line), ParseTokenResponse, or RegistryError.
 void FuzzRegistryText(Input data);
+// A carton's OCI artifact from a registry: the OCI manifest, the config
+// blob and MANIFEST, separated by NUL bytes, through CheckOciArtifact.
+void FuzzOciArtifact(Input data);
 // The slice parser: ParseSlice, SliceToString round trip, and PlanSlice /
 // ReadSlice against a tensor whose dtype and shape come from the first bytes.
 void FuzzSlice(Input data);

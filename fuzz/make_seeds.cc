@@ -12,6 +12,7 @@
 #include "carton/format/tensor_data.h"
 #include "carton/links/links.h"
 #include "carton/manifest/manifest.h"
+#include "carton/manifest/sha256.h"
 #include "carton/safetensors/writer.h"
 #include "carton/zip/writer.h"
 
@@ -44,7 +45,8 @@ const char kIndex[] =
     "[[tensor]]\nname = \"x\"\ndtype = \"float32\"\nshape = [2]\nfile = \"tensor_0.bin\"\ninner = "
     "[]\n"
     "[[tensor]]\nname = \"s\"\ndtype = \"string\"\nshape = [2]\nfile = \"tensor_1.toml\"\n"
-    "[[tensor]]\nname = \"n\"\ndtype = \"nested\"\ninner = [\"x\", \"s\"]\n";
+    "[[tensor]]\nname = \"n\"\ndtype = \"nested\"\ninner = [\"x\", \"s\"]\n"
+    "[[tensor]]\nname = \"y\"\ndtype = \"float32\"\nshape = []\nfile = \"tensor_2.bin\"\n";
 
 const char kStrings[] = "data = [\"a\", \"b\"]\n";
 
@@ -124,6 +126,7 @@ void CartonSeeds(const fs::path& dir, const fs::path& scratch) {
       {"tensor_data/index.toml", kIndex},
       {"tensor_data/tensor_0.bin", std::string(8, '\1')},
       {"tensor_data/tensor_1.toml", kStrings},
+      {"tensor_data/tensor_2.bin", std::string(4, '\0')},
       {"misc/a.png", "png"},
   };
   for (const auto& [path, content] : files) {
@@ -137,6 +140,64 @@ void CartonSeeds(const fs::path& dir, const fs::path& scratch) {
   Check(Pack(scratch.string(), (dir / "seed-2").string(), options).status());
   options.compression = PackCompression::kDeflate;
   Check(Pack(scratch.string(), (dir / "seed-3").string(), options).status());
+}
+
+// oci_artifact: the OCI manifest, the config blob and MANIFEST of a small
+// carton as push writes them (carton/FORMAT.md "OCI artifacts"), NUL
+// between them; one with a LINKS layer and a linked file, one with a
+// symlink entry and a zstd entry.
+void OciSeeds(const fs::path& dir) {
+  struct File {
+    std::string path, bytes;
+  };
+  auto seed = [&](const std::string& name, const std::vector<File>& files,
+                  const std::string& entries, const std::string& linked, const std::string& links) {
+    std::string manifest_text;
+    std::string layers;
+    auto layer = [&](std::string_view type, const std::string& bytes, const std::string& title) {
+      if (!layers.empty()) layers += ",";
+      layers += R"({"annotations":{"org.opencontainers.image.title":")" + title +
+                R"("},"digest":"sha256:)" + manifest::ToHex(manifest::Sha256Of(AsBytes(bytes))) +
+                R"(","mediaType":")" + std::string(type) + R"(","size":)" +
+                std::to_string(bytes.size()) + "}";
+    };
+    for (const File& f : files) {
+      manifest_text += f.path + "=" + manifest::ToHex(manifest::Sha256Of(AsBytes(f.bytes))) + "\n";
+      layer(f.path == "carton.toml" ? "application/vnd.carton.config.v1+toml"
+                                    : "application/vnd.carton.file.v1",
+            f.bytes, f.path);
+    }
+    layer("application/vnd.carton.manifest.v1", manifest_text, "MANIFEST");
+    if (!links.empty()) layer("application/vnd.carton.links.v1+toml", links, "LINKS");
+    const std::string hash = manifest::ToHex(manifest::Sha256Of(AsBytes(manifest_text)));
+    const std::string config = R"({"linked":[)" + linked + R"(],"manifest_hash":")" + hash +
+                               R"(","version":1,"zip":{"alignment":64,"entries":[)" + entries +
+                               R"(],"size":4096,"zstd_workers":"multithreaded"}})";
+    const std::string image =
+        R"({"annotations":{"dev.carton.manifest-hash":")" + hash +
+        R"("},"artifactType":"application/vnd.carton.model.v1+json","config":{"digest":"sha256:)" +
+        manifest::ToHex(manifest::Sha256Of(AsBytes(config))) +
+        R"(","mediaType":"application/vnd.carton.model.v1+json","size":)" +
+        std::to_string(config.size()) + R"(},"layers":[)" + layers +
+        R"(],"mediaType":"application/vnd.oci.image.manifest.v1+json","schemaVersion":2})";
+    Write(dir, name, image + std::string(1, '\0') + config + std::string(1, '\0') + manifest_text);
+  };
+  auto entry = [](const std::string& name, const std::string& method, int level, std::size_t size) {
+    return R"({"compressed_size":)" + std::to_string(size) + R"(,"kind":"file","level":)" +
+           std::to_string(level) + R"(,"method":")" + method + R"(","name":")" + name + R"("})";
+  };
+  const std::string toml = "spec_version = 1\n";
+  seed("seed-linked", {{"carton.toml", toml}, {"model/big.bin", "big"}, {"model/w.bin", "weights"}},
+       entry("carton.toml", "stored", 0, toml.size()) +
+           R"(,{"kind":"directory","name":"model/"},)" + entry("model/w.bin", "stored", 0, 7) +
+           "," + entry("LINKS", "stored", 0, 20) + "," + entry("MANIFEST", "stored", 0, 224),
+       R"("model/big.bin")", "version = 1\n[urls]\n");
+  seed("seed-symlink", {{"carton.toml", toml}, {"model/a.bin", "a"}, {"model/b.bin", "a"}},
+       entry("carton.toml", "zstd", 3, 20) + "," + entry("model/a.bin", "stored", 0, 1) +
+           R"(,{"compressed_size":1,"kind":"symlink","level":0,"method":"stored",)"
+           R"("name":"model/b.bin","target":"model/a.bin"},)" +
+           entry("MANIFEST", "deflate", 6, 150),
+       "", "");
 }
 
 }  // namespace
@@ -184,6 +245,13 @@ int main(int argc, char** argv) {
   registry_seed("seed-headers", 2, "hub.example.com Authorization: Bearer t\n");
   registry_seed("seed-pattern", 3, "*.cdn.example.com:443");
   registry_seed("seed-target", 4, "http://[fe80::1]:8080/latest");
+  registry_seed("seed-challenge", 5,
+                "Bearer realm=\"https://auth.example.com/token\",service=\"registry\","
+                "scope=\"repository:team/m:pull,push\"\nBasic realm=\"r\\\"q\"");
+  registry_seed("seed-token", 6, R"({"token": "abc.def", "expires_in": 300})");
+  registry_seed("seed-access-token", 6, R"({"access_token": "xyz"})");
+  registry_seed("seed-error", 7,
+                R"({"errors": [{"code": "UNAUTHORIZED", "message": "authentication required"}]})");
 
   ZipSeeds(root / "zip");
   ZipSeeds(root / "zip_source");
@@ -192,5 +260,6 @@ int main(int argc, char** argv) {
   CartonSeeds(root / "carton", scratch);
   fs::remove_all(scratch);
   SliceSeeds(root / "slice");
+  OciSeeds(root / "oci_artifact");
   return 0;
 }

@@ -3,8 +3,9 @@
 # if needed (clang-14 with ASan + UBSan, in ${FUZZ_BUILD_DIR:-build-fuzz}).
 #   bash scripts/fuzz.sh TARGET SECONDS [extra libFuzzer flags...]
 #   bash scripts/fuzz.sh list
+#   bash scripts/fuzz.sh smoke   # builds every target, runs each on its seeds once (CI)
 # Targets: safetensors config tensor_index manifest links zip zip_source carton slice
-# registry_text.
+# registry_text oci_artifact.
 # The corpus grows in build-fuzz/corpus/TARGET (seeded from carton's own
 # writers by carton_fuzz_seeds, and from the inputs kept in tests/hostile/);
 # crashing inputs land in
@@ -12,15 +13,19 @@
 # One job, one worker: the whole run stays on one core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets="safetensors config tensor_index manifest links zip zip_source carton slice registry_text"
+targets="safetensors config tensor_index manifest links zip zip_source carton slice registry_text oci_artifact"
 if [ "${1:-}" = "list" ]; then echo "$targets"; exit 0; fi
+smoke=0
+if [ "${1:-}" = "smoke" ]; then smoke=1; set -- smoke 0; fi
 if [ $# -lt 2 ]; then
   echo "usage: scripts/fuzz.sh TARGET SECONDS [libFuzzer flags...] (targets: $targets)" >&2
   exit 2
 fi
 target=$1 seconds=$2
 shift 2
-case " $targets " in *" $target "*) ;; *) echo "unknown target: $target" >&2; exit 2 ;; esac
+if [ "$smoke" = 0 ]; then
+  case " $targets " in *" $target "*) ;; *) echo "unknown target: $target" >&2; exit 2 ;; esac
+fi
 
 build="${FUZZ_BUILD_DIR:-build-fuzz}"
 if [ ! -f "$build/CMakeCache.txt" ]; then
@@ -30,6 +35,38 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" "${generator[@]}" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCARTON_BUILD_FUZZ=ON \
     -DCARTON_BUILD_TESTS=OFF -DCARTON_BUILD_BENCH=OFF
+fi
+if [ "$smoke" = 1 ]; then
+  # The fuzz tree builds (clang, every library instrumented), the seed
+  # generator writes valid inputs, and every target takes its seeds, the
+  # known-bad inputs and the regressions without a finding. No mutation:
+  # the outcome does not depend on chance.
+  fuzz_bins=()
+  for t in $targets; do fuzz_bins+=("fuzz_$t"); done
+  cmake --build "$build" --parallel "$(nproc)" --target "${fuzz_bins[@]}" carton_fuzz_seeds
+  seeds="$build/seeds/smoke"
+  rm -rf "$seeds"
+  "$build/fuzz/carton_fuzz_seeds" "$seeds"
+  export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
+  export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+  for t in $targets; do
+    if [ ! -d "$seeds/$t" ] || [ -z "$(ls -A "$seeds/$t")" ]; then
+      echo "fuzz smoke: no seeds for $t" >&2
+      exit 1
+    fi
+    for f in tests/hostile/known_bad/"$t"/* tests/hostile/regressions/"$t"-*; do
+      if [ -f "$f" ]; then cp "$f" "$seeds/$t/"; fi
+    done
+    mkdir -p "$build/artifacts/smoke"
+    "$build/fuzz/fuzz_$t" -runs=0 -artifact_prefix="$build/artifacts/smoke/$t-" "$seeds/$t" \
+      >"$build/smoke-$t.log" 2>&1 || {
+      cat "$build/smoke-$t.log" >&2
+      echo "fuzz smoke: $t failed on its inputs" >&2
+      exit 1
+    }
+    echo "fuzz smoke: $t: $(ls "$seeds/$t" | wc -l) inputs, no finding"
+  done
+  exit 0
 fi
 cmake --build "$build" --parallel "$(nproc)" --target "fuzz_$target" carton_fuzz_seeds
 

@@ -8,6 +8,7 @@
 #include "carton/carton/oci.h"
 #include "carton/links/oci.h"
 #include "carton/manifest/manifest.h"
+#include "carton/zip/layout.h"
 #include "carton/zip/reader.h"
 
 namespace carton::internal {
@@ -94,8 +95,8 @@ Result<OciArtifact> ParseOciArtifact(std::string_view json, const std::string& w
                              ? config_type->get<std::string>()
                              : "";
   if (ct != kOciCartonMediaType) {
-    return not_carton("its config media type is \"" + ct.substr(0, 200) + "\", not " +
-                      std::string(kOciCartonMediaType));
+    return not_carton("its config media type is " + QuoteZipEntryName(ct.substr(0, 200)) +
+                      ", not " + std::string(kOciCartonMediaType));
   }
 
   auto read_descriptor = [&](const Json& d, const std::string& at, manifest::Digest* digest,
@@ -104,8 +105,14 @@ Result<OciArtifact> ParseOciArtifact(std::string_view json, const std::string& w
     auto sz = d.find("size");
     if (dg == d.end() || !dg->is_string()) return bad(at + ".digest is missing");
     auto parsed = links::oci::ParseDigest(dg->get<std::string>());
-    if (!parsed.ok())
-      return Status(parsed.status().code(), where + ": " + at + ": " + parsed.status().message());
+    if (!parsed.ok()) {
+      // Another algorithm is unsupported; anything else is a bad manifest
+      // (not the caller's argument).
+      const StatusCode code = parsed.status().code() == StatusCode::kUnsupported
+                                  ? StatusCode::kUnsupported
+                                  : StatusCode::kCorrupt;
+      return Status(code, where + ": " + at + ": " + parsed.status().message());
+    }
     *digest = *parsed;
     if (sz == d.end() || !sz->is_number_unsigned()) return bad(at + ".size is missing");
     *size = sz->get<std::uint64_t>();
@@ -128,8 +135,8 @@ Result<OciArtifact> ParseOciArtifact(std::string_view json, const std::string& w
     if (mt == l.end() || !mt->is_string()) return bad(at + ".mediaType is missing");
     layer.media_type = mt->get<std::string>();
     if (!KnownLayerType(layer.media_type)) {
-      return bad(at + ": media type \"" + layer.media_type.substr(0, 200) +
-                 "\" is not a carton layer type");
+      return bad(at + ": media type " + QuoteZipEntryName(layer.media_type.substr(0, 200)) +
+                 " is not a carton layer type");
     }
     CARTON_RETURN_IF_ERROR(read_descriptor(l, at, &layer.digest, &layer.size));
     auto ann = l.find("annotations");
@@ -147,7 +154,8 @@ Result<OciArtifact> ParseOciArtifact(std::string_view json, const std::string& w
     if (is_manifest != (layer.media_type == kOciManifestMediaType) ||
         is_links != (layer.media_type == kOciLinksMediaType) ||
         (layer.title == "carton.toml") != (layer.media_type == kOciCartonTomlMediaType)) {
-      return bad(at + ": " + layer.title + " has media type " + layer.media_type);
+      return bad(at + ": " + layer.title + " has media type " +
+                 QuoteZipEntryName(layer.media_type.substr(0, 200)));
     }
     if (is_manifest) {
       has_manifest = true;

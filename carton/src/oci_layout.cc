@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "carton/manifest/manifest.h"
 #include "carton/zip/layout.h"
 #include "carton/zip/writer.h"
 #include "writer_options.h"
@@ -232,6 +233,12 @@ Result<OciLayout> ParseOciLayout(std::string_view json) {
     } else if (kind == "symlink") {
       e.kind = OciEntryKind::kSymlink;
       e.target = r.String(j, "target", where);
+      if (r.error.empty()) {
+        // A MANIFEST path, like every name these messages print.
+        if (Status s = manifest::ValidateEntryPath(e.target); !s.ok()) {
+          return bad(where + ".target: " + s.message());
+        }
+      }
     } else {
       return bad(where + ".kind must be \"file\", \"directory\" or \"symlink\"");
     }
@@ -264,6 +271,9 @@ Result<OciLayout> ParseOciLayout(std::string_view json) {
   for (const Json& p : *linked) {
     if (!p.is_string()) return bad("linked must be an array of paths");
     layout.linked.push_back(p.get<std::string>());
+    if (Status s = manifest::ValidateEntryPath(layout.linked.back()); !s.ok()) {
+      return bad("linked: " + s.message());
+    }
     if (names.count(layout.linked.back()) != 0) {
       return bad("linked file " + layout.linked.back() + " is also a zip entry");
     }

@@ -30,6 +30,7 @@
 #include "carton/links/links.h"
 #include "carton/manifest/manifest.h"
 #include "oci_artifact.h"
+#include "oci_check.h"
 #include "oci_layout.h"
 #include "oci_session.h"
 #include "writer_options.h"
@@ -80,79 +81,19 @@ Result<Pulled> OpenArtifact(const std::string& reference, const OciOptions& opti
 Status LoadLayout(Pulled& p, const CartonLimits& limits = {}) {
   const OciSession& s = p.session;
   const internal::OciArtifact& a = p.artifact;
-  auto bad = [&](const std::string& why) { return Corrupt(s.where + ": " + why); };
   CARTON_ASSIGN_OR_RETURN(
       std::string config,
       ReadSmallBlob(s, a.config_digest, a.config_size, internal::kMaxOciLayoutSize, "config blob"));
   auto layout = internal::ParseOciLayout(config);
   if (!layout.ok()) return layout.status().WithContext(s.where);
   p.layout = std::move(layout).value();
-  if (p.layout.manifest_hash != a.manifest_hash) {
-    return bad("the config names manifest hash " + manifest::ToHex(p.layout.manifest_hash) +
-               " but the MANIFEST layer is " + manifest::ToHex(a.manifest_hash));
-  }
   const internal::OciLayer* ml = a.Find("MANIFEST");
   CARTON_ASSIGN_OR_RETURN(std::string text, ReadSmallBlob(s, ml->digest, ml->size,
                                                           limits.max_manifest_size, "MANIFEST"));
   auto m = manifest::Manifest::Parse(AsBytes(text));
   if (!m.ok()) return m.status().WithContext(s.where);
   p.manifest = std::move(m).value();
-
-  // Every MANIFEST file has its layer, with its digest; nothing else but
-  // MANIFEST and LINKS does.
-  for (const auto& me : p.manifest.entries()) {
-    const internal::OciLayer* l = a.Find(me.path);
-    if (l == nullptr) return bad(me.path + ": listed in MANIFEST but has no layer");
-    if (l->digest != me.sha256) {
-      return bad(me.path + ": its layer has digest " + manifest::ToHex(l->digest) +
-                 " but MANIFEST says " + manifest::ToHex(me.sha256));
-    }
-  }
-  for (const internal::OciLayer& l : a.layers) {
-    if (!manifest::IsReservedPath(l.title) && p.manifest.Find(l.title) == nullptr) {
-      return bad("layer " + l.title + " is not listed in MANIFEST");
-    }
-  }
-  // The zip entries and the linked files are MANIFEST's files, each once,
-  // plus MANIFEST itself and LINKS when there is a LINKS layer.
-  std::map<std::string, const internal::OciZipEntry*> entries;
-  bool has_manifest_entry = false, has_links_entry = false;
-  for (const auto& e : p.layout.entries) {
-    entries[e.name] = &e;
-    if (e.kind == internal::OciEntryKind::kDirectory) continue;
-    if (e.name == "MANIFEST" || e.name == "LINKS") {
-      if (e.kind != internal::OciEntryKind::kFile) return bad(e.name + " must be a file entry");
-      (e.name == "MANIFEST" ? has_manifest_entry : has_links_entry) = true;
-      continue;
-    }
-    if (p.manifest.Find(e.name) == nullptr) {
-      return bad("the config's zip entry " + e.name + " is not listed in MANIFEST");
-    }
-    if (e.kind == internal::OciEntryKind::kSymlink) {
-      const manifest::ManifestEntry* t = p.manifest.Find(e.target);
-      if (t == nullptr || t->sha256 != p.manifest.Find(e.name)->sha256) {
-        return bad("symlink " + e.name + " names " + e.target +
-                   ", which is not a MANIFEST file with the same sha256");
-      }
-    }
-  }
-  if (!has_manifest_entry) return bad("the config's zip has no MANIFEST entry");
-  if (has_links_entry != (a.Find("LINKS") != nullptr)) {
-    return bad("the config's zip and the layers disagree about LINKS");
-  }
-  for (const std::string& path : p.layout.linked) {
-    if (p.manifest.Find(path) == nullptr) return bad("linked file " + path + " is not in MANIFEST");
-  }
-  for (const auto& me : p.manifest.entries()) {
-    const bool in_zip = entries.count(me.path) != 0;
-    const bool is_linked =
-        std::find(p.layout.linked.begin(), p.layout.linked.end(), me.path) != p.layout.linked.end();
-    if (in_zip == is_linked) {
-      return bad(me.path + (in_zip ? ": both a zip entry and linked"
-                                   : ": neither a zip entry nor linked in the config"));
-    }
-  }
-  return Status::Ok();
+  return internal::CheckOciLayout(a, p.layout, p.manifest, s.where);
 }
 
 // Stored blobs at least this large are written into the carton while

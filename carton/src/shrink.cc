@@ -74,7 +74,8 @@ Result<ShrinkReport> Shrink(const std::string& in, const std::string& out_path,
   const ZipReader& zip = reader.zip();
   const ManifestFile& m = reader.manifest_file();
   links::Links new_links = reader.links().value_or(links::Links{});
-  for (const auto& [digest, list] : options.urls) {
+  for (const auto& named : options.urls) {
+    const manifest::Digest& digest = named.first;  // a lambda below uses it
     const auto& entries = m.manifest.entries();
     const bool movable = std::any_of(entries.begin(), entries.end(), [&](const auto& me) {
       return me.sha256 == digest && !MustStay(me.path);

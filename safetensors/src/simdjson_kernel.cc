@@ -6,7 +6,15 @@
 #include <cstdlib>
 
 #if defined(__x86_64__) && defined(__GLIBC__)
+#if defined(__clang__)
+// glibc's header spells a return type `_Bool`, a C keyword g++ also takes
+// in C++ and clang++ does not (the fuzz build is clang's).
+#define _Bool bool
 #include <sys/platform/x86.h>
+#undef _Bool
+#else
+#include <sys/platform/x86.h>
+#endif
 #endif
 
 namespace carton::safetensors::internal {

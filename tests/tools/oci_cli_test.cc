@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "carton/carton/oci.h"
 #include "carton/links/oci.h"
 #include "carton/manifest/sha256.h"
 #include "nginx_testing.h"
@@ -823,6 +824,44 @@ void PushVariant(const RegistryServer& registry, const std::string& repo, const 
               .ok());
 }
 
+// The three documents of the artifact at repo:tag, fetched with the
+// library's client: the OCI manifest, the config blob and MANIFEST.
+struct Documents {
+  std::string manifest, config, manifest_text;
+};
+Documents FetchDocuments(const RegistryServer& registry, const std::string& repo,
+                         const std::string& tag) {
+  using carton::links::oci::Client;
+  auto client = Client::Open(registry.host(), {});
+  REQUIRE(client.ok());
+  auto m = (*client)->GetManifest(repo, tag);
+  REQUIRE(m.ok());
+  const Json manifest = Json::parse(m->bytes);
+  TempDir dir;
+  const carton::links::BlobCache cache(dir.file("cache"));
+  auto fetch = [&](const Json& descriptor) {
+    auto digest = carton::links::oci::ParseDigest(descriptor["digest"].get<std::string>());
+    REQUIRE(digest.ok());
+    auto path = (*client)->FetchBlob(cache, repo, *digest, descriptor["size"]);
+    REQUIRE(path.ok());
+    return ReadText(*path);
+  };
+  Documents d{m->bytes, fetch(manifest["config"]), ""};
+  for (const Json& l : manifest["layers"]) {
+    if (l["annotations"]["org.opencontainers.image.title"] == "MANIFEST")
+      d.manifest_text = fetch(l);
+  }
+  return d;
+}
+
+// carton::CheckOciArtifact on the artifact at repo:tag.
+carton::Status CheckInRegistry(const RegistryServer& registry, const std::string& repo,
+                               const std::string& tag) {
+  const Documents d = FetchDocuments(registry, repo, tag);
+  return carton::CheckOciArtifact(d.manifest, d.config, d.manifest_text,
+                                  registry.Ref(repo + ":" + tag));
+}
+
 TEST_CASE("oci cli: artifacts that break the layout rules are refused before anything is written",
           "[oci][cli][errors]") {
   RegistryServer registry;
@@ -923,7 +962,13 @@ TEST_CASE("oci cli: artifacts that break the layout rules are refused before any
     CHECK(r.err.find(c.message) != std::string::npos);
     CHECK(r.err.rfind("carton pull: " + registry.Ref("m:" + c.name), 0) == 0);
     CHECK_FALSE(fs::exists(out));
+    // The library's check without a pull: the same rule, the same words.
+    const carton::Status checked = CheckInRegistry(registry, "m", c.name);
+    CHECK_FALSE(checked.ok());
+    CHECK(checked.message().find(c.message) != std::string::npos);
+    CHECK(checked.message().rfind(registry.Ref("m:" + c.name), 0) == 0);
   }
+  CHECK(CheckInRegistry(registry, "m", "good").ok());
   // A layer whose size is wrong: refused, and a good cached blob stays.
   PushVariant(
       registry, "m", "good", "size", [&](Json& m) { layer(m, "model/notes.txt")["size"] = 5; },
@@ -940,6 +985,8 @@ TEST_CASE("oci cli: artifacts that break the layout rules are refused before any
               Q(tmp.file("size.carton")));
   CHECK(sized.exit_code == 1);
   CHECK(sized.err.find(" is said to have 5 bytes, but it has ") != std::string::npos);
+  // Sizes and digests are the fetch's to check, not CheckOciArtifact's.
+  CHECK(CheckInRegistry(registry, "m", "size").ok());
   CHECK(Run(Carton(tmp, "cache-size2") + " pull " + registry.Ref("m:good") + " -o " +
             Q(tmp.file("good2.carton")) + " --json")
             .out.find("\"bytes_downloaded\":0") != std::string::npos);
@@ -950,6 +997,74 @@ TEST_CASE("oci cli: artifacts that break the layout rules are refused before any
   auto r = Run(Carton(tmp) + " pull " + registry.Ref("m:same") + " -o " + Q(tmp.file("s.carton")));
   CHECK(r.exit_code == 0);
   CHECK(ReadText(tmp.file("s.carton")) == ReadText(v1));
+}
+
+TEST_CASE("oci: CheckOciArtifact refuses documents no registry would store", "[oci][errors]") {
+  RegistryServer registry;
+  TempDir tmp;
+  const std::string v1 = PackVersion(tmp, "v1", 1);
+  REQUIRE(Run(Carton(tmp) + " push " + Q(v1) + " " + registry.Ref("m:v1")).exit_code == 0);
+  const Documents good = FetchDocuments(registry, "m", "v1");
+  REQUIRE(carton::CheckOciArtifact(good.manifest, good.config, good.manifest_text, "m:v1").ok());
+  auto check = [&](const std::function<void(Json&)>& change) {
+    Json m = Json::parse(good.manifest);
+    change(m);
+    return carton::CheckOciArtifact(m.dump(), good.config, good.manifest_text, "m:v1");
+  };
+  // A digest that is not one: a bad manifest (exit 1), not a bad argument.
+  auto s = check([](Json& m) { m["layers"][0]["digest"] = "sha256:xyz"; });
+  CHECK(s.code() == carton::StatusCode::kCorrupt);
+  CHECK(s.message().rfind("m:v1: layers[0]: ", 0) == 0);
+  s = check([](Json& m) { m["config"]["digest"] = "SHA256"; });
+  CHECK(s.code() == carton::StatusCode::kCorrupt);
+  CHECK(s.message().rfind("m:v1: config: ", 0) == 0);
+  s = check([](Json& m) { m["layers"][0]["digest"] = "sha512:" + std::string(128, 'a'); });
+  CHECK(s.code() == carton::StatusCode::kUnsupported);
+  // An index of manifests is not a carton.
+  s = check([](Json& m) { m["mediaType"] = "application/vnd.oci.image.index.v1+json"; });
+  CHECK(s.code() == carton::StatusCode::kUnsupported);
+  CHECK(s.message().find("m:v1: not a carton: it is an index of manifests") != std::string::npos);
+  // Untrusted text reaches messages escaped: no terminal control sequence.
+  s = check([](Json& m) { m["layers"][0]["mediaType"] = "x\x1b[2Jy"; });
+  CHECK(s.code() == carton::StatusCode::kCorrupt);
+  CHECK(s.message().find("media type \"x\\x1b[2Jy\" is not a carton layer type") !=
+        std::string::npos);
+  s = check([](Json& m) { m["config"]["mediaType"] = "\x1b]0;title\x07"; });
+  CHECK(s.code() == carton::StatusCode::kUnsupported);
+  CHECK(s.message().find("its config media type is \"\\x1b]0;title\\x07\"") != std::string::npos);
+  auto check_config = [&](const std::function<void(Json&)>& change) {
+    Json c = Json::parse(good.config);
+    change(c);
+    return carton::CheckOciArtifact(good.manifest, c.dump(), good.manifest_text, "m:v1");
+  };
+  s = check_config([](Json& c) {
+    Json& e = c["zip"]["entries"][0];
+    e["kind"] = "symlink";
+    e["target"] = "model/\x1b[2J";
+  });
+  CHECK(s.code() == carton::StatusCode::kCorrupt);
+  CHECK(s.message().rfind("m:v1: carton config blob: zip.entries[0].target: ", 0) == 0);
+  s = check_config([](Json& c) { c["linked"] = Json::array({"../\x1b[2J"}); });
+  CHECK(s.code() == carton::StatusCode::kCorrupt);
+  CHECK(s.message().rfind("m:v1: carton config blob: linked: ", 0) == 0);
+  for (const std::string& message :
+       {check([](Json& m) { m["layers"][0]["mediaType"] = "\x1b"; }).message(),
+        check_config([](Json& c) { c["linked"] = Json::array({"a\x1b"}); }).message()}) {
+    INFO(message);
+    CHECK(message.find('\x1b') == std::string::npos);
+  }
+  // The config and MANIFEST as documents of their own.
+  s = carton::CheckOciArtifact(good.manifest, "{", good.manifest_text, "m:v1");
+  CHECK(s.code() == carton::StatusCode::kCorrupt);
+  CHECK(s.message().rfind("m:v1: carton config blob: not valid JSON", 0) == 0);
+  s = carton::CheckOciArtifact(good.manifest, good.config, "model/x=zz\n", "m:v1");
+  CHECK(s.code() == carton::StatusCode::kCorrupt);
+  CHECK(s.message().rfind("m:v1: ", 0) == 0);
+  // A MANIFEST that lists one file fewer than the layers.
+  const std::string fewer = good.manifest_text.substr(good.manifest_text.find('\n') + 1);
+  s = carton::CheckOciArtifact(good.manifest, good.config, fewer, "m:v1");
+  CHECK(s.code() == carton::StatusCode::kCorrupt);
+  CHECK(s.message().find("is not listed in MANIFEST") != std::string::npos);
 }
 
 }  // namespace

@@ -130,6 +130,19 @@ struct OciPullReport {
 Result<OciPullReport> PullCarton(const std::string& reference, const std::string& out_path,
                                  const OciOptions& options = {});
 
+// Checks a carton artifact's three documents as pull does before it fetches
+// any file blob: `image_manifest` (the OCI manifest) is a carton's, with
+// valid, distinct layer titles; `config` (its config blob) follows the
+// layout rules; `manifest_text` (its MANIFEST layer) parses; and the three
+// agree (every MANIFEST file has its layer with its digest, and is a zip
+// entry or linked). The blobs' digests and sizes are not checked here: a
+// registry serves blobs by digest, and the fetch checks them. `where`
+// names the artifact in messages. For checking artifacts without pulling
+// them (a registry's admission hook, a mirror). Errors: kUnsupported (not
+// a carton), kCorrupt naming the rule.
+Status CheckOciArtifact(std::string_view image_manifest, std::string_view config,
+                        std::string_view manifest_text, const std::string& where);
+
 // The OCI manifest's digest and the carton's manifest hash (the digest of
 // its MANIFEST layer), from one manifest request. Errors: as PullCarton.
 struct OciResolved {

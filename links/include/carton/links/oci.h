@@ -19,6 +19,7 @@
 // takes a connection of its own; tokens are shared under a lock).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -85,6 +86,35 @@ struct Credentials {
 // `source` names it in messages. Errors: kInvalidArgument.
 Result<std::map<std::string, Credentials>> ParseDockerConfig(std::string_view json,
                                                              std::string_view source);
+
+// What a registry answers, parsed for the client (untrusted text; also
+// fuzz targets).
+//
+// One challenge of a WWW-Authenticate header: `Bearer realm="...",
+// service="...", scope="..."` or `Basic realm="..."`.
+struct Challenge {
+  std::string scheme;                         // lowercase: "bearer", "basic"
+  std::map<std::string, std::string> params;  // names lowercase
+};
+// Every challenge in the given WWW-Authenticate values (RFC 9110 11.6.1:
+// comma-separated challenges of auth-params, values quoted or tokens).
+// What cannot be parsed is skipped.
+std::vector<Challenge> ParseChallenges(const std::vector<std::string>& values);
+
+// A bearer token from a token endpoint's JSON answer ({"token": ...} or
+// {"access_token": ...}, "expires_in" seconds, 60 when absent).
+struct Token {
+  std::string value;  // printable ASCII, no spaces: it goes into a header
+  std::chrono::seconds lifetime{60};
+};
+// Errors: kNetworkError naming `realm` (not JSON, no token, a token that
+// cannot be sent in a header).
+Result<Token> ParseTokenResponse(std::string_view body, std::string_view realm);
+
+// The registry's error in a JSON error body ({"errors": [{"code": ...,
+// "message": ...}]}) as "CODE: message; ...", at most 4 of them, each cut
+// to 300 bytes with control characters made spaces; "" when there is none.
+std::string RegistryError(std::string_view body);
 
 // The credentials for `registry` ("HOST[:PORT]"), from the first of:
 // `config_path` if not empty; $CARTON_REGISTRY_AUTH (a path, or the JSON
