@@ -848,8 +848,11 @@ Documents FetchDocuments(const RegistryServer& registry, const std::string& repo
   };
   Documents d{m->bytes, fetch(manifest["config"]), ""};
   for (const Json& l : manifest["layers"]) {
-    if (l["annotations"]["org.opencontainers.image.title"] == "MANIFEST")
+    // Some variants have a layer without annotations.
+    const Json annotations = l.value("annotations", Json::object());
+    if (annotations.value("org.opencontainers.image.title", "") == "MANIFEST") {
       d.manifest_text = fetch(l);
+    }
   }
   return d;
 }
