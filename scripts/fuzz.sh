@@ -16,14 +16,14 @@ cd "$(dirname "$0")/.."
 targets="safetensors config tensor_index manifest links zip zip_source carton slice registry_text oci_artifact"
 if [ "${1:-}" = "list" ]; then echo "$targets"; exit 0; fi
 smoke=0
-if [ "${1:-}" = "smoke" ]; then smoke=1; set -- smoke 0; fi
-if [ $# -lt 2 ]; then
+if [ "${1:-}" = "smoke" ]; then
+  smoke=1
+elif [ $# -lt 2 ]; then
   echo "usage: scripts/fuzz.sh TARGET SECONDS [libFuzzer flags...] (targets: $targets)" >&2
   exit 2
-fi
-target=$1 seconds=$2
-shift 2
-if [ "$smoke" = 0 ]; then
+else
+  target=$1 seconds=$2
+  shift 2
   case " $targets " in *" $target "*) ;; *) echo "unknown target: $target" >&2; exit 2 ;; esac
 fi
 
@@ -36,6 +36,29 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCARTON_BUILD_FUZZ=ON \
     -DCARTON_BUILD_TESTS=OFF -DCARTON_BUILD_BENCH=OFF
 fi
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+# write_seeds DIR TARGET...: DIR/<target>/ holds valid inputs made by
+# carton's own writers (carton_fuzz_seeds) plus the inputs kept under
+# tests/hostile: the known-bad corpus of the target and the regressions that
+# once broke it.
+write_seeds() {
+  local dir=$1 t f
+  shift
+  rm -rf "$dir"
+  "$build/fuzz/carton_fuzz_seeds" "$dir"
+  for t in "$@"; do
+    if [ ! -d "$dir/$t" ] || [ -z "$(ls -A "$dir/$t")" ]; then
+      echo "fuzz: carton_fuzz_seeds wrote no seeds for $t" >&2
+      exit 1
+    fi
+    for f in tests/hostile/known_bad/"$t"/* tests/hostile/regressions/"$t"-*; do
+      if [ -f "$f" ]; then cp "$f" "$dir/$t/"; fi
+    done
+  done
+}
+
 if [ "$smoke" = 1 ]; then
   # The fuzz tree builds (clang, every library instrumented), the seed
   # generator writes valid inputs, and every target takes its seeds, the
@@ -45,19 +68,10 @@ if [ "$smoke" = 1 ]; then
   for t in $targets; do fuzz_bins+=("fuzz_$t"); done
   cmake --build "$build" --parallel "$(nproc)" --target "${fuzz_bins[@]}" carton_fuzz_seeds
   seeds="$build/seeds/smoke"
-  rm -rf "$seeds"
-  "$build/fuzz/carton_fuzz_seeds" "$seeds"
-  export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
-  export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+  # shellcheck disable=SC2086  # $targets is a list of words
+  write_seeds "$seeds" $targets
+  mkdir -p "$build/artifacts/smoke"
   for t in $targets; do
-    if [ ! -d "$seeds/$t" ] || [ -z "$(ls -A "$seeds/$t")" ]; then
-      echo "fuzz smoke: no seeds for $t" >&2
-      exit 1
-    fi
-    for f in tests/hostile/known_bad/"$t"/* tests/hostile/regressions/"$t"-*; do
-      if [ -f "$f" ]; then cp "$f" "$seeds/$t/"; fi
-    done
-    mkdir -p "$build/artifacts/smoke"
     "$build/fuzz/fuzz_$t" -runs=0 -artifact_prefix="$build/artifacts/smoke/$t-" "$seeds/$t" \
       >"$build/smoke-$t.log" 2>&1 || {
       cat "$build/smoke-$t.log" >&2
@@ -72,16 +86,8 @@ cmake --build "$build" --parallel "$(nproc)" --target "fuzz_$target" carton_fuzz
 
 # Seeds are written per run of this script, so that runs can overlap.
 seeds="$build/seeds/for-$target" corpus="$build/corpus/$target" artifacts="$build/artifacts/$target"
-rm -rf "$seeds"
-"$build/fuzz/carton_fuzz_seeds" "$seeds"
-# The inputs kept under tests/hostile seed the run too: the known-bad corpus
-# of the target and the regressions that once broke it.
-for f in tests/hostile/known_bad/"$target"/* tests/hostile/regressions/"$target"-*; do
-  if [ -f "$f" ]; then cp "$f" "$seeds/$target/"; fi
-done
+write_seeds "$seeds" "$target"
 mkdir -p "$corpus" "$artifacts" "$build/logs"
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
-export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 log="$build/logs/$target.log"
 # The run stops at the first finding (kept in $artifacts). With -jobs the
 # worker writes fuzz-0.log into its working directory, so each target runs

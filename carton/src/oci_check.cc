@@ -1,7 +1,7 @@
 #include "oci_check.h"
 
-#include <algorithm>
-#include <map>
+#include <set>
+#include <string_view>
 
 #include "carton/carton/limits.h"
 #include "carton/carton/oci.h"
@@ -33,10 +33,10 @@ Status CheckOciLayout(const OciArtifact& a, const OciLayout& layout,
   }
   // The zip entries and the linked files are MANIFEST's files, each once,
   // plus MANIFEST itself and LINKS when there is a LINKS layer.
-  std::map<std::string, const OciZipEntry*> entries;
+  std::set<std::string_view> in_zip;
   bool has_manifest_entry = false, has_links_entry = false;
   for (const auto& e : layout.entries) {
-    entries[e.name] = &e;
+    in_zip.insert(e.name);
     if (e.kind == OciEntryKind::kDirectory) continue;
     if (e.name == "MANIFEST" || e.name == "LINKS") {
       if (e.kind != OciEntryKind::kFile) return bad(e.name + " must be a file entry");
@@ -58,15 +58,14 @@ Status CheckOciLayout(const OciArtifact& a, const OciLayout& layout,
   if (has_links_entry != (a.Find("LINKS") != nullptr)) {
     return bad("the config's zip and the layers disagree about LINKS");
   }
+  const std::set<std::string_view> linked(layout.linked.begin(), layout.linked.end());
   for (const std::string& path : layout.linked) {
     if (manifest.Find(path) == nullptr) return bad("linked file " + path + " is not in MANIFEST");
   }
   for (const auto& me : manifest.entries()) {
-    const bool in_zip = entries.count(me.path) != 0;
-    const bool is_linked =
-        std::find(layout.linked.begin(), layout.linked.end(), me.path) != layout.linked.end();
-    if (in_zip == is_linked) {
-      return bad(me.path + (in_zip ? ": both a zip entry and linked"
+    const bool zipped = in_zip.count(me.path) != 0;
+    if (zipped == (linked.count(me.path) != 0)) {
+      return bad(me.path + (zipped ? ": both a zip entry and linked"
                                    : ": neither a zip entry nor linked in the config"));
     }
   }

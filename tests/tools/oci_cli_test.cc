@@ -790,40 +790,6 @@ TEST_CASE("oci cli: LINKS naming a host the allowlist refuses are not fetched",
 
 namespace {
 
-// Pushes a variant of the artifact at `tag`: its manifest and config
-// changed by `change_manifest` and `change_config` (the config's digest and
-// size are then fixed up), under `new_tag`.
-void PushVariant(const RegistryServer& registry, const std::string& repo, const std::string& tag,
-                 const std::string& new_tag, const std::function<void(Json&)>& change_manifest,
-                 const std::function<void(Json&)>& change_config) {
-  using carton::links::oci::Client;
-  auto client = Client::Open(registry.host(), {});
-  REQUIRE(client.ok());
-  auto m = (*client)->GetManifest(repo, tag);
-  REQUIRE(m.ok());
-  Json manifest = Json::parse(m->bytes);
-  auto config_digest =
-      carton::links::oci::ParseDigest(manifest["config"]["digest"].get<std::string>());
-  REQUIRE(config_digest.ok());
-  TempDir dir;
-  auto path = (*client)->FetchBlob(carton::links::BlobCache(dir.file("cache")), repo,
-                                   *config_digest, manifest["config"]["size"]);
-  REQUIRE(path.ok());
-  Json config = Json::parse(ReadText(*path));
-  change_config(config);
-  const std::string config_text = config.dump();
-  const auto digest = carton::manifest::Sha256Of(carton::AsBytes(config_text));
-  REQUIRE((*client)->PushBlob(repo, digest, carton::AsBytes(config_text)).ok());
-  manifest["config"]["digest"] = carton::links::oci::DigestString(digest);
-  manifest["config"]["size"] = config_text.size();
-  change_manifest(manifest);
-  const std::string text = manifest.dump();
-  REQUIRE((*client)
-              ->PutManifest(repo, new_tag, carton::links::oci::kImageManifestMediaType,
-                            carton::AsBytes(text))
-              .ok());
-}
-
 // The three documents of the artifact at repo:tag, fetched with the
 // library's client: the OCI manifest, the config blob and MANIFEST.
 struct Documents {
@@ -855,6 +821,32 @@ Documents FetchDocuments(const RegistryServer& registry, const std::string& repo
     }
   }
   return d;
+}
+
+// Pushes a variant of the artifact at `tag`: its manifest and config
+// changed by `change_manifest` and `change_config` (the config's digest and
+// size are then fixed up), under `new_tag`.
+void PushVariant(const RegistryServer& registry, const std::string& repo, const std::string& tag,
+                 const std::string& new_tag, const std::function<void(Json&)>& change_manifest,
+                 const std::function<void(Json&)>& change_config) {
+  using carton::links::oci::Client;
+  auto client = Client::Open(registry.host(), {});
+  REQUIRE(client.ok());
+  const Documents d = FetchDocuments(registry, repo, tag);
+  Json manifest = Json::parse(d.manifest);
+  Json config = Json::parse(d.config);
+  change_config(config);
+  const std::string config_text = config.dump();
+  const auto digest = carton::manifest::Sha256Of(carton::AsBytes(config_text));
+  REQUIRE((*client)->PushBlob(repo, digest, carton::AsBytes(config_text)).ok());
+  manifest["config"]["digest"] = carton::links::oci::DigestString(digest);
+  manifest["config"]["size"] = config_text.size();
+  change_manifest(manifest);
+  const std::string text = manifest.dump();
+  REQUIRE((*client)
+              ->PutManifest(repo, new_tag, carton::links::oci::kImageManifestMediaType,
+                            carton::AsBytes(text))
+              .ok());
 }
 
 // carton::CheckOciArtifact on the artifact at repo:tag.
