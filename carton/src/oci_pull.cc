@@ -149,8 +149,9 @@ class BlobStream {
     return restarted_;
   }
 
-  // ZipWriter::StreamProducer.
-  Result<std::size_t> Read(std::uint64_t offset, MutableByteView out) {
+  // ZipWriter::StreamProducer: the bytes from `offset` on that have
+  // reached the file, up to 256 KiB, in a buffer of this object's.
+  Result<ByteView> Read(std::uint64_t offset) {
     std::size_t n = 0;
     {
       std::unique_lock lock(mu_);
@@ -163,21 +164,25 @@ class BlobStream {
       cv_.wait(lock, [&] { return restarted_ || done_ || readable() > offset; });
       if (restarted_) return IoError("the download restarted");
       if (!status_.ok()) return status_;
-      n = static_cast<std::size_t>(std::min<std::uint64_t>(out.size(), readable() - offset));
+      n = static_cast<std::size_t>(std::min<std::uint64_t>(kReadSize, readable() - offset));
     }
+    buffer_.resize(kReadSize);
     for (std::size_t got = 0; got < n;) {
       const ssize_t r =
-          ::pread(file_.get(), out.data() + got, n - got, static_cast<off_t>(offset + got));
+          ::pread(file_.get(), buffer_.data() + got, n - got, static_cast<off_t>(offset + got));
       if (r < 0 && errno == EINTR) continue;
       if (r < 0) return ErrnoIoError(errno, "reading the download");
       if (r == 0) return IoError("the download's file is shorter than it said");
       got += static_cast<std::size_t>(r);
     }
-    return n;
+    return ByteView(buffer_.data(), n);
   }
 
  private:
+  static constexpr std::size_t kReadSize = std::size_t{256} << 10;
+
   const std::uint64_t size_;
+  std::vector<std::byte> buffer_;  // the last Read's bytes (the reader's only)
   mutable std::mutex mu_;
   std::condition_variable cv_;
   UniqueFd file_;  // set once, before readers use it; then never changed
@@ -266,6 +271,7 @@ class BlobPipe final : public links::StreamSink {
     std::lock_guard lock(mu_);
     abandoned_ = true;
     queue_.clear();
+    lent_.reset();
     queued_ = 0;
     front_used_ = 0;
     cv_.notify_all();
@@ -282,10 +288,12 @@ class BlobPipe final : public links::StreamSink {
     return failed_on_its_own_;
   }
 
-  // ZipWriter::StreamProducer: reads in order, from where the last read
-  // ended.
-  Result<std::size_t> Read(std::uint64_t offset, MutableByteView out) {
+  // ZipWriter::StreamProducer: the next bytes of the download's front
+  // buffer, where they are, in order from where the last read ended. The
+  // download gets that buffer back at the next call.
+  Result<ByteView> Read(std::uint64_t offset) {
     std::unique_lock lock(mu_);
+    lent_.reset();  // read by now
     if (offset != consumed_) {
       return Internal("the blob's bytes were asked for at " + std::to_string(offset) + ", after " +
                       std::to_string(consumed_));
@@ -301,27 +309,21 @@ class BlobPipe final : public links::StreamSink {
     if (restarted_) return IoError("the download restarted");
     if (!status_.ok()) return status_;
     if (readable() <= consumed_) return IoError("the download ended early");
-    std::size_t n = 0;
-    bool popped = false;
-    const auto want =
-        static_cast<std::size_t>(std::min<std::uint64_t>(out.size(), readable() - consumed_));
-    while (n < want) {
-      Piece& front = queue_.front();
-      const std::size_t take = std::min(want - n, front.bytes.size() - front_used_);
-      std::memcpy(out.data() + n, front.bytes.data() + front_used_, take);
-      n += take;
-      front_used_ += take;
-      if (front_used_ == front.bytes.size()) {
-        queued_ -= front.bytes.size();
-        queue_.pop_front();  // the download may reuse the buffer
-        front_used_ = 0;
-        popped = true;
-      }
-    }
+    Piece& front = queue_.front();
+    const auto n = static_cast<std::size_t>(
+        std::min<std::uint64_t>(front.bytes.size() - front_used_, readable() - consumed_));
+    const ByteView lent = front.bytes.subspan(front_used_, n);
+    lent_ = front.owner;
+    front_used_ += n;
     consumed_ += n;
-    // Only room in the queue can let the download go on.
-    if (popped) cv_.notify_all();
-    return n;
+    if (front_used_ == front.bytes.size()) {
+      queued_ -= front.bytes.size();
+      queue_.pop_front();
+      front_used_ = 0;
+      // Only room in the queue can let the download go on.
+      cv_.notify_all();
+    }
+    return lent;
   }
 
  private:
@@ -333,7 +335,9 @@ class BlobPipe final : public links::StreamSink {
   const std::uint64_t size_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Piece> queue_;     // received, not yet read
+  std::deque<Piece> queue_;  // received, not yet read
+  // The buffer of the last Read's bytes, kept until the reader is done.
+  std::shared_ptr<const std::byte> lent_;
   std::size_t front_used_ = 0;  // read of queue_.front()
   std::size_t queued_ = 0;      // bytes in queue_
   std::uint64_t received_ = 0;
@@ -561,17 +565,13 @@ Result<OciPullReport> PullCarton(const std::string& reference, const std::string
       const bool stored_file =
           e.kind == internal::OciEntryKind::kFile && e.method == Compression::kStored;
       if (stream && stored_file && in_pipes != pipes.end()) {
-        added =
-            zip.AddStream(e.name, layer->size,
-                          [b = in_pipes->second.get()](std::uint64_t offset, MutableByteView out) {
-                            return b->Read(offset, out);
-                          });
+        added = zip.AddStream(
+            e.name, layer->size,
+            [b = in_pipes->second.get()](std::uint64_t offset) { return b->Read(offset); });
       } else if (stream && stored_file && in_streams != streams.end()) {
         added = zip.AddStream(
             e.name, layer->size,
-            [b = in_streams->second.get()](std::uint64_t offset, MutableByteView out) {
-              return b->Read(offset, out);
-            });
+            [b = in_streams->second.get()](std::uint64_t offset) { return b->Read(offset); });
       } else {
         const std::string& blob = blobs.at(layer->digest);
         added = e.method == Compression::kStored ? zip.AddFileUnread(e.name, blob)

@@ -899,32 +899,37 @@ TEST_CASE("carton zip: an AddLater producer's error or wrong size fails Finish",
 TEST_CASE("carton zip: an AddStream entry is read piece by piece when Finish reaches it", "[zip]") {
   TempDir dir;
   const std::string path = dir.file("stream.zip");
-  const auto bytes = Pattern(3'000'000, 5);  // read in the pieces libzip asks for
-  std::vector<std::pair<std::uint64_t, std::size_t>> calls;
+  const auto bytes = Pattern(3'000'000, 5);
+  // Pieces of uneven sizes, as a download gives them, each in a buffer
+  // that is overwritten when the next piece is asked for.
+  const std::vector<std::size_t> sizes = {1, 700'000, 8'191, 262'144, 1'000'000};
+  std::vector<std::byte> buffer;
+  std::vector<std::uint64_t> offsets;
   {
     auto w = ZipWriter::Create(path, {.alignment = 4096});
     REQUIRE(w.ok());
     REQUIRE(w->AddBytes("carton.toml", AsBytes("x = 1\n"), Compression::kStored).ok());
-    auto a = w->AddStream("model/w.bin", bytes.size(),
-                          [&](std::uint64_t offset, MutableByteView out) -> Result<std::size_t> {
-                            calls.emplace_back(offset, out.size());
-                            // Fewer bytes than asked, as a download gives them.
-                            const std::size_t n = std::min<std::size_t>(out.size(), 700'000);
-                            std::memcpy(out.data(), bytes.data() + offset, n);
-                            return n;
-                          });
+    auto a =
+        w->AddStream("model/w.bin", bytes.size(), [&](std::uint64_t offset) -> Result<ByteView> {
+          const std::size_t n =
+              std::min<std::size_t>(sizes[offsets.size() % sizes.size()], bytes.size() - offset);
+          offsets.push_back(offset);
+          buffer.assign(bytes.begin() + static_cast<std::ptrdiff_t>(offset),
+                        bytes.begin() + static_cast<std::ptrdiff_t>(offset + n));
+          return ByteView(buffer.data(), buffer.size());
+        });
     REQUIRE(a.ok());
     CHECK(a->data_offset % 4096 == 0);
     CHECK(a->size == bytes.size());
-    CHECK(calls.empty());  // only when Finish() reaches it
+    CHECK(offsets.empty());  // only when Finish() reaches it
+    REQUIRE(w->AddBytes("after", AsBytes("y"), Compression::kStored).ok());
     REQUIRE(w->Finish().ok());
   }
-  REQUIRE(calls.size() >= 5);
+  REQUIRE(offsets.size() >= 5);
   std::uint64_t expected = 0;
-  for (const auto& [offset, size] : calls) {
-    CHECK(offset == expected);  // in order, no byte asked twice
-    CHECK(size <= (std::size_t{1} << 20));
-    expected += std::min<std::size_t>(size, 700'000);
+  for (std::size_t i = 0; i < offsets.size(); ++i) {
+    CHECK(offsets[i] == expected);  // in order, no byte asked twice
+    expected += std::min<std::size_t>(sizes[i % sizes.size()], bytes.size() - expected);
   }
   CHECK(expected == bytes.size());
   auto z = ZipReader::Open(path);
@@ -933,6 +938,69 @@ TEST_CASE("carton zip: an AddStream entry is read piece by piece when Finish rea
   REQUIRE(w.ok());
   CHECK(*w == bytes);
   CHECK(Run("unzip -tq " + Quote(path)).exit_code == 0);
+}
+
+TEST_CASE("carton zip: large entries of every kind, written past the output's buffer", "[zip]") {
+  // Entries of 256 KiB or more are written to the file by their source
+  // while libzip's copy of the same bytes is dropped; smaller ones go
+  // through the output's buffer. Both kinds side by side, from every source.
+  TempDir dir;
+  const std::string file_a = dir.file("a.bin");
+  const std::string file_b = dir.file("b.bin");
+  const auto a = Pattern((1 << 20) + 3, 21);
+  const auto b = Pattern(2 << 20, 22);
+  testing::WriteBytes(file_a, a);
+  testing::WriteBytes(file_b, b);
+  const auto at_min = Pattern(256 << 10, 23);
+  const auto below_min = Pattern((256 << 10) - 1, 24);
+  const auto compressible = Pattern(600'000, 25);
+  const auto later = Pattern(300'000, 26);
+  const auto streamed = Pattern(500'000, 27);
+  std::vector<std::pair<std::string, std::vector<std::byte>>> expected = {
+      {"small-1", Bytes("1")},     {"model/a.bin", a},
+      {"at-min", at_min},          {"below-min", below_min},
+      {"c.deflate", compressible}, {"small-2", Bytes("22")},
+      {"model/b.bin", b},          {"later", later},
+      {"streamed", streamed},      {"small-3", Bytes("333")},
+  };
+  auto write = [&](const std::string& path) {
+    auto w = ZipWriter::Create(path, {.alignment = 4096});
+    REQUIRE(w.ok());
+    REQUIRE(w->AddBytes("small-1", AsBytes("1"), Compression::kStored).ok());
+    REQUIRE(w->AddFile("model/a.bin", file_a, Compression::kStored).ok());
+    REQUIRE(w->AddBytes("at-min", at_min, Compression::kStored).ok());
+    REQUIRE(w->AddBytes("below-min", below_min, Compression::kStored).ok());
+    REQUIRE(w->AddBytes("c.deflate", compressible, Compression::kDeflate, 1).ok());
+    REQUIRE(w->AddDirectory("model/").ok());
+    REQUIRE(w->AddBytes("small-2", AsBytes("22"), Compression::kDeflate).ok());
+    REQUIRE(w->AddFileUnread("model/b.bin", file_b).ok());
+    REQUIRE(w->AddLater("later", later.size(), [&]() -> Result<std::string> {
+               return std::string(reinterpret_cast<const char*>(later.data()), later.size());
+             }).ok());
+    REQUIRE(
+        w->AddStream("streamed", streamed.size(), [&](std::uint64_t offset) -> Result<ByteView> {
+           return ByteView(streamed).subspan(
+               offset, std::min<std::uint64_t>(100'000, streamed.size() - offset));
+         }).ok());
+    REQUIRE(w->AddBytes("small-3", AsBytes("333"), Compression::kStored).ok());
+    REQUIRE(w->Finish().ok());
+  };
+  const std::string path = dir.file("mixed.zip");
+  write(path);
+  auto z = ZipReader::Open(path);
+  REQUIRE(z.ok());
+  for (const auto& [name, bytes] : expected) {
+    INFO(name);
+    auto got = z->Read(name);  // checks the CRC-32 in the directory
+    REQUIRE(got.ok());
+    CHECK(*got == bytes);
+  }
+  CHECK(Run("unzip -tq " + Quote(path)).exit_code == 0);
+  CHECK(Run("python3 -m zipfile -t " + Quote(path)).exit_code == 0);
+  // The same calls give the same bytes.
+  const std::string again = dir.file("again.zip");
+  write(again);
+  CHECK(testing::ReadText(again) == testing::ReadText(path));
 }
 
 TEST_CASE("carton zip: an AddStream producer's error, or a count out of range, fails Finish",
@@ -944,17 +1012,19 @@ TEST_CASE("carton zip: an AddStream producer's error, or a count out of range, f
     StatusCode code;
     std::string message;
   };
+  static const std::vector<std::byte> kOnes(200, std::byte{1});
   std::vector<Case> cases = {
-      {[](std::uint64_t offset, MutableByteView out) -> Result<std::size_t> {
+      {[](std::uint64_t offset) -> Result<ByteView> {
          if (offset > 0) return Corrupt("sha256 is wrong");
-         std::fill(out.begin(), out.begin() + 10, std::byte{1});
-         return std::size_t{10};
+         return ByteView(kOnes).first(10);
        },
        StatusCode::kCorrupt, "sha256 is wrong"},
-      {[](std::uint64_t, MutableByteView) -> Result<std::size_t> { return std::size_t{0}; },
-       StatusCode::kInternal, "entry \"S\": the stream gave 0 bytes for a piece of 100"},
-      {[](std::uint64_t, MutableByteView out) -> Result<std::size_t> { return out.size() + 1; },
-       StatusCode::kInternal, "entry \"S\": the stream gave 101 bytes for a piece of 100"},
+      {[](std::uint64_t) -> Result<ByteView> { return ByteView(); }, StatusCode::kInternal,
+       "entry \"S\": the stream gave 0 bytes for the 100 left"},
+      {[](std::uint64_t offset) -> Result<ByteView> {
+         return ByteView(kOnes).first(offset == 0 ? 60 : 41);
+       },
+       StatusCode::kInternal, "entry \"S\": the stream gave 41 bytes for the 40 left"},
   };
   for (const auto& c : cases) {
     auto w = ZipWriter::Create(path);

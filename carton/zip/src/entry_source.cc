@@ -14,11 +14,12 @@
 namespace carton::zip_internal {
 namespace {
 
-constexpr std::size_t kBufferSize = 1 << 20;
+// The size of one write-through (ZipOutput's own writes are this size).
+constexpr std::size_t kBufferSize = std::size_t{256} << 10;
 
 }  // namespace
 
-EntrySource::EntrySource(EntryData data, const Spool* spool, const ZipOutput* output,
+EntrySource::EntrySource(EntryData data, const Spool* spool, ZipOutput* output,
                          const std::function<void(std::uint64_t)>* on_read)
     : data_(std::move(data)), spool_(spool), output_(output), on_read_(on_read) {}
 
@@ -42,11 +43,14 @@ Status EntrySource::Open() {
                     std::to_string(output_->position()) + ", not at " +
                     std::to_string(data_.data_offset));
   }
-  // A stream is read straight into libzip's buffer.
-  buffer_.resize(data_.stream ? 0
-                              : static_cast<std::size_t>(
-                                    std::min<std::uint64_t>(kBufferSize, data_.compressed_size)));
-  buffer_pos_ = buffer_end_ = 0;
+  write_through_ = data_.compressed_size >= ZipOutput::kWriteThroughMin;
+  // Streams and producers give their bytes where they are.
+  const bool buffered = !data_.stream && !data_.produce;
+  buffer_.resize(buffered ? static_cast<std::size_t>(
+                                std::min<std::uint64_t>(kBufferSize, data_.compressed_size))
+                          : 0);
+  chunk_ = {};
+  chunk_pos_ = 0;
   fetched_ = 0;
   if (data_.produce) {
     CARTON_ASSIGN_OR_RETURN(produced_, data_.produce());
@@ -73,35 +77,55 @@ Status EntrySource::Open() {
   return Status::Ok();
 }
 
+Result<ByteView> EntrySource::NextFromStream() {
+  const std::uint64_t left = data_.compressed_size - fetched_;
+  CARTON_ASSIGN_OR_RETURN(const ByteView got, data_.stream(fetched_));
+  if (got.empty() || got.size() > left) {
+    return Internal("entry " + QuoteName(data_.name) + ": the stream gave " +
+                    std::to_string(got.size()) + " bytes for the " + std::to_string(left) +
+                    " left");
+  }
+  return got;
+}
+
+Result<ByteView> EntrySource::NextFromFile(std::size_t want) {
+  std::size_t have = 0;
+  while (have < want) {
+    ssize_t r = ::read(fd_.get(), buffer_.data() + have, want - have);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoIoError(
+          errno, "entry " + QuoteName(data_.name) + ": read of " + data_.file_path + " failed");
+    }
+    if (r == 0) {
+      return IoError("entry " + QuoteName(data_.name) + ": " + data_.file_path +
+                     " shrank before it was written");
+    }
+    have += static_cast<std::size_t>(r);
+  }
+  if (on_read_ != nullptr && *on_read_) (*on_read_)(have);
+  return ByteView(buffer_.data(), have);
+}
+
 Status EntrySource::Refill() {
   const std::size_t want = static_cast<std::size_t>(
       std::min<std::uint64_t>(buffer_.size(), data_.compressed_size - fetched_));
-  buffer_pos_ = 0;
-  buffer_end_ = 0;
-  if (data_.produce) {
-    std::memcpy(buffer_.data(), produced_.data() + fetched_, want);
-    buffer_end_ = want;
+  if (data_.stream) {
+    CARTON_ASSIGN_OR_RETURN(chunk_, NextFromStream());
+  } else if (data_.produce) {
+    chunk_ = AsBytes(produced_);
   } else if (data_.file_path.empty()) {
     CARTON_RETURN_IF_ERROR(
         spool_->Read(data_.spool_offset + fetched_, MutableByteView(buffer_.data(), want)));
-    buffer_end_ = want;
+    chunk_ = ByteView(buffer_.data(), want);
   } else {
-    while (buffer_end_ < want) {
-      ssize_t r = ::read(fd_.get(), buffer_.data() + buffer_end_, want - buffer_end_);
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        return ErrnoIoError(
-            errno, "entry " + QuoteName(data_.name) + ": read of " + data_.file_path + " failed");
-      }
-      if (r == 0) {
-        return IoError("entry " + QuoteName(data_.name) + ": " + data_.file_path +
-                       " shrank before it was written");
-      }
-      buffer_end_ += static_cast<std::size_t>(r);
-    }
-    if (on_read_ != nullptr && *on_read_) (*on_read_)(buffer_end_);
+    CARTON_ASSIGN_OR_RETURN(chunk_, NextFromFile(want));
   }
-  fetched_ += buffer_end_;
+  chunk_pos_ = 0;
+  if (write_through_) {
+    CARTON_RETURN_IF_ERROR(output_->WriteThrough(data_.data_offset + fetched_, chunk_));
+  }
+  fetched_ += chunk_.size();
   return Status::Ok();
 }
 
@@ -122,23 +146,8 @@ Status EntrySource::CheckFileEnd() {
   return Status::Ok();
 }
 
-Result<std::size_t> EntrySource::ReadStream(std::byte* out, std::size_t n) {
-  const auto want =
-      static_cast<std::size_t>(std::min<std::uint64_t>(n, data_.compressed_size - fetched_));
-  if (want == 0) return std::size_t{0};
-  CARTON_ASSIGN_OR_RETURN(const std::size_t got,
-                          data_.stream(fetched_, MutableByteView(out, want)));
-  if (got == 0 || got > want) {
-    return Internal("entry " + QuoteName(data_.name) + ": the stream gave " + std::to_string(got) +
-                    " bytes for a piece of " + std::to_string(want));
-  }
-  fetched_ += got;
-  return got;
-}
-
 Result<std::size_t> EntrySource::Read(std::byte* out, std::size_t n) {
-  if (data_.stream) return ReadStream(out, n);
-  if (buffer_pos_ == buffer_end_) {
+  if (chunk_pos_ == chunk_.size()) {
     if (fetched_ == data_.compressed_size) {
       // libzip reads until it gets 0: the moment to check the file.
       if (fd_.valid()) {
@@ -149,9 +158,9 @@ Result<std::size_t> EntrySource::Read(std::byte* out, std::size_t n) {
     }
     CARTON_RETURN_IF_ERROR(Refill());
   }
-  const std::size_t k = std::min(n, buffer_end_ - buffer_pos_);
-  std::memcpy(out, buffer_.data() + buffer_pos_, k);
-  buffer_pos_ += k;
+  const std::size_t k = std::min(n, chunk_.size() - chunk_pos_);
+  std::memcpy(out, chunk_.data() + chunk_pos_, k);
+  chunk_pos_ += k;
   return k;
 }
 
@@ -205,6 +214,7 @@ zip_int64_t EntrySource::Handle(void* data, zip_uint64_t len, zip_source_cmd_t c
     }
     case ZIP_SOURCE_CLOSE:
       fd_.Reset();
+      chunk_ = {};
       buffer_ = {};
       produced_ = {};
       return 0;

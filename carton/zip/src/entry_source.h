@@ -15,8 +15,13 @@
 // offset ZipWriter computed: a check that its prediction of libzip's local
 // header (and so every reported data offset and alignment) is exact.
 //
-// Memory: a 1 MiB buffer while libzip reads the entry (none for a stream,
-// read straight into libzip's). Not thread-safe.
+// An entry of ZipOutput::kWriteThroughMin bytes or more writes each piece
+// it reads into the archive itself, before handing it to libzip
+// (ZipOutput::WriteThrough): its bytes are copied once in user space, into
+// libzip's buffer, instead of twice.
+//
+// Memory: a 256 KiB buffer while libzip reads the entry (none for a stream
+// or a producer, whose bytes are read where they are). Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -55,7 +60,7 @@ class EntrySource {
  public:
   // `spool`, `output` and `on_read` must outlive this object. `on_read`
   // (when set) gets the size of each chunk read from a stored file.
-  EntrySource(EntryData data, const Spool* spool, const ZipOutput* output,
+  EntrySource(EntryData data, const Spool* spool, ZipOutput* output,
               const std::function<void(std::uint64_t)>* on_read = nullptr);
   EntrySource(const EntrySource&) = delete;
   EntrySource& operator=(const EntrySource&) = delete;
@@ -74,21 +79,23 @@ class EntrySource {
   Status Open();
   // Reads up to `n` bytes into `out`; 0 only at the end of the entry.
   Result<std::size_t> Read(std::byte* out, std::size_t n);
+  // Points chunk_ at the next bytes of the entry (and writes them through).
   Status Refill();
-  // Read for a stream: from the producer into `out`, no buffer between.
-  Result<std::size_t> ReadStream(std::byte* out, std::size_t n);
+  Result<ByteView> NextFromStream();
+  Result<ByteView> NextFromFile(std::size_t want);
   Status CheckFileEnd();
 
   EntryData data_;
   const Spool* spool_;
-  const ZipOutput* output_;
+  ZipOutput* output_;
   const std::function<void(std::uint64_t)>* on_read_;
+  bool write_through_ = false;
   UniqueFd fd_;
   std::vector<std::byte> buffer_;
   std::string produced_;  // what data_.produce returned
-  std::size_t buffer_pos_ = 0;
-  std::size_t buffer_end_ = 0;
-  std::uint64_t fetched_ = 0;  // bytes moved into the buffer so far
+  ByteView chunk_;        // the bytes being handed to libzip
+  std::size_t chunk_pos_ = 0;
+  std::uint64_t fetched_ = 0;  // bytes of the entry in chunks so far
   Status error_;
   LibzipError zip_error_;
 };

@@ -52,8 +52,48 @@ Status ZipOutput::Reserve(std::uint64_t size) {
   return s;
 }
 
+Status ZipOutput::WriteThrough(std::uint64_t offset, ByteView data) {
+  if (!file_) return Internal(path_ + ": write after commit or abort");
+  if (!through_open_ || offset != through_end_ || through_end_ < position_) {
+    if (offset != position_ || position_ != size_) {
+      return Internal(path_ + ": entry data written through at offset " + std::to_string(offset) +
+                      " while the archive is being written at " + std::to_string(position_));
+    }
+    through_begin_ = through_end_ = offset;
+    through_open_ = true;
+  }
+  // In pieces of the buffer's size, the write size measured to be cheapest.
+  while (!data.empty()) {
+    const ByteView piece = data.first(std::min(data.size(), buffer_.size()));
+    CARTON_RETURN_IF_ERROR(file_->WriteAt(through_end_, piece));
+    through_end_ += piece.size();
+    data = data.subspan(piece.size());
+  }
+  return Status::Ok();
+}
+
+Status ZipOutput::CloseThrough() {
+  if (!through_open_) return Status::Ok();
+  through_open_ = false;
+  if (position_ != through_end_) {
+    return Internal(path_ + ": entry data written through up to offset " +
+                    std::to_string(through_end_) + ", but libzip wrote up to " +
+                    std::to_string(position_));
+  }
+  return Status::Ok();
+}
+
 Status ZipOutput::Write(ByteView data) {
   if (!file_) return Internal(path_ + ": write after commit or abort");
+  if (through_open_ && position_ >= through_begin_ && position_ < through_end_) {
+    // Already in the file: libzip writes what the entry's source gave it.
+    const auto skip =
+        static_cast<std::size_t>(std::min<std::uint64_t>(data.size(), through_end_ - position_));
+    position_ += skip;
+    size_ = std::max(size_, position_);
+    data = data.subspan(skip);
+    if (data.empty()) return Status::Ok();
+  }
   const std::uint64_t end = buffer_start_ + buffered_;
   // Appends and rewrites of buffered bytes stay in the buffer.
   if (position_ >= buffer_start_ && position_ <= end &&
@@ -110,6 +150,8 @@ zip_int64_t ZipOutput::Handle(void* data, zip_uint64_t len, zip_source_cmd_t cmd
       if (!file_) return Fail(Internal(path_ + ": output already closed"), ZIP_ER_INTERNAL);
       position_ = size_ = buffer_start_ = 0;
       buffered_ = 0;
+      through_begin_ = through_end_ = 0;
+      through_open_ = false;
       return 0;
     case ZIP_SOURCE_WRITE: {
       Status s =
@@ -118,6 +160,7 @@ zip_int64_t ZipOutput::Handle(void* data, zip_uint64_t len, zip_source_cmd_t cmd
       return static_cast<zip_int64_t>(len);
     }
     case ZIP_SOURCE_SEEK_WRITE: {
+      if (Status s = CloseThrough(); !s.ok()) return Fail(std::move(s), ZIP_ER_INTERNAL);
       zip_int64_t to =
           zip_source_seek_compute_offset(position_, size_, data, len, zip_error_.get());
       if (to < 0) return -1;
@@ -127,7 +170,8 @@ zip_int64_t ZipOutput::Handle(void* data, zip_uint64_t len, zip_source_cmd_t cmd
     case ZIP_SOURCE_TELL_WRITE:
       return static_cast<zip_int64_t>(position_);
     case ZIP_SOURCE_COMMIT_WRITE: {
-      Status s = Commit();
+      Status s = CloseThrough();
+      if (s.ok()) s = Commit();
       if (!s.ok()) return Fail(std::move(s), ZIP_ER_WRITE);
       return 0;
     }

@@ -10,6 +10,16 @@
 // 1-4 MiB, cost several times more kernel time in the page cache on the
 // machines measured; docs/BENCHMARKS.md.)
 //
+// A large entry's data skips that buffer: its source writes each piece to
+// the file itself (WriteThrough) from the buffer it reads into, before
+// libzip copies the same piece (libzip must see stored bytes to compute
+// their CRC-32); libzip's writes of bytes already written are dropped.
+// libzip copies a source's bytes as they are (stored bytes only pass
+// through its CRC-32), and before it seeks away from an entry's data (to
+// rewrite the local header) it must have written exactly up to the end of
+// what was written through, or the write fails. That saves one copy of
+// every byte of a large entry.
+//
 // Not movable (libzip keeps a pointer to it): held by unique_ptr, and it must
 // outlive the zip_t opened on its source. Not thread-safe.
 #pragma once
@@ -53,6 +63,14 @@ class ZipOutput {
   // Appends `data` without libzip (for the empty archive, which libzip will
   // not write).
   Status Write(ByteView data);
+
+  // Entries of at least this many bytes are written through.
+  static constexpr std::uint64_t kWriteThroughMin = std::uint64_t{256} << 10;
+  // Writes `data` to the file at `offset` now, ahead of libzip, which will
+  // write the same bytes there next: those writes are then dropped.
+  // `offset` continues the previous write-through, or is where libzip is
+  // about to append. Errors: kInternal (another offset), kIoError.
+  Status WriteThrough(std::uint64_t offset, ByteView data);
   // Flushes, closes and renames into place; removes the temporary file on
   // failure.
   Status Commit();
@@ -73,6 +91,9 @@ class ZipOutput {
   // with the current errno.
   zip_int64_t Fail(Status s, int zip_code);
   Status Flush();
+  // Before libzip seeks away or commits: it wrote the whole range written
+  // through, no more and no less.
+  Status CloseThrough();
 
   std::string path_;
   std::optional<AtomicFile> file_;  // empty once committed or aborted
@@ -81,6 +102,11 @@ class ZipOutput {
   std::size_t buffered_ = 0;        // valid bytes in buffer_
   std::uint64_t position_ = 0;
   std::uint64_t size_ = 0;  // end of the furthest write
+  // Bytes written through, [through_begin_, through_end_): libzip's writes
+  // there are dropped.
+  std::uint64_t through_begin_ = 0;
+  std::uint64_t through_end_ = 0;
+  bool through_open_ = false;  // libzip has not yet seeked away from it
   Status error_;
   LibzipError zip_error_;
 };

@@ -152,18 +152,20 @@ class ZipWriter {
   // another number of bytes. The result's crc32 is 0. Errors: as AddBytes.
   Result<ZipAddResult> AddLater(std::string_view name, std::uint64_t size, Producer produce);
 
-  // Writes the bytes of an AddStream entry from `offset` on into `out`;
-  // returns how many it wrote (at least one, at most out.size()).
-  using StreamProducer =
-      std::function<Result<std::size_t>(std::uint64_t offset, MutableByteView out)>;
+  // Gives the next bytes of an AddStream entry, from `offset` on: at least
+  // one, at most the entry's size minus `offset`, in memory the producer
+  // keeps unchanged until it is called again (or Finish() returns). The
+  // writer reads them where they are: a producer holding a download's
+  // buffers hands them over without a copy.
+  using StreamProducer = std::function<Result<ByteView>(std::uint64_t offset)>;
 
   // Appends a stored entry of exactly `size` bytes that Finish() reads from
-  // `produce` piece by piece (in order, pieces of libzip's size) when it
-  // reaches the entry: for bytes that arrive while the archive is written,
-  // such as a download, without holding them in memory. `produce` runs on
-  // the thread calling Finish(), which returns its error, or kInternal if it
-  // returns 0 or more bytes than asked. The result's crc32 is 0. Errors: as
-  // AddBytes.
+  // `produce` piece by piece (in order, each offset once) when it reaches
+  // the entry: for bytes that arrive while the archive is written, such as
+  // a download, without holding them in memory. `produce` runs on the
+  // thread calling Finish(), which returns its error, or kInternal if it
+  // gives no bytes or more than are left. The result's crc32 is 0. Errors:
+  // as AddBytes.
   Result<ZipAddResult> AddStream(std::string_view name, std::uint64_t size, StreamProducer produce);
 
   // As AddFile, from memory.
