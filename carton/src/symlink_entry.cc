@@ -1,6 +1,7 @@
 #include <vector>
 
 #include "carton/carton/symlink.h"
+#include "carton/common/quote.h"
 #include "carton/manifest/sha256.h"
 
 namespace carton {
@@ -54,7 +55,7 @@ Result<std::string> ResolveSymlinkEntry(const ZipReader& zip, const ZipEntry& li
   }));
   if (target.empty()) return bad("target is empty");
   if (target.find('\0') != std::string::npos) return bad("target contains a NUL byte");
-  const std::string shown = "target \"" + target + "\"";
+  const std::string shown = "target " + QuoteForMessage(target);
   if (target.find('\\') != std::string::npos) return bad(shown + " contains a backslash");
   if (target.front() == '/') return bad(shown + " is absolute");
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "carton/common/atomic_file.h"
+#include "carton/common/quote.h"
 #include "hashing_writer.h"
 #include "http_hop.h"
 #include "partial_file.h"
@@ -183,7 +184,7 @@ bool StartBody(Sink* sink, long status) {
     const ResponseHeaders& h = *sink->headers;
     if (!IsRestOfFile(h.content_range, sink->resume_from, sink->expected_size_or_0)) {
       sink->bad_range = "answered a request for bytes " + std::to_string(sink->resume_from) +
-                        "- with Content-Range \"" + h.content_range + "\"";
+                        "- with Content-Range " + QuoteForMessage(h.content_range);
       return false;
     }
     if (!h.content_encoding.empty() && h.content_encoding != "identity") {

@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "carton/common/quote.h"
 #include "carton/links/links.h"
 
 namespace carton::links {
@@ -67,21 +68,7 @@ std::optional<std::string> UrlProblem(std::string_view url, std::size_t max_leng
 }
 
 std::string QuoteForMessage(std::string_view s) {
-  std::string out = "\"";
-  const bool cut = s.size() > kMaxQuotedLength;
-  for (char c : cut ? s.substr(0, kMaxQuotedLength) : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7F || c == '"' || c == '\\') {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 0xF];
-    } else {
-      out += c;
-    }
-  }
-  out += cut ? "\"..." : "\"";
-  return out;
+  return carton::QuoteForMessage(s, kMaxQuotedLength);
 }
 
 }  // namespace carton::links

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "carton/common/mapped_file.h"
+#include "carton/common/quote.h"
 #include "carton/format/tensor_data.h"
 
 namespace carton::loader {
@@ -206,7 +207,7 @@ Status BuildContents(CartonState* impl, const ViewProvider& views,
     TensorSet set;
     set.name = name && !name->empty() ? *name : std::string(kind) + "[" + std::to_string(i) + "]";
     set.description = description;
-    std::string where = std::string("carton.toml: ") + kind + " \"" + set.name + "\"";
+    std::string where = std::string("carton.toml: ") + kind + " " + QuoteForMessage(set.name);
     CARTON_RETURN_IF_ERROR(
         Resolve(*impl, inputs, c.inputs, where + " inputs", &set.inputs, &set.input_files));
     if (outputs != nullptr) {

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "carton/common/quote.h"
+
 namespace carton::runner {
 
 bool SelfTestReport::passed() const {
@@ -43,8 +45,8 @@ OutputCheck CheckOutput(const Tensor* actual, const Tensor& expected,
     c.message = c.passed ? "all " + std::to_string(expected.strings.size()) + " strings match"
                          : std::to_string(bad) + " of " + std::to_string(expected.strings.size()) +
                                " strings differ; first at flat index " + std::to_string(first) +
-                               ": \"" + actual->strings[first] + "\" vs expected \"" +
-                               expected.strings[first] + "\"";
+                               ": " + QuoteForMessage(actual->strings[first]) + " vs expected " +
+                               QuoteForMessage(expected.strings[first]);
     return c;
   }
   auto r =

@@ -4,16 +4,13 @@
 #include <string>
 #include <string_view>
 
+#include "carton/common/quote.h"
+
 namespace carton::safetensors::internal {
 
-// `s` in double quotes, as messages show tensor names: tensor "w".
-inline std::string Quote(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  out += '"';
-  out += s;
-  out += '"';
-  return out;
-}
+// `s` in double quotes, as messages show tensor names: tensor "w". Names
+// come from untrusted headers: control bytes are escaped
+// (carton::QuoteForMessage).
+inline std::string Quote(std::string_view s) { return QuoteForMessage(s); }
 
 }  // namespace carton::safetensors::internal

@@ -3,12 +3,13 @@
 #include <cstring>
 #include <limits>
 
+#include "carton/common/quote.h"
 #include "carton/safetensors/dtype.h"
 
 namespace carton::safetensors {
 namespace {
 
-std::string Label(const TensorView& t) { return "tensor \"" + std::string(t.name) + "\""; }
+std::string Label(const TensorView& t) { return "tensor " + QuoteForMessage(t.name); }
 
 std::string Pos(std::size_t pos) { return "position " + std::to_string(pos); }
 

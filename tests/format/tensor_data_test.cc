@@ -191,6 +191,11 @@ TEST_CASE("carton tensor_data: name rules", "[carton][tensor_data][corrupt]") {
   CheckError(ParseIndex(twice), StatusCode::kCorrupt,
              "tensor_data/index.toml:8:8: tensor \"x\": duplicate name (also tensor[0])");
   RequireOk(ParseIndex(OneTensor("name = \"x y/@é\"\n" + rest)));
+  // A name from an untrusted carton is escaped in messages (TOML's \u
+  // escapes give it raw control bytes).
+  CheckError(ParseIndex(OneTensor("name = \"x\\u001b[2J\"\n" + rest) + "\n" +
+                        OneTensor("name = \"x\\u001b[2J\"\n" + rest)),
+             StatusCode::kCorrupt, "tensor \"x\\x1b[2J\": duplicate name (also tensor[0])");
 }
 
 TEST_CASE("carton tensor_data: dtype rules", "[carton][tensor_data][corrupt]") {

@@ -98,6 +98,8 @@ void Check(const Case& c) {
   CHECK_THAT(u.err, Catch::Contains("carton unpack: "));
   CHECK_THAT(u.err, Catch::Contains(c.want));
   CHECK(u.out.empty());
+  // Nothing from the archive reaches the terminal raw.
+  for (const auto* err : {&v.err, &i.err, &u.err}) CHECK(err->find('\x1b') == std::string::npos);
   CHECK(ListTree(root.path().string()) == before);
   CHECK_FALSE(fs::exists("/etc/x"));
 }
@@ -199,6 +201,8 @@ TEST_CASE("hostile: symlink entries that leave or misuse the carton are refused"
   const std::string w = files.at("model/weights.bin");
   Check({"absolute target", WithSymlink(files, "model/l", "/etc/passwd", w),
          "model/l: symlink target \"/etc/passwd\" is absolute"});
+  Check({"target with escape sequences", WithSymlink(files, "model/l", "\x1b]0;x\a/a\\b", w),
+         "model/l: symlink target \"\\x1b]0;x\\x07/a\\\\b\" contains a backslash"});
   Check({"escaping target", WithSymlink(files, "model/link", "../../../etc", w),
          "model/link: symlink target \"../../../etc\" leaves model/"});
   Check({"escaping then back", WithSymlink(files, "model/l", "../model/weights.bin", w),

@@ -224,6 +224,18 @@ TEST_CASE("safetensors: byte length must match shape and dtype", "[safetensors][
               "tensor \"w\": data_offsets [0, 12] but F32 [2, 2] needs 16 bytes");
 }
 
+TEST_CASE("safetensors: tensor names from the header are escaped in messages",
+          "[safetensors][reader][corrupt]") {
+  // JSON escapes give the name raw control bytes: ESC [31m, a newline, and
+  // the C1 CSI (U+009B); none may reach a terminal as they are.
+  const Status s =
+      Parse(R"({"a\u001b[31m\n\u009b2J\"":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", 4);
+  RequireKind(s, ErrorKind::kSizeMismatch,
+              "tensor \"a\\x1b[31m\\x0a\\xc2\\x9b2J\\\"\": data_offsets [0, 4]");
+  CHECK(s.message().find('\x1b') == std::string::npos);
+  CHECK(s.message().find('\n') == std::string::npos);
+}
+
 TEST_CASE("safetensors: rejects hostile shapes whose size overflows",
           "[safetensors][reader][corrupt]") {
   RequireKind(

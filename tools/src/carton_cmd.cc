@@ -6,6 +6,7 @@
 #include "carton/carton/info.h"
 #include "carton/carton/pack.h"
 #include "carton/carton/verify.h"
+#include "carton/common/quote.h"
 #include "carton/format/tensor_data.h"
 #include "carton/runner/runner.h"
 #include "commands.h"
@@ -20,7 +21,7 @@ namespace {
 
 std::string ShapeText(const Shape& shape) {
   if (std::holds_alternative<AnyDim>(shape)) return "\"*\"";
-  if (auto* s = std::get_if<SymbolDim>(&shape)) return "\"" + s->name + "\"";
+  if (auto* s = std::get_if<SymbolDim>(&shape)) return QuoteForMessage(s->name);
   std::string out = "[";
   const auto& dims = std::get<std::vector<Dimension>>(shape);
   for (std::size_t i = 0; i < dims.size(); ++i) {
@@ -28,7 +29,7 @@ std::string ShapeText(const Shape& shape) {
     if (auto* n = std::get_if<std::uint64_t>(&dims[i]))
       out += std::to_string(*n);
     else if (auto* sym = std::get_if<SymbolDim>(&dims[i]))
-      out += "\"" + sym->name + "\"";
+      out += QuoteForMessage(sym->name);
     else
       out += "\"*\"";
   }

@@ -27,8 +27,8 @@ std::string CheckSpecVersion(std::int64_t v);
 
 using carton::IsValidUtf8;  // carton/common/utf8.h
 
-// `s` in double quotes for a message: quotes, backslashes and control bytes
-// escaped, long values shortened.
+// `s` in double quotes for a message (carton::QuoteForMessage), values
+// longer than 120 bytes shortened.
 std::string QuoteForMessage(std::string_view s);
 
 // Whether a TOML key can be written without quotes ([A-Za-z0-9_-]+).

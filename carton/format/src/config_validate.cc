@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "carton/common/quote.h"
 #include "carton/common/utf8.h"
 #include "carton/format/config.h"
 #include "carton/format/semver.h"
@@ -77,30 +78,7 @@ std::string CheckSpecVersion(std::int64_t v) {
 }
 
 std::string QuoteForMessage(std::string_view s) {
-  std::string out = "\"";
-  std::size_t limit = s.size();
-  bool shortened = false;
-  if (limit > kMaxQuotedBytes) {
-    limit = kMaxQuotedBytes;
-    // Do not split a UTF-8 sequence.
-    while (limit > 0 && (static_cast<unsigned char>(s[limit]) & 0xC0) == 0x80) --limit;
-    shortened = true;
-  }
-  for (std::size_t i = 0; i < limit; ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  out += shortened ? "\"..." : "\"";
-  return out;
+  return carton::QuoteForMessage(s, kMaxQuotedBytes);
 }
 
 bool IsBareKey(std::string_view key) {

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "carton/common/quote.h"
 #include "carton/common/toml_string.h"
 #include "carton/format/tensor_data.h"
 #include "carton/safetensors/tensor.h"
@@ -15,7 +16,7 @@ using format_internal::At;
 using format_internal::IsValidUtf8;
 using format_internal::ParseToml;
 
-std::string Label(const TensorDataEntry& entry) { return "tensor \"" + entry.name + "\""; }
+std::string Label(const TensorDataEntry& entry) { return "tensor " + QuoteForMessage(entry.name); }
 
 Status DecodeStrings(const TensorDataEntry& entry, const std::string& source, std::uint64_t numel,
                      ByteView bytes, std::uint64_t max_size, TensorValue* out) {

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "carton/common/quote.h"
 #include "carton/common/toml_string.h"
 #include "carton/format/tensor_data.h"
 #include "carton/safetensors/tensor.h"
@@ -70,12 +71,7 @@ std::string_view TypeName(toml::node_type t) {
   }
 }
 
-std::string Quoted(std::string_view s) {
-  std::string out = "\"";
-  out += s;
-  out += '"';
-  return out;
-}
+std::string Quoted(std::string_view s) { return QuoteForMessage(s); }
 
 // Parses one [[tensor]] table. `position` is its index in the array.
 class EntryParser {

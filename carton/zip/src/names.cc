@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "carton/common/quote.h"
 #include "carton/manifest/manifest.h"
 #include "records.h"
 
@@ -45,24 +46,6 @@ std::string Hex(std::uint64_t v, int digits) {
   return buf;
 }
 
-std::string QuoteName(std::string_view name) {
-  bool utf8 = IsValidUtf8(name);
-  std::string out = "\"";
-  for (char ch : name) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += ch;
-    } else if ((c >= 0x20 && c < 0x7F) || (c >= 0x80 && utf8)) {
-      out += ch;
-    } else {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-      out += buf;
-    }
-  }
-  out += '"';
-  return out;
-}
+std::string QuoteName(std::string_view name) { return QuoteForMessage(name, kMax16); }
 
 }  // namespace carton::zip_internal

@@ -153,8 +153,8 @@ using carton::IsValidUtf8;  // carton/common/utf8.h
 // "0x" and `digits` lowercase hex digits (more if `v` needs them).
 std::string Hex(std::uint64_t v, int digits);
 
-// `name` in double quotes, with bytes outside printable ASCII as \xNN, for
-// error messages.
+// `name` in double quotes for error messages (carton::QuoteForMessage,
+// never cut).
 std::string QuoteName(std::string_view name);
 
 }  // namespace carton::zip_internal
