@@ -14,6 +14,29 @@ void AppendHex(std::string* out, unsigned char c) {
   *out += kHex[c & 15];
 }
 
+// Appends `s` with the escapes both functions share; `quote` also escapes
+// `"` and `\`, `multiline` keeps newlines and tabs.
+void AppendEscaped(std::string* out, std::string_view s, bool utf8, bool quote, bool multiline) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char ch = s[i];
+    const auto c = static_cast<unsigned char>(ch);
+    if (quote && (ch == '"' || ch == '\\')) {
+      *out += '\\';
+      *out += ch;
+    } else if (multiline && (ch == '\n' || ch == '\t')) {
+      *out += ch;
+    } else if (c < 0x20 || c == 0x7F || (c >= 0x80 && !utf8)) {
+      AppendHex(out, c);
+    } else if (c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) <= 0x9F) {
+      // U+0080-U+009F: C1 controls (CSI is U+009B).
+      AppendHex(out, c);
+      AppendHex(out, static_cast<unsigned char>(s[++i]));
+    } else {
+      *out += ch;
+    }
+  }
+}
+
 }  // namespace
 
 std::string QuoteForMessage(std::string_view s, std::size_t max_bytes) {
@@ -29,23 +52,15 @@ std::string QuoteForMessage(std::string_view s, std::size_t max_bytes) {
   std::string out;
   out.reserve(s.size() + 5);
   out += '"';
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const char ch = s[i];
-    const auto c = static_cast<unsigned char>(ch);
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (c < 0x20 || c == 0x7F || (c >= 0x80 && !utf8)) {
-      AppendHex(&out, c);
-    } else if (c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) <= 0x9F) {
-      // U+0080-U+009F: C1 controls (CSI is U+009B).
-      AppendHex(&out, c);
-      AppendHex(&out, static_cast<unsigned char>(s[++i]));
-    } else {
-      out += ch;
-    }
-  }
+  AppendEscaped(&out, s, utf8, /*quote=*/true, /*multiline=*/false);
   out += cut ? "\"..." : "\"";
+  return out;
+}
+
+std::string ShowText(std::string_view s, bool multiline) {
+  std::string out;
+  out.reserve(s.size());
+  AppendEscaped(&out, s, IsValidUtf8(s), /*quote=*/false, multiline);
   return out;
 }
 

@@ -30,3 +30,12 @@ TEST_CASE("common: QuoteForMessage cuts long text, never inside a UTF-8 sequence
   // Not UTF-8: cut at the byte.
   CHECK(QuoteForMessage("xxxxxxxxx\xc3\xa9\xff", 10) == "\"xxxxxxxxx\\xc3\"...");
 }
+
+TEST_CASE("common: ShowText escapes control characters only", "[common]") {
+  CHECK(ShowText("model/w \"x\" \\ h\xc3\xa9") == "model/w \"x\" \\ h\xc3\xa9");
+  CHECK(ShowText("a\x1b[2J\tb\nc") == "a\\x1b[2J\\x09b\\x0ac");
+  CHECK(ShowText("a\x1b[2J\tb\nc", /*multiline=*/true) == "a\\x1b[2J\tb\nc");
+  CHECK(ShowText("\xc2\x9b\xc2\xa0") == "\\xc2\\x9b\xc2\xa0");
+  CHECK(ShowText("\xff") == "\\xff");
+  CHECK(ShowText(std::string(300, 'x')) == std::string(300, 'x'));  // never cut
+}

@@ -67,6 +67,28 @@ TEST_CASE("cli: pack, verify, info, hash and unpack a model", "[cli][carton]") {
   CHECK(carton::testing::ReadText(tmp.file("x/model/weights.bin")) == std::string(5000, 'w'));
 }
 
+TEST_CASE("cli: info shows control characters from carton.toml escaped", "[cli][carton]") {
+  // TOML's \u escapes give a carton's strings raw control bytes; info must
+  // not hand them to the terminal. Descriptions keep their newlines.
+  TempDir tmp;
+  std::string dir = tmp.file("model"), out = tmp.file("m.carton");
+  Write(dir + "/carton.toml",
+        "spec_version = 1\nmodel_name = \"x\\u001b[2J\"\n"
+        "short_description = \"two\\nlines \\u009b1m\"\n"
+        "[[input]]\nname = \"in\\u0007\"\ndtype = \"float32\"\nshape = [1]\n"
+        "[runner]\nrunner_name = \"noop\"\nrequired_framework_version = \"=1.0.0\"\n"
+        "runner_compat_version = 1\n");
+  Write(dir + "/model/weights.bin", "w");
+  REQUIRE(Run(Bin() + " pack '" + dir + "' -o '" + out + "'").exit_code == 0);
+  auto info = Run(Bin() + " info '" + out + "'");
+  REQUIRE(info.exit_code == 0);
+  CHECK(info.out.find('\x1b') == std::string::npos);
+  CHECK(info.out.find('\a') == std::string::npos);
+  CHECK(info.out.find("name: x\\x1b[2J\n") != std::string::npos);
+  CHECK(info.out.find("description: two\nlines \\xc2\\x9b1m\n") != std::string::npos);
+  CHECK(info.out.find("  in\\x07: float32 [1]") != std::string::npos);
+}
+
 TEST_CASE("cli: verify exits 1 and lists every problem on stderr", "[cli][carton]") {
   TempDir tmp;
   std::string dir = MakeModel(tmp), out = tmp.file("m.carton");

@@ -40,6 +40,31 @@ TEST_CASE("cli: safetensors inspect lists tensors and metadata", "[cli][safetens
   CHECK(r.out.find("b     I8     [3]    3      8") != std::string::npos);
 }
 
+TEST_CASE("cli: safetensors inspect shows control characters in names escaped",
+          "[cli][safetensors]") {
+  // A valid file whose tensor name and metadata carry terminal escape
+  // sequences: the listing shows them as \xNN, --json as JSON escapes.
+  testing::TempDir dir;
+  std::vector<std::byte> a(4);
+  std::vector<TensorSource> ts = {{"w\x1b[2J", Dtype::kF32, {1}, a, {}}};
+  const std::string path = dir.file("esc.safetensors");
+  REQUIRE(WriteFile(path, ts,
+                    {{"k\x1b]0;t\a",
+                      "v\xc2\x9b"
+                      "31m"}})
+              .ok());
+  auto r = Run(testing::CartonBin() + " safetensors inspect " + Quote(path));
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find('\x1b') == std::string::npos);
+  CHECK(r.out.find('\a') == std::string::npos);
+  CHECK(r.out.find("\xc2\x9b") == std::string::npos);
+  CHECK(r.out.find("k\\x1b]0;t\\x07 = v\\xc2\\x9b31m") != std::string::npos);
+  CHECK(r.out.find("w\\x1b[2J  F32") != std::string::npos);
+  auto j = Run(testing::CartonBin() + " safetensors inspect --json " + Quote(path));
+  REQUIRE(j.exit_code == 0);
+  CHECK(nlohmann::json::parse(j.out)["tensors"][0]["name"] == "w\x1b[2J");
+}
+
 TEST_CASE("cli: safetensors inspect --json is machine-readable", "[cli][safetensors]") {
   testing::TempDir dir;
   std::string path = WriteValid(dir, "m.safetensors");

@@ -124,7 +124,7 @@ Json InfoJson(const std::string& model, const CartonInfo& info) {
 void PrintInfo(const std::string& path, const CartonInfo& info) {
   const auto& c = info.config;
   auto line = [](const char* k, const std::optional<std::string>& v) {
-    if (v && !v->empty()) std::cout << k << ": " << *v << '\n';
+    if (v && !v->empty()) std::cout << k << ": " << ShowText(*v, /*multiline=*/true) << '\n';
   };
   std::cout << "carton: " << path << '\n';
   line("name", c.model_name);
@@ -137,15 +137,16 @@ void PrintInfo(const std::string& path, const CartonInfo& info) {
             << ")\n";
   if (!c.required_platforms.empty()) {
     std::cout << "platforms:";
-    for (const auto& p : c.required_platforms) std::cout << ' ' << p;
+    for (const auto& p : c.required_platforms) std::cout << ' ' << ShowText(p);
     std::cout << '\n';
   }
   auto specs = [](const char* title, const std::vector<TensorSpec>& v) {
     if (v.empty()) return;
     std::cout << title << ":\n";
     for (const auto& s : v) {
-      std::cout << "  " << s.name << ": " << DataTypeName(s.dtype) << ' ' << ShapeText(s.shape);
-      if (s.description) std::cout << "  " << *s.description;
+      std::cout << "  " << ShowText(s.name) << ": " << DataTypeName(s.dtype) << ' '
+                << ShapeText(s.shape);
+      if (s.description) std::cout << "  " << ShowText(*s.description, /*multiline=*/true);
       std::cout << '\n';
     }
   };
@@ -156,7 +157,7 @@ void PrintInfo(const std::string& path, const CartonInfo& info) {
   if (info.tensor_index && !info.tensor_index->tensors.empty()) {
     std::cout << "tensors:\n";
     for (const auto& t : info.tensor_index->tensors) {
-      std::cout << "  " << t.name << ": "
+      std::cout << "  " << ShowText(t.name) << ": "
                 << (t.nested() ? std::string("nested") : std::string(DataTypeName(*t.dtype)));
       if (!t.nested()) {
         std::cout << " [";

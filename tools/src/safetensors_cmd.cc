@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "carton/carton/reader.h"
+#include "carton/common/quote.h"
 #include "carton/links/http_source.h"
 #include "carton/safetensors/file.h"
 #include "carton/safetensors/sharded.h"
@@ -142,7 +143,7 @@ Json TensorJson(const safetensors::TensorView& t) {
 }
 
 std::vector<std::string> TensorRow(const safetensors::TensorView& t) {
-  return {std::string(t.name), std::string(safetensors::DtypeName(t.dtype)),
+  return {ShowText(t.name), std::string(safetensors::DtypeName(t.dtype)),
           safetensors::ShapeToString(t.shape), std::to_string(t.byte_size()),
           std::to_string(t.data_offset)};
 }
@@ -171,7 +172,9 @@ void Inspect(const File& f, bool json) {
             << " bytes, data " << (f.file_size() - f.data_start()) << " bytes\n";
   if (f.has_metadata()) {
     std::cout << "metadata:\n";
-    for (const auto& [k, v] : f.metadata()) std::cout << "  " << k << " = " << v << '\n';
+    for (const auto& [k, v] : f.metadata()) {
+      std::cout << "  " << ShowText(k) << " = " << ShowText(v) << '\n';
+    }
   }
   std::vector<std::vector<std::string>> rows = {{"name", "dtype", "shape", "bytes", "offset"}};
   for (const auto& t : f.tensors()) rows.push_back(TensorRow(t));

@@ -19,4 +19,10 @@ inline constexpr std::size_t kMaxQuotedBytes = 200;
 // (not inside a UTF-8 sequence) and "..." follows the closing quote.
 std::string QuoteForMessage(std::string_view s, std::size_t max_bytes = kMaxQuotedBytes);
 
+// `s` for a listing (names and descriptions a command prints): as it is,
+// without quotes or a cut, except that control characters (C0 other than
+// newline and tab when `multiline`, DEL, C1) and, when `s` is not valid
+// UTF-8, every byte >= 0x80 are written as \xNN.
+std::string ShowText(std::string_view s, bool multiline = false);
+
 }  // namespace carton
