@@ -2,17 +2,16 @@
 // (FORMAT.md, section Paths).
 #include <string>
 
+#include "carton/common/quote.h"
+#include "carton/common/utf8.h"
 #include "carton/manifest/manifest.h"
-#include "text.h"
 
 namespace carton::manifest {
-
-using internal::Quote;
 
 namespace {
 
 Status Bad(std::string_view path, std::string problem) {
-  return InvalidArgument("path " + Quote(path) + ": " + problem);
+  return InvalidArgument("path " + QuoteForMessage(path) + ": " + problem);
 }
 
 bool IsControl(unsigned char c) { return c < 0x20 || c == 0x7F; }
@@ -25,10 +24,10 @@ std::string HexByte(unsigned char c) {
 Status ValidateComponent(std::string_view path, std::string_view component) {
   if (component.empty()) return Bad(path, "empty component (\"//\")");
   if (component == "." || component == "..") {
-    return Bad(path, "component " + Quote(component) + " is not allowed");
+    return Bad(path, "component " + QuoteForMessage(component) + " is not allowed");
   }
   if (component.front() == ' ' || component.back() == ' ') {
-    return Bad(path, "component " + Quote(component) + " begins or ends with a space");
+    return Bad(path, "component " + QuoteForMessage(component) + " begins or ends with a space");
   }
   return Status::Ok();
 }
@@ -50,7 +49,7 @@ Status ValidateEntryPath(std::string_view path) {
       return Bad(path, "backslash at byte " + std::to_string(i) + " (the separator is \"/\")");
     }
   }
-  if (std::size_t bad = internal::FindInvalidUtf8(path); bad != std::string_view::npos) {
+  if (std::size_t bad = FindInvalidUtf8(path); bad != std::string_view::npos) {
     return Bad(path, "not valid utf-8 at byte " + std::to_string(bad));
   }
   if (path.front() == '/') return Bad(path, "begins with \"/\" (paths are relative)");

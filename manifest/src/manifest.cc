@@ -5,11 +5,9 @@
 #include <optional>
 #include <string>
 
-#include "text.h"
+#include "carton/common/quote.h"
 
 namespace carton::manifest {
-
-using internal::Quote;
 
 namespace {
 
@@ -27,9 +25,10 @@ Status BadSha256(std::string_view hex) {
   if (!hex.empty() && hex.front() == ' ') return Corrupt("space after \"=\"");
   if (!hex.empty() && hex.back() == ' ') return Corrupt("space after the sha256");
   if (hex.size() == kHexDigits && std::all_of(hex.begin(), hex.end(), IsHexDigit)) {
-    return Corrupt("sha256 " + Quote(hex) + " has uppercase hex digits; only lowercase is allowed");
+    return Corrupt("sha256 " + QuoteForMessage(hex) +
+                   " has uppercase hex digits; only lowercase is allowed");
   }
-  return Corrupt("sha256 " + Quote(hex) + " is not 64 lowercase hex digits (" +
+  return Corrupt("sha256 " + QuoteForMessage(hex) + " is not 64 lowercase hex digits (" +
                  std::to_string(hex.size()) + " bytes)");
 }
 
@@ -43,7 +42,7 @@ Result<ManifestEntry> ParseLine(std::string_view line) {
   // The last "=": a sha256 never contains one, so the path may.
   std::size_t eq = line.rfind('=');
   if (eq == std::string_view::npos) {
-    return Corrupt("no \"=\" between path and sha256 in " + Quote(line));
+    return Corrupt("no \"=\" between path and sha256 in " + QuoteForMessage(line));
   }
   std::string_view path = line.substr(0, eq);
   std::string_view hex = line.substr(eq + 1);
@@ -52,7 +51,8 @@ Result<ManifestEntry> ParseLine(std::string_view line) {
   if (!digest) return BadSha256(hex);
   if (Status s = ValidateEntryPath(path); !s.ok()) return Corrupt(s.message());
   if (IsReservedPath(path)) {
-    return Corrupt(Quote(path) + " is listed; MANIFEST lists every file except MANIFEST and LINKS");
+    return Corrupt(QuoteForMessage(path) +
+                   " is listed; MANIFEST lists every file except MANIFEST and LINKS");
   }
   return ManifestEntry{std::string(path), *digest};
 }
@@ -75,10 +75,12 @@ Result<Manifest> Manifest::Parse(ByteView bytes) {
     pos = nl + 1;
     if (!entries.empty()) {
       const std::string& prev = entries.back().path;
-      if (entry->path == prev) return Corrupt(context + ": duplicate path " + Quote(prev));
+      if (entry->path == prev) {
+        return Corrupt(context + ": duplicate path " + QuoteForMessage(prev));
+      }
       if (entry->path < prev) {
-        return Corrupt(context + ": paths not sorted: " + Quote(entry->path) + " after " +
-                       Quote(prev));
+        return Corrupt(context + ": paths not sorted: " + QuoteForMessage(entry->path) + " after " +
+                       QuoteForMessage(prev));
       }
     }
     entries.push_back(std::move(entry).value());
@@ -90,7 +92,7 @@ Result<Manifest> Manifest::FromEntries(std::vector<ManifestEntry> entries) {
   for (const ManifestEntry& e : entries) {
     CARTON_RETURN_IF_ERROR(ValidateEntryPath(e.path));
     if (IsReservedPath(e.path)) {
-      return InvalidArgument(Quote(e.path) +
+      return InvalidArgument(QuoteForMessage(e.path) +
                              " may not be listed; MANIFEST lists every file except MANIFEST "
                              "and LINKS");
     }
@@ -98,7 +100,7 @@ Result<Manifest> Manifest::FromEntries(std::vector<ManifestEntry> entries) {
   std::sort(entries.begin(), entries.end(), PathLess);
   auto dup = std::adjacent_find(entries.begin(), entries.end(),
                                 [](const auto& a, const auto& b) { return a.path == b.path; });
-  if (dup != entries.end()) return InvalidArgument("duplicate path " + Quote(dup->path));
+  if (dup != entries.end()) return InvalidArgument("duplicate path " + QuoteForMessage(dup->path));
   return Manifest(std::move(entries));
 }
 

@@ -6,8 +6,8 @@
 #include <optional>
 
 #include "carton/common/mapped_file.h"
+#include "carton/common/quote.h"
 #include "header_parser.h"
-#include "quote.h"
 
 namespace carton::safetensors {
 
@@ -101,7 +101,7 @@ const TensorView* File::Find(std::string_view name) const { return impl_->header
 Result<TensorView> File::Get(std::string_view name) const {
   const TensorView* v = Find(name);
   if (v == nullptr) {
-    return NotFound(impl_->source + ": no tensor named " + internal::Quote(name));
+    return NotFound(impl_->source + ": no tensor named " + QuoteForMessage(name));
   }
   return *v;
 }
@@ -130,12 +130,12 @@ Status File::ReadRange(const TensorView& tensor, std::uint64_t offset, MutableBy
   const TensorView* mine = Find(tensor.name);
   if (mine == nullptr || mine->name.data() != tensor.name.data() ||
       mine->data_offset != tensor.data_offset) {
-    return InvalidArgument("tensor " + internal::Quote(tensor.name) + " is not from " +
+    return InvalidArgument("tensor " + QuoteForMessage(tensor.name) + " is not from " +
                            impl_->source);
   }
   const std::uint64_t size = mine->byte_size();
   if (!InBounds(offset, out.size(), size)) {
-    return InvalidArgument("tensor " + internal::Quote(tensor.name) + ": " +
+    return InvalidArgument("tensor " + QuoteForMessage(tensor.name) + ": " +
                            std::to_string(out.size()) + " bytes at " + std::to_string(offset) +
                            " are outside its " + std::to_string(size) + " bytes");
   }
@@ -145,7 +145,7 @@ Status File::ReadRange(const TensorView& tensor, std::uint64_t offset, MutableBy
 
 Status File::ReadInto(const TensorView& tensor, MutableByteView out) const {
   if (out.size() != tensor.byte_size()) {
-    return InvalidArgument("tensor " + internal::Quote(tensor.name) + ": buffer of " +
+    return InvalidArgument("tensor " + QuoteForMessage(tensor.name) + ": buffer of " +
                            std::to_string(out.size()) + " bytes for " +
                            std::to_string(tensor.byte_size()));
   }
@@ -163,7 +163,7 @@ Result<Tensor> File::ReadTensor(std::string_view name) const {
     if (size > t.data.max_size()) throw std::bad_alloc();
     t.data.resize(static_cast<std::size_t>(size));
   } catch (const std::bad_alloc&) {
-    return InvalidArgument(impl_->source + ": tensor " + internal::Quote(name) + ": cannot hold " +
+    return InvalidArgument(impl_->source + ": tensor " + QuoteForMessage(name) + ": cannot hold " +
                            std::to_string(size) + " bytes in memory");
   }
   CARTON_RETURN_IF_ERROR(ReadInto(v, t.data));

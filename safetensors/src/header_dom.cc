@@ -8,8 +8,8 @@
 #include <cstring>
 #include <memory>
 
+#include "carton/common/quote.h"
 #include "header_parser.h"
-#include "quote.h"
 #include "simdjson_kernel.h"
 
 namespace carton::safetensors::internal {
@@ -53,7 +53,8 @@ Status CheckNoDuplicates(element e, std::string_view where) {
     std::sort(keys.begin(), keys.end());
     auto dup = std::adjacent_find(keys.begin(), keys.end());
     if (dup != keys.end()) {
-      return Fail(ErrorKind::kDuplicateKey, std::string(where) + ": duplicate key " + Quote(*dup));
+      return Fail(ErrorKind::kDuplicateKey,
+                  std::string(where) + ": duplicate key " + QuoteForMessage(*dup));
     }
   }
   return Status::Ok();
@@ -81,14 +82,14 @@ std::string ElementText(element e) { return simdjson::minify(e); }
 
 Status ParseShape(element e, std::string_view tname, std::vector<std::uint64_t>* dims) {
   if (e.type() != element_type::ARRAY) {
-    return Fail(ErrorKind::kInvalidShape,
-                "tensor " + Quote(tname) + ": shape must be an array, got " + ElementText(e));
+    return Fail(ErrorKind::kInvalidShape, "tensor " + QuoteForMessage(tname) +
+                                              ": shape must be an array, got " + ElementText(e));
   }
   std::size_t i = 0;
   for (element d : ArrayOf(e)) {
     std::uint64_t v;
     if (!AsCount(d, /*allow_u64=*/false, &v)) {
-      return Fail(ErrorKind::kInvalidShape, "tensor " + Quote(tname) + ": dimension " +
+      return Fail(ErrorKind::kInvalidShape, "tensor " + QuoteForMessage(tname) + ": dimension " +
                                                 std::to_string(i) + " is " + ElementText(d) +
                                                 ", not an integer in [0, 2^63)");
     }
@@ -99,7 +100,8 @@ Status ParseShape(element e, std::string_view tname, std::vector<std::uint64_t>*
 }
 
 Status ParseOffsets(element e, std::string_view tname, std::uint64_t* begin, std::uint64_t* end) {
-  std::string msg = "tensor " + Quote(tname) + ": data_offsets must be two non-negative integers";
+  std::string msg =
+      "tensor " + QuoteForMessage(tname) + ": data_offsets must be two non-negative integers";
   if (e.type() != element_type::ARRAY) {
     return Fail(ErrorKind::kInvalidOffsets, msg + ", got " + ElementText(e));
   }
@@ -114,9 +116,9 @@ Status ParseOffsets(element e, std::string_view tname, std::uint64_t* begin, std
   }
   if (n != 2) return Fail(ErrorKind::kInvalidOffsets, msg + ", got " + ElementText(e));
   if (v[0] > v[1]) {
-    return Fail(ErrorKind::kInvalidOffsets, "tensor " + Quote(tname) + ": data_offsets [" +
-                                                std::to_string(v[0]) + ", " + std::to_string(v[1]) +
-                                                "] end before begin");
+    return Fail(ErrorKind::kInvalidOffsets, "tensor " + QuoteForMessage(tname) +
+                                                ": data_offsets [" + std::to_string(v[0]) + ", " +
+                                                std::to_string(v[1]) + "] end before begin");
   }
   *begin = v[0];
   *end = v[1];
@@ -130,14 +132,15 @@ Status ParseMetadata(element e, ParsedHeader* out) {
   }
   for (auto kv : ObjectOf(e)) {
     if (kv.value.type() != element_type::STRING) {
-      return Fail(ErrorKind::kInvalidMetadata, "__metadata__ key " + Quote(kv.key) +
+      return Fail(ErrorKind::kInvalidMetadata, "__metadata__ key " + QuoteForMessage(kv.key) +
                                                    ": value must be a string, got " +
                                                    ElementText(kv.value));
     }
     auto [it, inserted] =
         out->metadata.emplace(std::string(kv.key), std::string(StringOf(kv.value)));
     if (!inserted) {
-      return Fail(ErrorKind::kDuplicateKey, "__metadata__: duplicate key " + Quote(kv.key));
+      return Fail(ErrorKind::kDuplicateKey,
+                  "__metadata__: duplicate key " + QuoteForMessage(kv.key));
     }
   }
   out->has_metadata = true;
@@ -147,8 +150,8 @@ Status ParseMetadata(element e, ParsedHeader* out) {
 Status ParseTensor(std::string_view name, element e, ParsedHeader* out, Extracted* ex) {
   std::string_view tname = name;
   if (e.type() != element_type::OBJECT) {
-    return Fail(ErrorKind::kNotAnObject,
-                "tensor " + Quote(tname) + ": entry must be an object, got " + ElementText(e));
+    return Fail(ErrorKind::kNotAnObject, "tensor " + QuoteForMessage(tname) +
+                                             ": entry must be an object, got " + ElementText(e));
   }
   if (ex->dims.size() > UINT32_MAX) {
     return Fail(ErrorKind::kInvalidShape, "more than 2^32 dimensions in the header");
@@ -167,22 +170,22 @@ Status ParseTensor(std::string_view name, element e, ParsedHeader* out, Extracte
   std::vector<std::string_view> other_keys;
   auto dup = [&](std::string_view key) {
     return Fail(ErrorKind::kDuplicateKey,
-                "tensor " + Quote(tname) + ": duplicate key " + Quote(key));
+                "tensor " + QuoteForMessage(tname) + ": duplicate key " + QuoteForMessage(key));
   };
   for (auto kv : ObjectOf(e)) {
     if (kv.key == "dtype") {
       if (seen_dtype) return dup(kv.key);
       seen_dtype = true;
       if (kv.value.type() != element_type::STRING) {
-        return Fail(
-            ErrorKind::kNotAnObject,
-            "tensor " + Quote(tname) + ": dtype must be a string, got " + ElementText(kv.value));
+        return Fail(ErrorKind::kNotAnObject, "tensor " + QuoteForMessage(tname) +
+                                                 ": dtype must be a string, got " +
+                                                 ElementText(kv.value));
       }
       std::string_view s = StringOf(kv.value);
       auto d = ParseDtype(s);
       if (!d) {
         return Fail(ErrorKind::kUnknownDtype,
-                    "tensor " + Quote(tname) + ": unknown dtype " + Quote(s));
+                    "tensor " + QuoteForMessage(tname) + ": unknown dtype " + QuoteForMessage(s));
       }
       v.dtype = *d;
     } else if (kv.key == "shape") {
@@ -199,7 +202,7 @@ Status ParseTensor(std::string_view name, element e, ParsedHeader* out, Extracte
         return dup(kv.key);
       }
       other_keys.push_back(kv.key);
-      CARTON_RETURN_IF_ERROR(CheckNoDuplicates(kv.value, "tensor " + Quote(tname)));
+      CARTON_RETURN_IF_ERROR(CheckNoDuplicates(kv.value, "tensor " + QuoteForMessage(tname)));
     }
   }
   const char* missing = !seen_dtype     ? "dtype"
@@ -208,11 +211,11 @@ Status ParseTensor(std::string_view name, element e, ParsedHeader* out, Extracte
                                         : nullptr;
   if (missing) {
     return Fail(ErrorKind::kMissingField,
-                "tensor " + Quote(tname) + ": missing field \"" + missing + "\"");
+                "tensor " + QuoteForMessage(tname) + ": missing field \"" + missing + "\"");
   }
   std::size_t rank = ex->dims.size() - v.shape_begin;
   if (rank > UINT32_MAX)
-    return Fail(ErrorKind::kInvalidShape, "tensor " + Quote(tname) + ": rank too large");
+    return Fail(ErrorKind::kInvalidShape, "tensor " + QuoteForMessage(tname) + ": rank too large");
   v.rank = static_cast<std::uint32_t>(rank);
 
   std::span<const std::uint64_t> shape(ex->dims.data() + v.shape_begin, v.rank);
@@ -220,20 +223,20 @@ Status ParseTensor(std::string_view name, element e, ParsedHeader* out, Extracte
   std::uint64_t bits;
   if (!numel || !CheckedMul(*numel, DtypeBits(v.dtype), &bits)) {
     return Fail(ErrorKind::kNumelOverflow,
-                "tensor " + Quote(tname) + ": " + std::string(DtypeName(v.dtype)) + " " +
+                "tensor " + QuoteForMessage(tname) + ": " + std::string(DtypeName(v.dtype)) + " " +
                     ShapeToString(shape) + " has a byte size beyond 2^64");
   }
   if (bits % 8 != 0) {
-    return Fail(ErrorKind::kPartialByte, "tensor " + Quote(tname) + ": " +
+    return Fail(ErrorKind::kPartialByte, "tensor " + QuoteForMessage(tname) + ": " +
                                              std::string(DtypeName(v.dtype)) + " " +
                                              ShapeToString(shape) + " is " + std::to_string(bits) +
                                              " bits, not a whole number of bytes");
   }
   if (v.end - v.begin != bits / 8) {
     return Fail(ErrorKind::kSizeMismatch,
-                "tensor " + Quote(tname) + ": data_offsets [" + std::to_string(v.begin) + ", " +
-                    std::to_string(v.end) + "] but " + std::string(DtypeName(v.dtype)) + " " +
-                    ShapeToString(shape) + " needs " + std::to_string(bits / 8) + " bytes");
+                "tensor " + QuoteForMessage(tname) + ": data_offsets [" + std::to_string(v.begin) +
+                    ", " + std::to_string(v.end) + "] but " + std::string(DtypeName(v.dtype)) +
+                    " " + ShapeToString(shape) + " needs " + std::to_string(bits / 8) + " bytes");
   }
   v.name = out->names.emplace_back(name).data();
   ex->tensors.push_back(v);

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <functional>
 
-#include "quote.h"
+#include "carton/common/quote.h"
 
 namespace carton::safetensors::internal {
 namespace {
@@ -28,7 +28,7 @@ void SortByOffset(std::vector<RawTensor>* t) {
 }
 
 Status DuplicateName(std::string_view name) {
-  return Fail(ErrorKind::kDuplicateKey, "duplicate tensor name " + Quote(name));
+  return Fail(ErrorKind::kDuplicateKey, "duplicate tensor name " + QuoteForMessage(name));
 }
 
 // R8 for tensor names, and what Find() will use: names already sorted in
@@ -69,8 +69,8 @@ Status CheckTiling(const std::vector<RawTensor>& t, std::uint64_t data_size) {
     if (r.begin != expected) {
       bool gap = r.begin > expected;
       return Fail(gap ? ErrorKind::kDataGap : ErrorKind::kDataOverlap,
-                  "tensor " + Quote(r.name_view()) + ": data_offsets [" + std::to_string(r.begin) +
-                      ", " + std::to_string(r.end) + "] " +
+                  "tensor " + QuoteForMessage(r.name_view()) + ": data_offsets [" +
+                      std::to_string(r.begin) + ", " + std::to_string(r.end) + "] " +
                       (gap ? "leave a hole: the previous tensor ends at "
                            : "overlap the previous tensor, which ends at ") +
                       std::to_string(expected));

@@ -5,13 +5,11 @@
 
 #include "carton/common/mapped_file.h"
 #include "carton/common/parallel.h"
-#include "quote.h"
+#include "carton/common/quote.h"
 #include "sharded_index.h"
 
 namespace carton::safetensors {
 namespace {
-
-using internal::Quote;
 
 // Shard names come from an untrusted index and are joined to the index's
 // directory, so they must not be able to name a file outside it (no
@@ -19,8 +17,8 @@ using internal::Quote;
 // which would defeat the one-shard-per-tensor check.
 Status CheckShardName(std::string_view tensor, std::string_view shard) {
   auto bad = [&](std::string_view why) {
-    return Corrupt("weight_map: tensor " + Quote(tensor) + ": shard name " + Quote(shard) + " " +
-                   std::string(why));
+    return Corrupt("weight_map: tensor " + QuoteForMessage(tensor) + ": shard name " +
+                   QuoteForMessage(shard) + " " + std::string(why));
   };
   if (shard.empty()) return bad("is empty");
   if (shard.front() == '/') return bad("is an absolute path");
@@ -102,9 +100,10 @@ Status ShardedFile::Impl::BuildEntries() {
                    [](const Entry& a, const Entry& b) { return a.view.name < b.view.name; });
   for (std::size_t i = 1; i < entries.size(); ++i) {
     if (entries[i].view.name == entries[i - 1].view.name) {
-      return Corrupt("tensor " + Quote(entries[i].view.name) +
-                     " appears in two shards: " + Quote(shard_names[entries[i - 1].shard]) +
-                     " and " + Quote(shard_names[entries[i].shard]));
+      return Corrupt(
+          "tensor " + QuoteForMessage(entries[i].view.name) +
+          " appears in two shards: " + QuoteForMessage(shard_names[entries[i - 1].shard]) +
+          " and " + QuoteForMessage(shard_names[entries[i].shard]));
     }
   }
   return Status::Ok();
@@ -117,18 +116,19 @@ Status ShardedFile::Impl::MatchWeightMap(const internal::ShardIndex& index) cons
   std::size_t w = 0, e = 0;
   while (w < wm.size() || e < entries.size()) {
     if (e == entries.size() || (w < wm.size() && wm[w].first < entries[e].view.name)) {
-      return Corrupt("tensor " + Quote(wm[w].first) + " mapped to shard " + Quote(wm[w].second) +
-                     " is not in it");
+      return Corrupt("tensor " + QuoteForMessage(wm[w].first) + " mapped to shard " +
+                     QuoteForMessage(wm[w].second) + " is not in it");
     }
     const Entry& entry = entries[e];
     const std::string& found_in = shard_names[entry.shard];
     if (w == wm.size() || entry.view.name < wm[w].first) {
-      return Corrupt("tensor " + Quote(entry.view.name) + " in shard " + Quote(found_in) +
-                     " is not in weight_map");
+      return Corrupt("tensor " + QuoteForMessage(entry.view.name) + " in shard " +
+                     QuoteForMessage(found_in) + " is not in weight_map");
     }
     if (wm[w].second != found_in) {
-      return Corrupt("tensor " + Quote(wm[w].first) + " mapped to shard " + Quote(wm[w].second) +
-                     " is not in it (it is in " + Quote(found_in) + ")");
+      return Corrupt("tensor " + QuoteForMessage(wm[w].first) + " mapped to shard " +
+                     QuoteForMessage(wm[w].second) + " is not in it (it is in " +
+                     QuoteForMessage(found_in) + ")");
     }
     ++w;
     ++e;
@@ -190,7 +190,7 @@ const TensorView* ShardedFile::Find(std::string_view name) const {
 Result<TensorView> ShardedFile::Get(std::string_view name) const {
   const TensorView* v = Find(name);
   if (v == nullptr) {
-    return NotFound(impl_->index_path + ": no tensor named " + Quote(name));
+    return NotFound(impl_->index_path + ": no tensor named " + QuoteForMessage(name));
   }
   return *v;
 }

@@ -9,7 +9,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "quote.h"
+#include "carton/common/quote.h"
 
 namespace carton::safetensors::internal {
 namespace {
@@ -42,7 +42,7 @@ class IndexChecker : public nlohmann::json_sax<nlohmann::json> {
   bool key(string_t& k) override {
     Frame& f = frames_.back();
     if (!f.keys.insert(k).second) {
-      result = Corrupt("duplicate key " + Quote(k) + " in " + Where());
+      result = Corrupt("duplicate key " + QuoteForMessage(k) + " in " + Where());
       return false;
     }
     f.last_key = k;
@@ -89,7 +89,7 @@ class IndexChecker : public nlohmann::json_sax<nlohmann::json> {
       if (!path.empty()) path += '.';
       path += frames_[i].object ? frames_[i].last_key : "[]";
     }
-    return path.empty() ? "the top-level object" : Quote(path);
+    return path.empty() ? "the top-level object" : QuoteForMessage(path);
   }
 
   std::size_t max_depth_;
@@ -120,7 +120,7 @@ Result<ShardIndex> Extract(const nlohmann::json& root) {
   // byte order.
   for (const auto& [tensor, shard] : wm->items()) {
     if (!shard.is_string()) {
-      return Corrupt("weight_map: tensor " + Quote(tensor) + " maps to " + TypeOf(shard) +
+      return Corrupt("weight_map: tensor " + QuoteForMessage(tensor) + " maps to " + TypeOf(shard) +
                      ", not a shard file name");
     }
     out.weight_map.emplace_back(tensor, shard.get<std::string>());

@@ -1,6 +1,5 @@
 // The value rules of carton.toml and ValidateConfig.
 
-#include <cstdio>
 #include <limits>
 
 #include "carton/common/quote.h"

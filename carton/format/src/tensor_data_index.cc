@@ -71,8 +71,6 @@ std::string_view TypeName(toml::node_type t) {
   }
 }
 
-std::string Quoted(std::string_view s) { return QuoteForMessage(s); }
-
 // Parses one [[tensor]] table. `position` is its index in the array.
 class EntryParser {
  public:
@@ -84,15 +82,15 @@ class EntryParser {
     CARTON_ASSIGN_OR_RETURN(const toml::node* name, Required("name", toml::node_type::string));
     e.name = name->as_string()->get();
     if (e.name.empty()) return Corrupt(At(kSource, name->source(), label_ + ": name is empty"));
-    label_ = "tensor " + Quoted(e.name);
+    label_ = "tensor " + QuoteForMessage(e.name);
 
     CARTON_ASSIGN_OR_RETURN(const toml::node* dtype, Required("dtype", toml::node_type::string));
     const std::string& dtype_name = dtype->as_string()->get();
     if (dtype_name != kNested) {
       e.dtype = ParseDataType(dtype_name);
       if (!e.dtype) {
-        return Unsupported(
-            At(kSource, dtype->source(), label_ + ": unknown dtype " + Quoted(dtype_name)));
+        return Unsupported(At(kSource, dtype->source(),
+                              label_ + ": unknown dtype " + QuoteForMessage(dtype_name)));
       }
     }
     if (e.nested()) {
@@ -171,14 +169,14 @@ class EntryParser {
     CARTON_ASSIGN_OR_RETURN(const toml::node* file, Required("file", toml::node_type::string));
     e->file = file->as_string()->get();
     if (std::optional<std::string> problem = PathProblem(e->file)) {
-      return Corrupt(
-          At(kSource, file->source(), label_ + ": file " + Quoted(e->file) + " " + *problem));
+      return Corrupt(At(kSource, file->source(),
+                        label_ + ": file " + QuoteForMessage(e->file) + " " + *problem));
     }
     const bool is_string = *e->dtype == DataType::kString;
     const std::string_view ext = is_string ? ".toml" : ".bin";
     if (!e->file.ends_with(ext)) {
       return Corrupt(At(kSource, file->source(),
-                        label_ + ": file " + Quoted(e->file) + " of a " +
+                        label_ + ": file " + QuoteForMessage(e->file) + " of a " +
                             std::string(DataTypeName(*e->dtype)) + " tensor must end in " +
                             std::string(ext)));
     }
@@ -269,7 +267,7 @@ Result<TensorDataIndex> ParseIndex(std::string_view toml_text, const TensorDataL
     if (!inserted) {
       const toml::node* n = items[i].as_table()->get("name");
       return Corrupt(At(kSource, n->source(),
-                        "tensor " + Quoted(name) + ": duplicate name (also tensor[" +
+                        "tensor " + QuoteForMessage(name) + ": duplicate name (also tensor[" +
                             std::to_string(it->second) + "])"));
     }
   }
@@ -277,8 +275,8 @@ Result<TensorDataIndex> ParseIndex(std::string_view toml_text, const TensorDataL
     const TensorDataEntry& outer = index.tensors[ref.entry];
     const std::string& target = outer.inner[ref.k];
     auto it = by_name.find(target);
-    const std::string label =
-        "tensor " + Quoted(outer.name) + ": inner[" + std::to_string(ref.k) + "] " + Quoted(target);
+    const std::string label = "tensor " + QuoteForMessage(outer.name) + ": inner[" +
+                              std::to_string(ref.k) + "] " + QuoteForMessage(target);
     if (it == by_name.end()) {
       return Corrupt(At(kSource, ref.where, label + " is not in the index"));
     }

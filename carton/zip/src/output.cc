@@ -59,7 +59,7 @@ Status ZipOutput::WriteThrough(std::uint64_t offset, ByteView data) {
       return Internal(path_ + ": entry data written through at offset " + std::to_string(offset) +
                       " while the archive is being written at " + std::to_string(position_));
     }
-    through_begin_ = through_end_ = offset;
+    through_end_ = offset;
     through_open_ = true;
   }
   // In pieces of the buffer's size, the write size measured to be cheapest.
@@ -85,7 +85,7 @@ Status ZipOutput::CloseThrough() {
 
 Status ZipOutput::Write(ByteView data) {
   if (!file_) return Internal(path_ + ": write after commit or abort");
-  if (through_open_ && position_ >= through_begin_ && position_ < through_end_) {
+  if (through_open_ && position_ < through_end_) {
     // Already in the file: libzip writes what the entry's source gave it.
     const auto skip =
         static_cast<std::size_t>(std::min<std::uint64_t>(data.size(), through_end_ - position_));
@@ -150,7 +150,7 @@ zip_int64_t ZipOutput::Handle(void* data, zip_uint64_t len, zip_source_cmd_t cmd
       if (!file_) return Fail(Internal(path_ + ": output already closed"), ZIP_ER_INTERNAL);
       position_ = size_ = buffer_start_ = 0;
       buffered_ = 0;
-      through_begin_ = through_end_ = 0;
+      through_end_ = 0;
       through_open_ = false;
       return 0;
     case ZIP_SOURCE_WRITE: {

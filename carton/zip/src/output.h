@@ -102,11 +102,11 @@ class ZipOutput {
   std::size_t buffered_ = 0;        // valid bytes in buffer_
   std::uint64_t position_ = 0;
   std::uint64_t size_ = 0;  // end of the furthest write
-  // Bytes written through, [through_begin_, through_end_): libzip's writes
-  // there are dropped.
-  std::uint64_t through_begin_ = 0;
+  // While open (from the range's first write-through until libzip seeks
+  // away), libzip's writes from its position up to through_end_ are bytes
+  // already written through: they are dropped.
   std::uint64_t through_end_ = 0;
-  bool through_open_ = false;  // libzip has not yet seeked away from it
+  bool through_open_ = false;
   Status error_;
   LibzipError zip_error_;
 };
