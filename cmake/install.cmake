@@ -14,16 +14,16 @@ if(CARTON_SANITIZE)
   target_link_options(carton_package INTERFACE -fsanitize=address,undefined)
 endif()
 
-set(CARTON_INSTALLED_LIBRARIES carton_common carton_safetensors carton_manifest carton_links
-    carton_zip carton_format carton_core carton_loader carton_runner)
-foreach(module common safetensors manifest links zip format loader runner)
+set(CARTON_INSTALLED_LIBRARIES carton_common carton_safetensors carton_manifest carton_net
+    carton_links carton_zip carton_format carton_core carton_oci carton_loader carton_runner)
+foreach(module common safetensors manifest net links zip format oci loader runner)
   set_target_properties(carton_${module} PROPERTIES EXPORT_NAME ${module})
 endforeach()
 set_target_properties(carton_core PROPERTIES EXPORT_NAME core)
 
 install(TARGETS ${CARTON_INSTALLED_LIBRARIES} carton_package EXPORT cartonTargets
         ARCHIVE DESTINATION lib LIBRARY DESTINATION lib INCLUDES DESTINATION include)
-foreach(dir common safetensors manifest links carton/zip carton/format carton loader runner)
+foreach(dir common safetensors manifest net links carton/zip carton/format carton oci loader runner)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/include/ DESTINATION include)
 endforeach()
 install(EXPORT cartonTargets NAMESPACE carton:: DESTINATION lib/cmake/carton)

@@ -13,17 +13,17 @@
 #include <vector>
 
 #include "carton/carton/info.h"
-#include "carton/carton/oci.h"
 #include "carton/carton/verify.h"
 #include "carton/common/bytes.h"
 #include "carton/common/random_access.h"
 #include "carton/common/unique_fd.h"
 #include "carton/format/config.h"
 #include "carton/format/tensor_data.h"
-#include "carton/links/http_access.h"
 #include "carton/links/links.h"
-#include "carton/links/oci.h"
 #include "carton/manifest/manifest.h"
+#include "carton/net/http_access.h"
+#include "carton/oci/artifact.h"
+#include "carton/oci/client.h"
 #include "carton/safetensors/file.h"
 #include "carton/safetensors/slice.h"
 #include "carton/zip/reader.h"
@@ -210,30 +210,30 @@ void FuzzRegistryText(Input data) {
   const std::string_view text = Text(data.subspan(1));
   switch (data[0] % 8) {
     case 0: {
-      auto ref = links::oci::ParseReference(text);
+      auto ref = oci::ParseReference(text);
       if (!ref.ok()) return;
-      auto again = links::oci::ParseReference(ref->ToString());
+      auto again = oci::ParseReference(ref->ToString());
       FUZZ_CHECK(again.ok());
       FUZZ_CHECK(again->ToString() == ref->ToString());
       return;
     }
     case 1:
-      (void)links::oci::ParseDockerConfig(text, "fuzz");
+      (void)oci::ParseDockerConfig(text, "fuzz");
       return;
     case 2:
-      (void)links::ParseHostHeaders(text);
+      (void)net::ParseHostHeaders(text);
       return;
     case 3: {
-      auto pattern = links::ParseHostPattern(text);
+      auto pattern = net::ParseHostPattern(text);
       if (!pattern.ok()) return;
-      auto again = links::ParseHostPattern(links::ToString(*pattern));
+      auto again = net::ParseHostPattern(net::ToString(*pattern));
       FUZZ_CHECK(again.ok());
       FUZZ_CHECK(*again == *pattern);
       return;
     }
     case 4:
-      (void)links::RefusedTarget(text);
-      (void)links::CheckUrlAccess(text, links::HttpAccess{});
+      (void)net::RefusedTarget(text);
+      (void)net::CheckUrlAccess(text, net::HttpAccess{});
       return;
     case 5: {
       // WWW-Authenticate values, one per line.
@@ -243,7 +243,7 @@ void FuzzRegistryText(Input data) {
         values.emplace_back(text.substr(start, end - start));
         start = end + 1;
       }
-      for (const links::oci::Challenge& c : links::oci::ParseChallenges(values)) {
+      for (const oci::Challenge& c : oci::ParseChallenges(values)) {
         FUZZ_CHECK(!c.scheme.empty());
         FUZZ_CHECK(IsLowercase(c.scheme));
         for (const auto& [name, value] : c.params) FUZZ_CHECK(!name.empty() && IsLowercase(name));
@@ -251,7 +251,7 @@ void FuzzRegistryText(Input data) {
       return;
     }
     case 6: {
-      auto token = links::oci::ParseTokenResponse(text, "realm");
+      auto token = oci::ParseTokenResponse(text, "realm");
       if (!token.ok()) return;
       FUZZ_CHECK(!token->value.empty());
       for (char c : token->value) FUZZ_CHECK(c > ' ' && c < 0x7f);
@@ -259,7 +259,7 @@ void FuzzRegistryText(Input data) {
       return;
     }
     default: {
-      const std::string error = links::oci::RegistryError(text);
+      const std::string error = oci::RegistryError(text);
       for (char c : error) FUZZ_CHECK(static_cast<unsigned char>(c) >= 0x20);
       return;
     }
@@ -272,8 +272,8 @@ void FuzzOciArtifact(Input data) {
   if (a == std::string_view::npos) return;
   const std::size_t b = text.find('\0', a + 1);
   if (b == std::string_view::npos) return;
-  const Status s = CheckOciArtifact(text.substr(0, a), text.substr(a + 1, b - a - 1),
-                                    text.substr(b + 1), "oci://r/m:t");
+  const Status s = oci::CheckOciArtifact(text.substr(0, a), text.substr(a + 1, b - a - 1),
+                                         text.substr(b + 1), "oci://r/m:t");
   if (s.ok()) return;
   FUZZ_CHECK(s.code() == StatusCode::kCorrupt || s.code() == StatusCode::kUnsupported);
   FUZZ_CHECK(s.message().rfind("oci://r/m:t: ", 0) == 0);

@@ -46,14 +46,14 @@ void FuzzZipSource(Input data);
 // an anonymous in-memory file, so nothing touches the disk).
 void FuzzCarton(Input data);
 // Text from a registry or the environment; the first byte picks the
-// parser: links::oci::ParseReference (ToString re-parses to the same
+// parser: oci::ParseReference (ToString re-parses to the same
 // reference), ParseDockerConfig, ParseHostHeaders, ParseHostPattern
 // (ToString re-parses to an equal pattern), RefusedTarget and
 // CheckUrlAccess on a host or URL, ParseChallenges (WWW-Authenticate
 // values, one per line), ParseTokenResponse, or RegistryError.
 void FuzzRegistryText(Input data);
 // A carton's OCI artifact from a registry: the OCI manifest, the config
-// blob and MANIFEST, separated by NUL bytes, through CheckOciArtifact.
+// blob and MANIFEST, separated by NUL bytes, through oci::CheckOciArtifact.
 void FuzzOciArtifact(Input data);
 // The slice parser: ParseSlice, SliceToString round trip, and PlanSlice /
 // ReadSlice against a tensor whose dtype and shape come from the first bytes.

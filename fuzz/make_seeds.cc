@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "carton/carton/oci.h"
 #include "carton/carton/pack.h"
 #include "carton/common/atomic_file.h"
 #include "carton/format/config.h"
@@ -15,6 +14,7 @@
 #include "carton/links/links.h"
 #include "carton/manifest/manifest.h"
 #include "carton/manifest/sha256.h"
+#include "carton/oci/artifact.h"
 #include "carton/safetensors/writer.h"
 #include "carton/zip/writer.h"
 
@@ -145,7 +145,7 @@ void CartonSeeds(const fs::path& dir, const fs::path& scratch) {
 }
 
 // oci_artifact: the OCI manifest, the config blob and MANIFEST of a small
-// carton as push writes them (carton/FORMAT.md "OCI artifacts"), NUL
+// carton as push writes them (oci/FORMAT.md "Cartons as OCI artifacts"), NUL
 // between them; one with a LINKS layer and a linked file, one with a
 // symlink entry and a zstd entry.
 void OciSeeds(const fs::path& dir) {
@@ -184,7 +184,7 @@ void OciSeeds(const fs::path& dir) {
         R"(],"mediaType":"application/vnd.oci.image.manifest.v1+json","schemaVersion":2})";
     // Written by hand, so checked here: a seed the format no longer accepts
     // would only exercise the first refusal, and no fuzzer reports that.
-    Check(CheckOciArtifact(image, config, manifest_text, "oci_artifact/" + name));
+    Check(oci::CheckOciArtifact(image, config, manifest_text, "oci_artifact/" + name));
     Write(dir, name, image + std::string(1, '\0') + config + std::string(1, '\0') + manifest_text);
   };
   auto entry = [](const std::string& name, const std::string& method, int level, std::size_t size) {

@@ -4,10 +4,10 @@
 
 #include "carton/carton/links.h"
 #include "carton/carton/reader.h"
+#include "carton/carton/writer_options.h"
 #include "carton/common/atomic_file.h"
 #include "carton/manifest/sha256.h"
 #include "entry_copy.h"
-#include "writer_options.h"
 
 namespace carton {
 
@@ -29,7 +29,7 @@ Result<FetchLinkedReport> FetchLinked(const std::string& in, const std::string& 
     blobs[f.path] = *blob;
   }
 
-  ZipWriterOptions writer_options = internal::CartonWriterOptions(0);
+  ZipWriterOptions writer_options = CartonWriterOptions(0);
   std::uint64_t total = m.text.size(), done = 0;
   for (const auto& me : m.manifest.entries()) {
     if (auto blob = blobs.find(me.path); blob != blobs.end()) {

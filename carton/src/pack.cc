@@ -10,6 +10,7 @@
 #include <system_error>
 #include <thread>
 
+#include "carton/carton/writer_options.h"
 #include "carton/common/atomic_file.h"
 #include "carton/common/file_identity.h"
 #include "carton/common/parallel.h"
@@ -19,7 +20,6 @@
 #include "carton/manifest/manifest.h"
 #include "consistency.h"
 #include "pack_walk.h"
-#include "writer_options.h"
 
 namespace carton {
 namespace {
@@ -177,7 +177,7 @@ Result<PackReport> Pack(const std::string& path, const std::string& out_path,
   const unsigned threads =
       options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
 
-  ZipWriterOptions writer_options = internal::CartonWriterOptions(threads, options.alignment);
+  ZipWriterOptions writer_options = CartonWriterOptions(threads, options.alignment);
   std::uint64_t total_bytes = 0, done_bytes = 0;
   for (const auto& item : items) total_bytes += item.file ? item.file->size : item.generated.size();
   if (options.progress) {

@@ -16,8 +16,8 @@
 #include "carton/common/notice.h"
 #include "carton/common/temporaries.h"
 #include "carton/links/blob_cache.h"
-#include "carton/links/http_source.h"
 #include "carton/manifest/sha256.h"
+#include "carton/net/http_source.h"
 
 namespace carton {
 namespace {
@@ -51,9 +51,9 @@ bool IsCartonUrl(std::string_view location) {
 
 Status DownloadCarton(const std::string& url, const std::string& dest_path,
                       const LinkOptions& options) {
-  links::FetchOptions fetch = options.fetch;
+  net::FetchOptions fetch = options.fetch;
   fetch.progress_label = url;
-  return links::DownloadToFile(url, dest_path, fetch);
+  return net::DownloadToFile(url, dest_path, fetch);
 }
 
 Status CartonProblem::ToStatus() const { return Status(code, where + ": " + message); }
@@ -71,7 +71,7 @@ Result<std::string> ResolveLinkedFile(const LinkedFile& file, const LinkOptions&
     // A blob that fails its rehash has been discarded: fetch it again.
     if (hit.ok() && cache.Verify(file.sha256).ok()) return hit;
   }
-  links::FetchOptions fetch = options.fetch;
+  net::FetchOptions fetch = options.fetch;
   fetch.progress_label = file.path;
   return cache.Fetch(file.sha256, file.urls, 0, fetch);
 }
@@ -111,9 +111,9 @@ Result<CartonReader> CartonReader::Open(const std::string& location, const LinkO
     CARTON_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::Open(location, limits.zip));
     return CartonReader(location, std::move(zip), options, limits);
   }
-  links::HttpSourceOptions http;
+  net::HttpSourceOptions http;
   http.fetch = options.fetch;
-  auto source = links::HttpRangeSource::Open(location, http);
+  auto source = net::HttpRangeSource::Open(location, http);
   if (!source.ok() && source.status().code() == StatusCode::kUnsupported) {
     // The server ignores Range (it answered 200; HttpRangeSource::Open
     // stopped reading at once): read a downloaded copy instead. A wrong
@@ -140,7 +140,7 @@ Result<CartonReader> CartonReader::Open(const std::string& location, const LinkO
 std::optional<Result<CartonReader>> CartonReader::OpenCachedDownload(const std::string& location,
                                                                      const LinkOptions& options,
                                                                      const CartonLimits& limits) {
-  links::HttpSourceOptions http;
+  net::HttpSourceOptions http;
   http.fetch = options.fetch;
   // A server that ignores Range (kUnsupported) is downloaded whole instead,
   // and so is an archive that range reads do not take but a local read does
@@ -153,7 +153,7 @@ std::optional<Result<CartonReader>> CartonReader::OpenCachedDownload(const std::
   auto stays_error = [](const Status& s) {
     return s.code() == StatusCode::kNetworkError || s.code() == StatusCode::kNotFound;
   };
-  auto source = links::HttpRangeSource::Open(location, http);
+  auto source = net::HttpRangeSource::Open(location, http);
   if (!source.ok()) {
     if (stays_error(source.status())) return source.status();
     return std::nullopt;

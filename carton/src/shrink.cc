@@ -11,10 +11,10 @@
 #include "carton/carton/links.h"
 #include "carton/carton/reader.h"
 #include "carton/carton/symlink.h"
+#include "carton/carton/writer_options.h"
 #include "carton/common/atomic_file.h"
 #include "carton/manifest/sha256.h"
 #include "entry_copy.h"
-#include "writer_options.h"
 
 namespace carton {
 namespace {
@@ -96,7 +96,7 @@ Result<ShrinkReport> Shrink(const std::string& in, const std::string& out_path,
   const std::function<void(std::uint64_t)> count = [&](std::uint64_t n) {
     if (options.progress) options.progress(done += n, total);
   };
-  ZipWriterOptions writer_options = internal::CartonWriterOptions(0);
+  ZipWriterOptions writer_options = CartonWriterOptions(0);
   if (options.progress) writer_options.on_read = count;
   CARTON_ASSIGN_OR_RETURN(ZipWriter writer, ZipWriter::Create(out_path, writer_options));
   internal::EntryCopier copier(reader, writer, out_dir);

@@ -13,7 +13,6 @@
 #include "carton/common/file_lock.h"
 #include "carton/common/posix_error.h"
 #include "carton/common/unique_fd.h"
-#include "partial_file.h"
 
 namespace carton::links {
 namespace {
@@ -125,7 +124,7 @@ Result<std::string> BlobCache::Get(const manifest::Digest& digest,
 Result<std::string> BlobCache::Fetch(const manifest::Digest& digest,
                                      const std::vector<std::string>& urls,
                                      std::uint64_t expected_size_or_0,
-                                     const FetchOptions& options) const {
+                                     const net::FetchOptions& options) const {
   auto hit = Get(digest, expected_size_or_0);
   if (hit.ok() || hit.status().code() != StatusCode::kNotFound) return hit;
 
@@ -139,9 +138,9 @@ Result<std::string> BlobCache::Fetch(const manifest::Digest& digest,
   std::string path = BlobPath(digest);
   // Under the lock, an interrupted download's bytes stay in <hex>.partial
   // and the next fetch resumes from them.
-  FetchOptions resumable = options;
+  net::FetchOptions resumable = options;
   resumable.keep_partial = true;
-  CARTON_RETURN_IF_ERROR(FetchToFile(urls, digest, expected_size_or_0, path, resumable));
+  CARTON_RETURN_IF_ERROR(net::FetchToFile(urls, digest, expected_size_or_0, path, resumable));
   return path;
 }
 
@@ -233,7 +232,7 @@ Result<std::vector<PartialBlob>> BlobCache::ListPartials() const {
     if (ec == std::errc::no_such_file_or_directory) return out;
     return IoError(dir + ": cannot list: " + ec.message());
   }
-  const std::string_view suffix = kPartialSuffix;
+  const std::string_view suffix = net::kPartialSuffix;
   for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.size() != 64 + suffix.size() || !name.ends_with(suffix)) continue;
@@ -265,7 +264,7 @@ std::vector<PartialBlob> BlobCache::RemoveStalePartials() const {
       // A fetch of this blob holds the lock while it writes the file.
       if (!lock.held()) continue;
       ::unlink(p.path.c_str());
-      ::unlink((BlobPath(p.digest) + kValidatorSuffix).c_str());
+      ::unlink((BlobPath(p.digest) + net::kValidatorSuffix).c_str());
       if (::access(BlobPath(p.digest).c_str(), F_OK) != 0) lock.RemoveFile();
       removed.push_back(std::move(p));
     }

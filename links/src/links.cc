@@ -8,7 +8,7 @@
 
 #include "carton/common/toml_screen.h"
 #include "carton/common/toml_string.h"
-#include "url.h"
+#include "carton/net/url.h"
 
 namespace carton::links {
 namespace {
@@ -42,8 +42,8 @@ Result<std::vector<std::string>> ParseUrlList(const std::string& hex, const toml
     const auto* text = entry.as_string();
     if (text == nullptr) return Corrupt(At(entry.source(), item + " must be a string"));
     const std::string& url = text->get();
-    if (auto problem = UrlProblem(url, limits.max_url_length)) {
-      return Corrupt(At(entry.source(), item + ": " + *problem + ": " + QuoteForMessage(url)));
+    if (auto problem = net::UrlProblem(url, limits.max_url_length)) {
+      return Corrupt(At(entry.source(), item + ": " + *problem + ": " + net::QuoteUrl(url)));
     }
     urls.push_back(url);
   }
@@ -69,7 +69,7 @@ Result<Links> FromTable(const toml::table& root, const LinksLimits& limits) {
   for (const auto& [key, value] : *urls) {
     const std::optional<manifest::Digest> digest = manifest::ParseHex(key.str());
     if (!digest) {
-      return Corrupt(At(key.source(), "key " + QuoteForMessage(key.str()) +
+      return Corrupt(At(key.source(), "key " + net::QuoteUrl(key.str()) +
                                           " is not a sha256 (64 lowercase hex digits)"));
     }
     CARTON_ASSIGN_OR_RETURN(auto list, ParseUrlList(std::string(key.str()), value, limits));

@@ -7,8 +7,8 @@
 #include "carton/common/atomic_file.h"
 #include "carton/common/mapped_file.h"
 #include "carton/links/blob_cache.h"
-#include "carton/links/oci.h"
 #include "carton/manifest/manifest.h"
+#include "carton/oci/client.h"
 #include "loaded.h"
 #include "oci_remote.h"
 #include "source.h"
@@ -175,7 +175,7 @@ Result<LoadedCarton> LoadDirectory(const std::string& dir, const LoadOptions& op
 }  // namespace
 
 Result<LoadedCarton> Load(const std::string& path_or_url, const LoadOptions& options) {
-  if (links::oci::IsReference(path_or_url)) return LoadOci(path_or_url, options);
+  if (oci::IsReference(path_or_url)) return LoadOci(path_or_url, options);
   std::error_code ec;
   if (!IsCartonUrl(path_or_url) && fs::is_directory(path_or_url, ec)) {
     return LoadDirectory(path_or_url, options);
@@ -200,7 +200,7 @@ Result<LoadedCarton> LoadUnpacked(const std::string& dir, const std::string& run
 }
 
 Result<CartonInfo> GetModelInfo(const std::string& path_or_url) {
-  if (links::oci::IsReference(path_or_url)) return internal::ReadOciInfo(path_or_url);
+  if (oci::IsReference(path_or_url)) return internal::ReadOciInfo(path_or_url);
   return ReadInfo(path_or_url);
 }
 

@@ -112,7 +112,7 @@ bool LinkSource(int fd, const std::string& dest) {
 // the entry may share the file. A blob that gc evicts between the fetch
 // and the link is fetched again.
 Status LinkBlob(const links::BlobCache& blobs, const manifest::ManifestEntry& me,
-                const std::vector<std::string>& urls, const links::FetchOptions& opts,
+                const std::vector<std::string>& urls, const net::FetchOptions& opts,
                 const std::string& out) {
   constexpr int kAttempts = 3;
   for (int attempt = 1;; ++attempt) {
@@ -251,7 +251,7 @@ Status RunMaterialize(const MaterializeSource& src, const MaterializePlan& plan,
         break;
       }
       case TaskKind::kLink: {
-        links::FetchOptions opts;
+        net::FetchOptions opts;
         opts.allow_file_links = src.allow_file_links;
         opts.show_progress = false;
         s = LinkBlob(blobs, me, *urls.at(me.path), opts, out);

@@ -1,12 +1,12 @@
 #include "oci_remote.h"
 
-#include "carton/carton/oci.h"
+#include "carton/oci/artifact.h"
 
 namespace carton::loader::internal {
 namespace {
 
-OciOptions OptionsFor(const LoadOptions& options) {
-  OciOptions o;
+oci::OciOptions OptionsFor(const LoadOptions& options) {
+  oci::OciOptions o;
   o.cache_dir = options.cache_dir;
   o.threads = options.threads;
   o.client.registry_config = options.registry_config;
@@ -19,17 +19,16 @@ OciOptions OptionsFor(const LoadOptions& options) {
 }  // namespace
 
 Result<manifest::Digest> ResolveOci(const std::string& reference, const LoadOptions& options) {
-  CARTON_ASSIGN_OR_RETURN(OciResolved r, ResolveOciCarton(reference, OptionsFor(options)));
+  CARTON_ASSIGN_OR_RETURN(oci::OciResolved r,
+                          oci::ResolveOciCarton(reference, OptionsFor(options)));
   return r.manifest_hash;
 }
 
 Status PullOci(const std::string& reference, const std::string& dest_path,
                const LoadOptions& options) {
-  return PullCarton(reference, dest_path, OptionsFor(options)).status();
+  return oci::PullCarton(reference, dest_path, OptionsFor(options)).status();
 }
 
-Result<CartonInfo> ReadOciInfo(const std::string& reference) {
-  return carton::ReadOciInfo(reference);
-}
+Result<CartonInfo> ReadOciInfo(const std::string& reference) { return oci::ReadOciInfo(reference); }
 
 }  // namespace carton::loader::internal

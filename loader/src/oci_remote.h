@@ -1,7 +1,7 @@
 // Private: the seam where the loader reads cartons from OCI registries, as
 // CartonSource::Open is for URLs. Load(oci://...) needs the manifest hash (one
 // manifest request: its MANIFEST layer's digest) and, on a miss, the carton
-// (pulled: carton/oci.h). loader/FORMAT.md "OCI references".
+// (pulled: carton/oci/artifact.h). loader/FORMAT.md "OCI references".
 #pragma once
 
 #include <string>

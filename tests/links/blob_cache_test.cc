@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "links/http_server_testing.h"
+#include "http_server_testing.h"
 #include "testing.h"
 
 namespace carton::links {
@@ -21,8 +21,8 @@ using testing::Payload;
 using testing::PayloadDigest;
 using testing::TestServer;
 
-FetchOptions Quick() {
-  FetchOptions o;
+net::FetchOptions Quick() {
+  net::FetchOptions o;
   o.attempts_per_url = 2;
   o.initial_backoff = std::chrono::milliseconds(10);
   o.show_progress = false;

@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "carton/carton/oci.h"
-#include "carton/links/oci.h"
 #include "carton/manifest/sha256.h"
+#include "carton/oci/artifact.h"
+#include "carton/oci/client.h"
 #include "nginx_testing.h"
 #include "registry_testing.h"
 #include "testing.h"
@@ -349,9 +349,9 @@ TEST_CASE("oci cli: a manifest that is not a carton", "[oci][cli][errors]") {
   RegistryServer registry;
   TempDir tmp;
   // An ordinary image manifest, pushed with the library's client.
-  carton::links::oci::ClientOptions o;
+  carton::oci::ClientOptions o;
   o.registry_config = registry.WriteDockerConfig();
-  auto client = carton::links::oci::Client::Open(registry.host(), o);
+  auto client = carton::oci::Client::Open(registry.host(), o);
   REQUIRE(client.ok());
   const std::string config = "{}";
   const auto digest = carton::manifest::Sha256Of(carton::AsBytes(config));
@@ -361,7 +361,7 @@ TEST_CASE("oci cli: a manifest that is not a carton", "[oci][cli][errors]") {
       R"("config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:)" +
       carton::manifest::ToHex(digest) + R"(","size":2},"layers":[]})";
   REQUIRE((*client)
-              ->PutManifest("image", "latest", carton::links::oci::kImageManifestMediaType,
+              ->PutManifest("image", "latest", carton::oci::kImageManifestMediaType,
                             carton::AsBytes(manifest))
               .ok());
   for (const std::string& command :
@@ -797,7 +797,7 @@ struct Documents {
 };
 Documents FetchDocuments(const RegistryServer& registry, const std::string& repo,
                          const std::string& tag) {
-  using carton::links::oci::Client;
+  using carton::oci::Client;
   auto client = Client::Open(registry.host(), {});
   REQUIRE(client.ok());
   auto m = (*client)->GetManifest(repo, tag);
@@ -806,7 +806,7 @@ Documents FetchDocuments(const RegistryServer& registry, const std::string& repo
   TempDir dir;
   const carton::links::BlobCache cache(dir.file("cache"));
   auto fetch = [&](const Json& descriptor) {
-    auto digest = carton::links::oci::ParseDigest(descriptor["digest"].get<std::string>());
+    auto digest = carton::oci::ParseDigest(descriptor["digest"].get<std::string>());
     REQUIRE(digest.ok());
     auto path = (*client)->FetchBlob(cache, repo, *digest, descriptor["size"]);
     REQUIRE(path.ok());
@@ -829,7 +829,7 @@ Documents FetchDocuments(const RegistryServer& registry, const std::string& repo
 void PushVariant(const RegistryServer& registry, const std::string& repo, const std::string& tag,
                  const std::string& new_tag, const std::function<void(Json&)>& change_manifest,
                  const std::function<void(Json&)>& change_config) {
-  using carton::links::oci::Client;
+  using carton::oci::Client;
   auto client = Client::Open(registry.host(), {});
   REQUIRE(client.ok());
   const Documents d = FetchDocuments(registry, repo, tag);
@@ -839,22 +839,22 @@ void PushVariant(const RegistryServer& registry, const std::string& repo, const 
   const std::string config_text = config.dump();
   const auto digest = carton::manifest::Sha256Of(carton::AsBytes(config_text));
   REQUIRE((*client)->PushBlob(repo, digest, carton::AsBytes(config_text)).ok());
-  manifest["config"]["digest"] = carton::links::oci::DigestString(digest);
+  manifest["config"]["digest"] = carton::oci::DigestString(digest);
   manifest["config"]["size"] = config_text.size();
   change_manifest(manifest);
   const std::string text = manifest.dump();
-  REQUIRE((*client)
-              ->PutManifest(repo, new_tag, carton::links::oci::kImageManifestMediaType,
-                            carton::AsBytes(text))
-              .ok());
+  REQUIRE(
+      (*client)
+          ->PutManifest(repo, new_tag, carton::oci::kImageManifestMediaType, carton::AsBytes(text))
+          .ok());
 }
 
-// carton::CheckOciArtifact on the artifact at repo:tag.
+// carton::oci::CheckOciArtifact on the artifact at repo:tag.
 carton::Status CheckInRegistry(const RegistryServer& registry, const std::string& repo,
                                const std::string& tag) {
   const Documents d = FetchDocuments(registry, repo, tag);
-  return carton::CheckOciArtifact(d.manifest, d.config, d.manifest_text,
-                                  registry.Ref(repo + ":" + tag));
+  return carton::oci::CheckOciArtifact(d.manifest, d.config, d.manifest_text,
+                                       registry.Ref(repo + ":" + tag));
 }
 
 TEST_CASE("oci cli: artifacts that break the layout rules are refused before anything is written",
@@ -980,7 +980,7 @@ TEST_CASE("oci cli: artifacts that break the layout rules are refused before any
               Q(tmp.file("size.carton")));
   CHECK(sized.exit_code == 1);
   CHECK(sized.err.find(" is said to have 5 bytes, but it has ") != std::string::npos);
-  // Sizes and digests are the fetch's to check, not CheckOciArtifact's.
+  // Sizes and digests are the fetch's to check, not oci::CheckOciArtifact's.
   CHECK(CheckInRegistry(registry, "m", "size").ok());
   CHECK(Run(Carton(tmp, "cache-size2") + " pull " + registry.Ref("m:good") + " -o " +
             Q(tmp.file("good2.carton")) + " --json")
@@ -1000,11 +1000,12 @@ TEST_CASE("oci: CheckOciArtifact refuses documents no registry would store", "[o
   const std::string v1 = PackVersion(tmp, "v1", 1);
   REQUIRE(Run(Carton(tmp) + " push " + Q(v1) + " " + registry.Ref("m:v1")).exit_code == 0);
   const Documents good = FetchDocuments(registry, "m", "v1");
-  REQUIRE(carton::CheckOciArtifact(good.manifest, good.config, good.manifest_text, "m:v1").ok());
+  REQUIRE(
+      carton::oci::CheckOciArtifact(good.manifest, good.config, good.manifest_text, "m:v1").ok());
   auto check = [&](const std::function<void(Json&)>& change) {
     Json m = Json::parse(good.manifest);
     change(m);
-    return carton::CheckOciArtifact(m.dump(), good.config, good.manifest_text, "m:v1");
+    return carton::oci::CheckOciArtifact(m.dump(), good.config, good.manifest_text, "m:v1");
   };
   // A digest that is not one: a bad manifest (exit 1), not a bad argument.
   auto s = check([](Json& m) { m["layers"][0]["digest"] = "sha256:xyz"; });
@@ -1030,7 +1031,7 @@ TEST_CASE("oci: CheckOciArtifact refuses documents no registry would store", "[o
   auto check_config = [&](const std::function<void(Json&)>& change) {
     Json c = Json::parse(good.config);
     change(c);
-    return carton::CheckOciArtifact(good.manifest, c.dump(), good.manifest_text, "m:v1");
+    return carton::oci::CheckOciArtifact(good.manifest, c.dump(), good.manifest_text, "m:v1");
   };
   s = check_config([](Json& c) {
     Json& e = c["zip"]["entries"][0];
@@ -1049,15 +1050,15 @@ TEST_CASE("oci: CheckOciArtifact refuses documents no registry would store", "[o
     CHECK(message.find('\x1b') == std::string::npos);
   }
   // The config and MANIFEST as documents of their own.
-  s = carton::CheckOciArtifact(good.manifest, "{", good.manifest_text, "m:v1");
+  s = carton::oci::CheckOciArtifact(good.manifest, "{", good.manifest_text, "m:v1");
   CHECK(s.code() == carton::StatusCode::kCorrupt);
   CHECK(s.message().rfind("m:v1: carton config blob: not valid JSON", 0) == 0);
-  s = carton::CheckOciArtifact(good.manifest, good.config, "model/x=zz\n", "m:v1");
+  s = carton::oci::CheckOciArtifact(good.manifest, good.config, "model/x=zz\n", "m:v1");
   CHECK(s.code() == carton::StatusCode::kCorrupt);
   CHECK(s.message().rfind("m:v1: ", 0) == 0);
   // A MANIFEST that lists one file fewer than the layers.
   const std::string fewer = good.manifest_text.substr(good.manifest_text.find('\n') + 1);
-  s = carton::CheckOciArtifact(good.manifest, good.config, fewer, "m:v1");
+  s = carton::oci::CheckOciArtifact(good.manifest, good.config, fewer, "m:v1");
   CHECK(s.code() == carton::StatusCode::kCorrupt);
   CHECK(s.message().find("is not listed in MANIFEST") != std::string::npos);
 }

@@ -253,8 +253,8 @@ int VerifyOne(const VerifyArgs& a, const std::string& model, Json* results) {
   ProgressLine progress("verifying " + model, !a.quiet);
   if (progress.enabled()) o.progress = progress.Callback();
   if (a.quiet) o.links.fetch.progress = Silent();
-  auto r = links::oci::IsReference(model) ? VerifyOciCarton(model, o, OciOptionsFor(a.registry))
-                                          : carton::Verify(model, o);
+  auto r = oci::IsReference(model) ? oci::VerifyOciCarton(model, o, OciOptionsFor(a.registry))
+                                   : carton::Verify(model, o);
   progress.Finish();
   Json j;
   j["model"] = model;
@@ -317,8 +317,8 @@ int Info(const InfoArgs& a) {
   Json results = Json::array();
   for (std::size_t n = 0; n < a.cartons.size(); ++n) {
     const std::string& model = a.cartons[n];
-    auto r = links::oci::IsReference(model) ? ReadOciInfo(model, OciOptionsFor(a.registry))
-                                            : ReadInfo(model);
+    auto r = oci::IsReference(model) ? oci::ReadOciInfo(model, OciOptionsFor(a.registry))
+                                     : ReadInfo(model);
     if (!r.ok()) {
       worst = std::max(worst, ReportError("info", r.status()));
       results.push_back({{"model", model}, {"ok", false}, {"error", ErrorJson(r.status())}});
@@ -364,8 +364,8 @@ int Hash(const HashArgs& a) {
   int worst = kExitOk;
   Json results = Json::array();
   for (const auto& model : a.cartons) {
-    auto r = links::oci::IsReference(model) ? OciManifestHash(model, OciOptionsFor(a.registry))
-                                            : ManifestHash(model);
+    auto r = oci::IsReference(model) ? oci::OciManifestHash(model, OciOptionsFor(a.registry))
+                                     : ManifestHash(model);
     if (!r.ok()) {
       worst = std::max(worst, ReportError("hash", r.status()));
       results.push_back({{"model", model}, {"ok", false}, {"error", ErrorJson(r.status())}});

@@ -1,4 +1,4 @@
-// carton push | pull: thin shells over carton/oci.h.
+// carton push | pull: thin shells over carton/oci/artifact.h.
 #include "oci_cmd.h"
 
 #include <algorithm>
@@ -10,11 +10,11 @@
 namespace carton::cli {
 namespace {
 
-Json BlobsJson(const std::vector<OciBlobReport>& blobs) {
+Json BlobsJson(const std::vector<oci::OciBlobReport>& blobs) {
   Json a = Json::array();
   for (const auto& b : blobs) {
     a.push_back({{"path", b.path},
-                 {"digest", links::oci::DigestString(b.digest)},
+                 {"digest", oci::DigestString(b.digest)},
                  {"size", b.size},
                  {"action", b.action}});
   }
@@ -22,7 +22,7 @@ Json BlobsJson(const std::vector<OciBlobReport>& blobs) {
 }
 
 // "3 uploaded (1048576 bytes), 1 present" from the blobs' actions.
-std::string Summary(const std::vector<OciBlobReport>& blobs, std::uint64_t bytes,
+std::string Summary(const std::vector<oci::OciBlobReport>& blobs, std::uint64_t bytes,
                     const char* moving_action) {
   std::vector<std::pair<std::string, int>> counts;
   for (const auto& b : blobs) {
@@ -44,8 +44,8 @@ std::string Summary(const std::vector<OciBlobReport>& blobs, std::uint64_t bytes
 
 }  // namespace
 
-OciOptions OciOptionsFor(const RegistryArgs& args) {
-  OciOptions o;
+oci::OciOptions OciOptionsFor(const RegistryArgs& args) {
+  oci::OciOptions o;
   o.client.registry_config = args.config;
   o.client.plain_http = args.plain_http;
   o.jobs = args.jobs;
@@ -53,11 +53,11 @@ OciOptions OciOptionsFor(const RegistryArgs& args) {
 }
 
 int Push(const PushArgs& args) {
-  OciOptions options = OciOptionsFor(args.registry);
+  oci::OciOptions options = OciOptionsFor(args.registry);
   if (args.quiet) options.client.fetch.show_progress = false;
-  auto r = PushCarton(args.carton, args.reference, options);
+  auto r = oci::PushCarton(args.carton, args.reference, options);
   if (!r.ok()) return Fail("push", r.status());
-  const std::string digest = links::oci::DigestString(r->manifest_digest);
+  const std::string digest = oci::DigestString(r->manifest_digest);
   if (args.json) {
     Json j = JsonDocument();
     j["model"] = args.carton;
@@ -80,17 +80,17 @@ int Push(const PushArgs& args) {
 }
 
 int Pull(const PullArgs& args) {
-  OciOptions options = OciOptionsFor(args.registry);
+  oci::OciOptions options = OciOptionsFor(args.registry);
   if (args.quiet) options.client.fetch.show_progress = false;
   options.cache_large_blobs = args.cache;
-  auto r = PullCarton(args.reference, args.output, options);
+  auto r = oci::PullCarton(args.reference, args.output, options);
   if (!r.ok()) return Fail("pull", r.status());
   if (args.json) {
     Json j = JsonDocument();
     j["model"] = args.output;
     j["ok"] = true;
     j["reference"] = r->reference;
-    j["digest"] = links::oci::DigestString(r->manifest_digest);
+    j["digest"] = oci::DigestString(r->manifest_digest);
     j["manifest_hash"] = manifest::ToHex(r->manifest_hash);
     j["output"] = args.output;
     j["byte_identical"] = r->byte_identical;

@@ -2,13 +2,13 @@
 // the commands that take oci:// references.
 #pragma once
 
-#include "carton/carton/oci.h"
+#include "carton/oci/artifact.h"
 #include "commands.h"
 
 namespace carton::cli {
 
-// The OciOptions for `args`; registry access (the allowlist, per-host
+// The oci::OciOptions for `args`; registry access (the allowlist, per-host
 // headers, netrc) comes from the environment.
-OciOptions OciOptionsFor(const RegistryArgs& args);
+oci::OciOptions OciOptionsFor(const RegistryArgs& args);
 
 }  // namespace carton::cli

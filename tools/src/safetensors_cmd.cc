@@ -13,7 +13,7 @@
 
 #include "carton/carton/reader.h"
 #include "carton/common/quote.h"
-#include "carton/links/http_source.h"
+#include "carton/net/http_source.h"
 #include "carton/safetensors/file.h"
 #include "carton/safetensors/sharded.h"
 #include "carton/safetensors/writer.h"
@@ -40,15 +40,15 @@ bool IsIndex(std::string_view s) {
   return s.ends_with(".json");
 }
 
-links::HttpSourceOptions RemoteOptions() {
-  links::HttpSourceOptions options;
+net::HttpSourceOptions RemoteOptions() {
+  net::HttpSourceOptions options;
   // The first request takes the length and, usually, the whole header.
   options.head_size = static_cast<std::uint32_t>(safetensors::kHeaderProbeSize);
   return options;
 }
 
 Result<std::shared_ptr<const RandomAccessSource>> OpenRemote(const std::string& url) {
-  CARTON_ASSIGN_OR_RETURN(auto source, links::HttpRangeSource::Open(url, RemoteOptions()));
+  CARTON_ASSIGN_OR_RETURN(auto source, net::HttpRangeSource::Open(url, RemoteOptions()));
   return std::shared_ptr<const RandomAccessSource>(std::move(source));
 }
 

@@ -138,7 +138,7 @@ Result<std::string> WheelFile(const LockedDep& dep, const WheelOptions& options)
     return path;
   }
   links::BlobCache cache(options.cache_root);
-  links::FetchOptions fetch = options.fetch;
+  net::FetchOptions fetch = options.fetch;
   if (fetch.progress_label.empty()) fetch.progress_label = dep.file_name;
   auto path = cache.Fetch(dep.sha256, {*dep.url}, 0, fetch);
   if (!path.ok()) {

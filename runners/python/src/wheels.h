@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "carton/common/status.h"
-#include "carton/links/fetch.h"
+#include "carton/net/fetch.h"
 #include "carton/python_runner/lockfile.h"
 
 namespace carton::python_runner {
@@ -24,7 +24,7 @@ namespace carton::python_runner {
 struct WheelOptions {
   std::string cache_root;  // links::DefaultCacheDir()
   std::string model_dir;   // bundled wheels are relative to it
-  links::FetchOptions fetch;
+  net::FetchOptions fetch;
 };
 
 // The directory of each wheel of `deps`, in order, fetching and unpacking

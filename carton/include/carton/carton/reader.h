@@ -35,9 +35,9 @@
 #include "carton/common/mapped_file.h"
 #include "carton/common/random_access.h"
 #include "carton/common/status.h"
-#include "carton/links/fetch.h"
 #include "carton/links/links.h"
 #include "carton/manifest/manifest.h"
+#include "carton/net/fetch.h"
 #include "carton/zip/reader.h"
 
 namespace carton {
@@ -47,7 +47,7 @@ struct LinkOptions {
   // Retries, timeouts, progress, and allow_file_links: file:// URLs in LINKS
   // are refused unless set (a carton from elsewhere must not read local
   // files).
-  links::FetchOptions fetch;
+  net::FetchOptions fetch;
   // The blob cache root; empty means links::DefaultCacheDir().
   std::string cache_dir;
   // Where CartonReader::Open downloads a carton whose server ignores Range
@@ -63,7 +63,7 @@ bool IsCartonUrl(std::string_view location);
 // Downloads the carton at `url` to `dest_path` as it is (atomically; its
 // contents are checked when it is read), with the retries and limits of
 // options.fetch and progress labelled with the URL. Errors: those of
-// links::DownloadToFile.
+// net::DownloadToFile.
 Status DownloadCarton(const std::string& url, const std::string& dest_path,
                       const LinkOptions& options = {});
 
@@ -121,12 +121,12 @@ class CartonReader {
  public:
   // A path is mapped and checked whole (ZipReader::Open); a URL is read
   // with HTTP range requests (ZipReader::OpenSource over
-  // links::HttpRangeSource), which fetch only the tail, the central
+  // net::HttpRangeSource), which fetch only the tail, the central
   // directory and the entries read. A server that ignores Range (it
   // answers 200) is read from a copy downloaded whole to options.temp_dir
   // instead (with options.fetch.progress), after a one-line Notice().
   // `limits.zip` bounds the archive. Errors: those of ZipReader::Open, OpenLocal and
-  // links::HttpRangeSource::Open (a bad range answer stays an error).
+  // net::HttpRangeSource::Open (a bad range answer stays an error).
   static Result<CartonReader> Open(const std::string& location, const LinkOptions& options = {},
                                    const CartonLimits& limits = {});
 

@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "carton/common/status.h"
-#include "carton/links/fetch.h"
 #include "carton/manifest/sha256.h"
+#include "carton/net/fetch.h"
 
 namespace carton::links {
 
@@ -72,12 +72,12 @@ class BlobCache {
   Result<std::string> Get(const manifest::Digest& digest,
                           std::uint64_t expected_size_or_0 = 0) const;
 
-  // Get(), or on a miss FetchToFile() straight into the cache and then the
-  // path. A hit does no network access. Errors: those of FetchToFile, and
+  // Get(), or on a miss net::FetchToFile() straight into the cache and then the
+  // path. A hit does no network access. Errors: those of net::FetchToFile, and
   // kIoError when the cache directories cannot be created.
   Result<std::string> Fetch(const manifest::Digest& digest, const std::vector<std::string>& urls,
                             std::uint64_t expected_size_or_0,
-                            const FetchOptions& options = {}) const;
+                            const net::FetchOptions& options = {}) const;
 
   // Rehashes the cached blob. A blob with the wrong size (when known) or
   // sha256 is discarded. Errors: kNotFound (absent), kCorrupt (wrong, now

@@ -21,6 +21,7 @@
 
 #include "carton/common/status.h"
 #include "carton/manifest/sha256.h"
+#include "carton/net/url.h"
 
 namespace carton::links {
 
@@ -28,8 +29,8 @@ namespace carton::links {
 inline constexpr std::size_t kMaxLinksSize = 16u << 20;
 // Most URLs listed for one hash.
 inline constexpr std::size_t kMaxUrlsPerHash = 64;
-// Longest URL accepted.
-inline constexpr std::size_t kMaxUrlLength = 8192;
+// Longest URL accepted (net/url.h).
+inline constexpr std::size_t kMaxUrlLength = net::kMaxUrlLength;
 // Most parts in a dotted TOML key (`a.b.c` has 3); LINKS needs only 1.
 inline constexpr std::size_t kMaxDottedKeyParts = 4;
 

@@ -60,7 +60,7 @@ struct LoadOptions {
   // Files named in LINKS may be fetched from file:// URLs (trusted cartons
   // only).
   bool allow_file_links = false;
-  // oci:// references (carton/oci.h): a docker config.json with the
+  // oci:// references (carton/oci/artifact.h): a docker config.json with the
   // registry's credentials (empty: $CARTON_REGISTRY_AUTH, then
   // ~/.docker/config.json), and plain HTTP for a registry that is not on a
   // loopback address.
@@ -149,7 +149,7 @@ class LoadedCarton {
 // against its MANIFEST only if verify_cache_hit is set). Input is untrusted.
 // An oci:// reference costs one manifest request on a hit (its MANIFEST
 // layer's digest is the manifest hash); a miss pulls the carton
-// (carton/oci.h) and loads it like a downloaded URL (loader/FORMAT.md
+// (carton/oci/artifact.h) and loads it like a downloaded URL (loader/FORMAT.md
 // "OCI references").
 // Errors: kNotFound, kCorrupt (bad archive, a file whose sha256 is not the
 // one in MANIFEST, a damaged cache entry that cannot be rebuilt; naming the

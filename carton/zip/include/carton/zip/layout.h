@@ -1,7 +1,7 @@
 // How ZipWriter lays out an archive, for code that must tell whether an
 // archive is ZipWriter's output and with which settings, so that it can be
 // rebuilt byte for byte from its entries' bytes (carton's OCI artifacts,
-// carton/FORMAT.md "OCI artifacts"): where ZipWriter puts each entry's data,
+// oci/FORMAT.md "Cartons as OCI artifacts"): where ZipWriter puts each entry's data,
 // which compression levels it accepts, the entry name rules it and
 // ZipReader apply, and trial compression of an entry with ZipWriter's own
 // encoders.

@@ -1,0 +1,172 @@
+// Cartons as OCI artifacts: push a .carton to an OCI registry, pull it back
+// byte for byte, and read its metadata or manifest hash from the registry
+// (oci/FORMAT.md "Cartons as OCI artifacts" gives the layout and media types).
+//
+//   oci://HOST[:PORT]/REPO[:TAG|@sha256:DIGEST]
+//
+// The artifact is an OCI image manifest with one layer per MANIFEST file
+// (its digest the sha256 MANIFEST records, so a file shared by two
+// versions is stored and uploaded once), plus MANIFEST and LINKS as layers
+// and a config blob that records how to rebuild the zip. Pull fetches the
+// blobs into the blob cache (links/blob_cache.h; a cached blob is not
+// downloaded again; every blob's sha256 is checked before it becomes
+// visible) and rebuilds the carton with carton's ZipWriter; when the pushed
+// carton was written by carton, the rebuild is checked to be byte for byte
+// that carton. Registry access, credentials and retries are those of
+// oci::Client.
+//
+// Inputs from the registry are untrusted. Outputs are written to a
+// temporary name and renamed into place on success. Thread-safety: the
+// functions may run concurrently.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "carton/carton/info.h"
+#include "carton/carton/verify.h"
+#include "carton/common/status.h"
+#include "carton/manifest/sha256.h"
+#include "carton/oci/client.h"
+
+namespace carton::oci {
+
+// The config blob's media type, also the manifest's artifactType.
+inline constexpr std::string_view kOciCartonMediaType = "application/vnd.carton.model.v1+json";
+// Layer media types.
+inline constexpr std::string_view kOciFileMediaType = "application/vnd.carton.file.v1";
+inline constexpr std::string_view kOciCartonTomlMediaType = "application/vnd.carton.config.v1+toml";
+inline constexpr std::string_view kOciManifestMediaType = "application/vnd.carton.manifest.v1";
+inline constexpr std::string_view kOciLinksMediaType = "application/vnd.carton.links.v1+toml";
+// Annotations: a layer's path in the carton, and the manifest hash on the
+// OCI manifest.
+inline constexpr std::string_view kOciTitleAnnotation = "org.opencontainers.image.title";
+inline constexpr std::string_view kOciManifestHashAnnotation = "dev.carton.manifest-hash";
+
+struct OciOptions {
+  // Registry access: retries, the allowlist, plain HTTP, the credentials
+  // file, the chunk size of uploads. Its cache_root (mount records) is
+  // filled from cache_dir when empty.
+  oci::ClientOptions client;
+  // The blob cache root; empty: links::DefaultCacheDir().
+  std::string cache_dir;
+  // Blobs moved at once (>= 1). With more than one, no progress is drawn.
+  unsigned jobs = 4;
+  // Threads for zstd when rebuilding (0: one per core); the output is the
+  // same for any number.
+  unsigned threads = 0;
+  // Push: linked files (LINKS) are fetched to be pushed; file:// URLs only
+  // when this is set.
+  bool allow_file_links = false;
+  // Pull: also keep the large stored files' blobs that were not cached in
+  // the blob cache. Without it they are written only into the carton as
+  // they download (each byte written once); with it they are written to
+  // the cache and copied into the carton from there.
+  bool cache_large_blobs = false;
+};
+
+// What happened to one blob.
+struct OciBlobReport {
+  std::string path;  // the carton path ("MANIFEST", "LINKS", "(config)" for the config blob)
+  manifest::Digest digest{};
+  std::uint64_t size = 0;
+  // Push: "uploaded", "mounted" or "present"; pull: "downloaded" or "cached".
+  std::string action;
+};
+
+struct OciPushReport {
+  std::string reference;               // oci://HOST/REPO:TAG
+  manifest::Digest manifest_digest{};  // of the OCI manifest
+  manifest::Digest manifest_hash{};    // of the carton
+  std::vector<OciBlobReport> blobs;    // one per distinct digest
+  std::uint64_t bytes_uploaded = 0;
+  // The config records a layout hash: pull rebuilds exactly these bytes.
+  bool reproducible = false;
+};
+
+// Pushes the carton at `carton_path` (a path or http(s) URL) to `reference`
+// (a tag; "latest" when none is given). Every blob is asked for first
+// (HEAD) and sent only when the repository does not have it (mounted from
+// another repository of the registry when one is known to hold it).
+// Errors: kInvalidArgument (a bad reference, a digest reference, the
+// registry's refusal of our credentials is kNetworkError), kCorrupt and
+// kUnsupported (a bad carton, as Verify would say; a manifest over the
+// registries' 4 MiB limit), kNetworkError, kIoError.
+Result<OciPushReport> PushCarton(const std::string& carton_path, const std::string& reference,
+                                 const OciOptions& options = {});
+
+struct OciPullReport {
+  std::string reference;
+  manifest::Digest manifest_digest{};
+  manifest::Digest manifest_hash{};
+  std::vector<OciBlobReport> blobs;  // one per distinct digest, config included
+  std::uint64_t bytes_downloaded = 0;
+  // True when the config recorded a layout hash and the rebuilt carton
+  // matched it: the carton written is byte for byte the one pushed.
+  bool byte_identical = false;
+  // When not byte_identical: why (no layout recorded, or the rebuild came
+  // out different, e.g. with another zstd version). The carton is still
+  // written: every file checked, the same manifest hash.
+  std::string not_identical_reason;
+};
+
+// Pulls `reference` and writes the carton to `out_path`. Linked files
+// (LINKS) are fetched into the blob cache too but stay out of the zip, as
+// pushed. Blobs already in the blob cache are not downloaded. A large
+// stored file's blob (8 MiB or more, one entry) that is not cached is
+// written into the carton as it downloads, hashed as it streams, its last
+// byte only once its size and sha256 are checked, so the carton is done
+// when the download is; it lands in the blob cache only with
+// cache_large_blobs (or when a retry starts the download over after some
+// of it was written: the carton is then written again from the cache).
+// Every other blob goes into the blob cache first. Errors: kNotFound (unknown
+// repository, tag or blob), kUnsupported (a manifest that is not a carton), kCorrupt (a blob or
+// manifest whose sha256 is wrong, never cached; a config that contradicts
+// MANIFEST), kNetworkError (401/403 with the registry's message,
+// transfers, after retries), kInvalidArgument, kIoError.
+Result<OciPullReport> PullCarton(const std::string& reference, const std::string& out_path,
+                                 const OciOptions& options = {});
+
+// Checks a carton artifact's three documents as pull does before it fetches
+// any file blob: `image_manifest` (the OCI manifest) is a carton's, with
+// valid, distinct layer titles; `config` (its config blob) follows the
+// layout rules; `manifest_text` (its MANIFEST layer) parses; and the three
+// agree (every MANIFEST file has its layer with its digest, and is a zip
+// entry or linked). The blobs' digests and sizes are not checked here: a
+// registry serves blobs by digest, and the fetch checks them. `where`
+// names the artifact in messages. For checking artifacts without pulling
+// them (a registry's admission hook, a mirror). Errors: kUnsupported (not
+// a carton), kCorrupt naming the rule.
+Status CheckOciArtifact(std::string_view image_manifest, std::string_view config,
+                        std::string_view manifest_text, const std::string& where);
+
+// The OCI manifest's digest and the carton's manifest hash (the digest of
+// its MANIFEST layer), from one manifest request. Errors: as PullCarton.
+struct OciResolved {
+  std::string reference;
+  manifest::Digest manifest_digest{};
+  manifest::Digest manifest_hash{};
+};
+Result<OciResolved> ResolveOciCarton(const std::string& reference, const OciOptions& options = {});
+
+// As ManifestHash (info.h): MANIFEST is fetched (into the blob cache) and
+// checked to be well-formed. Errors: as PullCarton.
+Result<manifest::Digest> OciManifestHash(const std::string& reference,
+                                         const OciOptions& options = {});
+
+// As ReadInfo (info.h), from the config, carton.toml, MANIFEST, LINKS and
+// tensor_data/index.toml blobs only (fetched into the blob cache): the
+// files' sizes are their layers'. Errors: as PullCarton, and those of
+// ReadInfo's parsers.
+Result<CartonInfo> ReadOciInfo(const std::string& reference, const OciOptions& options = {},
+                               const CartonLimits& limits = {});
+
+// Pulls into a temporary file in the cache directory, runs Verify on it
+// and removes it. The report's problems are those of the rebuilt carton.
+Result<VerifyReport> VerifyOciCarton(const std::string& reference, const VerifyOptions& verify = {},
+                                     const OciOptions& options = {});
+
+}  // namespace carton::oci
