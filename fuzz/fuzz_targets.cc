@@ -210,9 +210,9 @@ void FuzzRegistryText(Input data) {
   const std::string_view text = Text(data.subspan(1));
   switch (data[0] % 8) {
     case 0: {
-      auto ref = oci::ParseReference(text);
+      auto ref = ParseOciReference(text);
       if (!ref.ok()) return;
-      auto again = oci::ParseReference(ref->ToString());
+      auto again = ParseOciReference(ref->ToString());
       FUZZ_CHECK(again.ok());
       FUZZ_CHECK(again->ToString() == ref->ToString());
       return;

@@ -46,7 +46,7 @@ void FuzzZipSource(Input data);
 // an anonymous in-memory file, so nothing touches the disk).
 void FuzzCarton(Input data);
 // Text from a registry or the environment; the first byte picks the
-// parser: oci::ParseReference (ToString re-parses to the same
+// parser: ParseOciReference (ToString re-parses to the same
 // reference), ParseDockerConfig, ParseHostHeaders, ParseHostPattern
 // (ToString re-parses to an equal pattern), RefusedTarget and
 // CheckUrlAccess on a host or URL, ParseChallenges (WWW-Authenticate

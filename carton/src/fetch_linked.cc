@@ -11,12 +11,14 @@
 
 namespace carton {
 
-Result<FetchLinkedReport> FetchLinked(const std::string& in, const std::string& out_path,
+Result<FetchLinkedReport> FetchLinked(const Location& in_at, const std::string& out_path,
                                       const FetchLinkedOptions& options) {
+  const std::string& in = in_at.text();
   CARTON_RETURN_IF_ERROR(CheckOutputPath(out_path, "the .carton"));
   std::filesystem::path parent = std::filesystem::path(out_path).parent_path();
   const std::string out_dir = parent.empty() ? "." : parent.string();
-  CARTON_ASSIGN_OR_RETURN(CartonReader reader, CartonReader::OpenLocal(in, out_dir, options.link));
+  CARTON_ASSIGN_OR_RETURN(CartonReader reader,
+                          CartonReader::OpenLocal(in_at, out_dir, options.link));
   CARTON_RETURN_IF_ERROR(reader.Check());
   const ManifestFile& m = reader.manifest_file();
 

@@ -4,15 +4,17 @@
 
 namespace carton {
 
-Result<manifest::Digest> ManifestHash(const std::string& carton_path, const LinkOptions& options) {
-  CARTON_ASSIGN_OR_RETURN(CartonReader reader, CartonReader::Open(carton_path, options));
+Result<manifest::Digest> ManifestHash(const Location& carton_path_at, const LinkOptions& options) {
+  const std::string& carton_path = carton_path_at.text();
+  CARTON_ASSIGN_OR_RETURN(CartonReader reader, CartonReader::Open(carton_path_at, options));
   CARTON_RETURN_IF_ERROR(reader.ReadManifest().WithContext(carton_path));
   return reader.manifest_file().hash;
 }
 
-Result<CartonInfo> ReadInfo(const std::string& carton_path, const LinkOptions& options,
+Result<CartonInfo> ReadInfo(const Location& carton_path_at, const LinkOptions& options,
                             const CartonLimits& limits) {
-  CARTON_ASSIGN_OR_RETURN(CartonReader reader, CartonReader::Open(carton_path, options, limits));
+  const std::string& carton_path = carton_path_at.text();
+  CARTON_ASSIGN_OR_RETURN(CartonReader reader, CartonReader::Open(carton_path_at, options, limits));
   CARTON_RETURN_IF_ERROR(reader.Check());
   const ZipReader& zip = reader.zip();
   CartonInfo info;

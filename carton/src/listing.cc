@@ -9,7 +9,7 @@
 namespace carton {
 namespace {
 
-Result<CartonReader> OpenChecked(const std::string& location, const LinkOptions& options,
+Result<CartonReader> OpenChecked(const Location& location, const LinkOptions& options,
                                  const CartonLimits& limits) {
   CARTON_ASSIGN_OR_RETURN(CartonReader reader, CartonReader::Open(location, options, limits));
   CARTON_RETURN_IF_ERROR(reader.Check());
@@ -25,10 +25,11 @@ const LinkedFile* FindLinked(const CartonReader& reader, const std::string& path
 
 }  // namespace
 
-Result<std::vector<CartonEntry>> ListEntries(const std::string& location,
+Result<std::vector<CartonEntry>> ListEntries(const Location& location_at,
                                              const LinkOptions& options,
                                              const CartonLimits& limits) {
-  CARTON_ASSIGN_OR_RETURN(CartonReader reader, OpenChecked(location, options, limits));
+  const std::string& location = location_at.text();
+  CARTON_ASSIGN_OR_RETURN(CartonReader reader, OpenChecked(location_at, options, limits));
   const ZipReader& zip = reader.zip();
   std::vector<CartonEntry> out;
   for (const auto& me : reader.manifest().entries()) {
@@ -58,10 +59,11 @@ Result<std::vector<CartonEntry>> ListEntries(const std::string& location,
   return out;
 }
 
-Status ReadCartonFile(const std::string& location, const std::string& path,
+Status ReadCartonFile(const Location& location_at, const std::string& path,
                       const std::function<Status(ByteView)>& sink, const LinkOptions& options,
                       const CartonLimits& limits) {
-  CARTON_ASSIGN_OR_RETURN(CartonReader reader, OpenChecked(location, options, limits));
+  const std::string& location = location_at.text();
+  CARTON_ASSIGN_OR_RETURN(CartonReader reader, OpenChecked(location_at, options, limits));
   // MANIFEST's bytes are what the manifest hash covers: given as read.
   if (path == "MANIFEST") return sink(AsBytes(reader.manifest_file().text));
   const manifest::ManifestEntry* me = reader.manifest().Find(path);
@@ -107,10 +109,10 @@ CartonDiff DiffManifests(const manifest::Manifest& a, const manifest::Manifest& 
   return d;
 }
 
-Result<CartonDiff> DiffCartons(const std::string& a, const std::string& b,
+Result<CartonDiff> DiffCartons(const Location& a_at, const Location& b_at,
                                const LinkOptions& options) {
-  CARTON_ASSIGN_OR_RETURN(CartonReader ra, OpenChecked(a, options, {}));
-  CARTON_ASSIGN_OR_RETURN(CartonReader rb, OpenChecked(b, options, {}));
+  CARTON_ASSIGN_OR_RETURN(CartonReader ra, OpenChecked(a_at, options, {}));
+  CARTON_ASSIGN_OR_RETURN(CartonReader rb, OpenChecked(b_at, options, {}));
   CartonDiff d = DiffManifests(ra.manifest(), rb.manifest());
   // The hashes of the bytes as stored, which is what `carton hash` prints.
   d.a_hash = ra.manifest_file().hash;

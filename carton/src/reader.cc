@@ -22,14 +22,6 @@
 namespace carton {
 namespace {
 
-bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
-  if (s.size() < prefix.size()) return false;
-  for (std::size_t i = 0; i < prefix.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(s[i])) != prefix[i]) return false;
-  }
-  return true;
-}
-
 Result<links::BlobCache> OpenCache(const LinkOptions& options) {
   if (!options.cache_dir.empty()) return links::BlobCache(options.cache_dir);
   return links::BlobCache::OpenDefault();
@@ -44,10 +36,6 @@ Status Renamed(const Status& s, const std::string& from, const std::string& to) 
 }
 
 }  // namespace
-
-bool IsCartonUrl(std::string_view location) {
-  return StartsWithNoCase(location, "http://") || StartsWithNoCase(location, "https://");
-}
 
 Status DownloadCarton(const std::string& url, const std::string& dest_path,
                       const LinkOptions& options) {
@@ -105,11 +93,30 @@ CartonReader::CartonReader(CartonReader&&) noexcept = default;
 CartonReader& CartonReader::operator=(CartonReader&&) noexcept = default;
 CartonReader::~CartonReader() = default;
 
-Result<CartonReader> CartonReader::Open(const std::string& location, const LinkOptions& options,
+namespace {
+
+// The kinds a CartonReader reads itself: a .carton file and a URL.
+Status CheckReadable(const Location& location) {
+  CARTON_RETURN_IF_ERROR(location.status());
+  if (location.kind() == Location::Kind::kDirectory ||
+      (location.kind() == Location::Kind::kOci && location.local_path().empty())) {
+    return location.Refuse("reading a .carton",
+                           "a .carton file or an http(s) URL (the loader reads directories and "
+                           "oci:// references)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<CartonReader> CartonReader::Open(const Location& at, const LinkOptions& options,
                                         const CartonLimits& limits) {
-  if (!IsCartonUrl(location)) {
-    CARTON_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::Open(location, limits.zip));
-    return CartonReader(location, std::move(zip), options, limits);
+  CARTON_RETURN_IF_ERROR(CheckReadable(at));
+  const std::string& location = at.text();
+  if (!at.local_path().empty()) {
+    auto zip = ZipReader::Open(at.local_path(), limits.zip);
+    if (!zip.ok()) return Renamed(zip.status(), at.local_path(), location);
+    return CartonReader(location, std::move(zip).value(), options, limits);
   }
   net::HttpSourceOptions http;
   http.fetch = options.fetch;
@@ -188,11 +195,12 @@ std::optional<Result<CartonReader>> CartonReader::OpenCachedDownload(const std::
   return reader;
 }
 
-Result<CartonReader> CartonReader::OpenLocal(const std::string& location,
-                                             const std::string& temp_dir,
+Result<CartonReader> CartonReader::OpenLocal(const Location& at, const std::string& temp_dir,
                                              const LinkOptions& options,
                                              const CartonLimits& limits) {
-  if (!IsCartonUrl(location)) return Open(location, options, limits);
+  CARTON_RETURN_IF_ERROR(CheckReadable(at));
+  if (!at.local_path().empty()) return Open(at, options, limits);
+  const std::string& location = at.text();
   if (auto cached = OpenCachedDownload(location, options, limits)) return std::move(*cached);
   return OpenTemporaryDownload(location, temp_dir, options, limits);
 }

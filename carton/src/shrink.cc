@@ -54,8 +54,9 @@ bool HasBlob(const std::string& path, const manifest::Digest& d) {
 
 }  // namespace
 
-Result<ShrinkReport> Shrink(const std::string& in, const std::string& out_path,
+Result<ShrinkReport> Shrink(const Location& in_at, const std::string& out_path,
                             const ShrinkOptions& options) {
+  const std::string& in = in_at.text();
   CARTON_RETURN_IF_ERROR(CheckOutputPath(out_path, "the .carton"));
   const bool by_digest = !options.urls.empty();
   if (!by_digest) {
@@ -68,7 +69,8 @@ Result<ShrinkReport> Shrink(const std::string& in, const std::string& out_path,
   }
 
   const std::string out_dir = DirOf(out_path);
-  CARTON_ASSIGN_OR_RETURN(CartonReader reader, CartonReader::OpenLocal(in, out_dir, options.link));
+  CARTON_ASSIGN_OR_RETURN(CartonReader reader,
+                          CartonReader::OpenLocal(in_at, out_dir, options.link));
   // Files the input already links stay linked: LINKS must cover them.
   CARTON_RETURN_IF_ERROR(reader.Check());
   const ZipReader& zip = reader.zip();

@@ -149,14 +149,15 @@ Result<std::string> DefaultDir(const CartonReader& reader, const std::string& ca
 
 }  // namespace
 
-Result<std::string> Unpack(const std::string& carton_path, const std::string& dir_arg,
+Result<std::string> Unpack(const Location& carton_path_at, const std::string& dir_arg,
                            const LinkOptions& options, const UnpackOptions& unpack) {
+  const std::string& carton_path = carton_path_at.text();
   const CartonLimits& limits = unpack.limits;
   std::error_code ec;
   if (!dir_arg.empty()) CARTON_RETURN_IF_ERROR(CheckUnpackDir(dir_arg));
   CARTON_ASSIGN_OR_RETURN(
       CartonReader reader,
-      CartonReader::OpenLocal(carton_path, ParentOf(dir_arg).string(), options, limits));
+      CartonReader::OpenLocal(carton_path_at, ParentOf(dir_arg).string(), options, limits));
   CARTON_RETURN_IF_ERROR(reader.Check());
   const ZipReader& zip = reader.zip();
   std::string dir = dir_arg;

@@ -216,12 +216,11 @@ class Checker {
 
 }  // namespace
 
-Result<VerifyReport> Verify(const std::string& carton_path, const VerifyOptions& options) {
+Result<VerifyReport> Verify(const Location& carton, const VerifyOptions& options) {
   VerifyReport report;
   std::error_code ec;
   const std::string temp_dir = std::filesystem::temp_directory_path(ec).string();
-  auto reader =
-      CartonReader::OpenLocal(carton_path, ec ? "." : temp_dir, options.links, options.limits);
+  auto reader = CartonReader::OpenLocal(carton, ec ? "." : temp_dir, options.links, options.limits);
   if (!reader.ok()) {
     const Status& s = reader.status();
     // A file that is there but is no carton is a problem; a download that

@@ -8,7 +8,7 @@
 #include "carton/common/mapped_file.h"
 #include "carton/links/blob_cache.h"
 #include "carton/manifest/manifest.h"
-#include "carton/oci/client.h"
+#include "carton/oci/artifact.h"
 #include "loaded.h"
 #include "oci_remote.h"
 #include "source.h"
@@ -91,7 +91,7 @@ Result<LoadedCarton> FromEntry(internal::AcquiredEntry entry, LoadStats stats) {
 
 // A .carton file or URL: the entry named by its manifest hash, made on a
 // miss (AcquireEntry).
-Result<LoadedCarton> LoadCarton(const std::string& path_or_url, const LoadOptions& options) {
+Result<LoadedCarton> LoadCarton(const Location& path_or_url, const LoadOptions& options) {
   CARTON_ASSIGN_OR_RETURN(std::string root, CacheRoot(options));
   CARTON_ASSIGN_OR_RETURN(
       internal::CartonSource source,
@@ -104,11 +104,11 @@ Result<LoadedCarton> LoadCarton(const std::string& path_or_url, const LoadOption
 
 // An oci:// reference: the entry named by the manifest hash the registry
 // gives (one manifest request), the carton pulled on a miss.
-Result<LoadedCarton> LoadOci(const std::string& reference, const LoadOptions& options) {
+Result<LoadedCarton> LoadOci(const Location& reference, const LoadOptions& options) {
   CARTON_ASSIGN_OR_RETURN(std::string root, CacheRoot(options));
   CARTON_ASSIGN_OR_RETURN(manifest::Digest hash, internal::ResolveOci(reference, options));
   internal::CartonSource source = internal::CartonSource::Fetched(
-      reference, hash, [reference, options](const std::string& dest) {
+      reference.text(), hash, [reference, options](const std::string& dest) {
         return internal::PullOci(reference, dest, options);
       });
   LoadStats stats;
@@ -174,13 +174,18 @@ Result<LoadedCarton> LoadDirectory(const std::string& dir, const LoadOptions& op
 
 }  // namespace
 
-Result<LoadedCarton> Load(const std::string& path_or_url, const LoadOptions& options) {
-  if (oci::IsReference(path_or_url)) return LoadOci(path_or_url, options);
-  std::error_code ec;
-  if (!IsCartonUrl(path_or_url) && fs::is_directory(path_or_url, ec)) {
-    return LoadDirectory(path_or_url, options);
+Result<LoadedCarton> Load(const Location& location, const LoadOptions& options) {
+  CARTON_RETURN_IF_ERROR(location.status());
+  switch (location.kind()) {
+    case Location::Kind::kOci:
+      return LoadOci(location, options);
+    case Location::Kind::kDirectory:
+      return LoadDirectory(location.text(), options);
+    case Location::Kind::kFile:
+    case Location::Kind::kUrl:
+      break;
   }
-  return LoadCarton(path_or_url, options);
+  return LoadCarton(location, options);
 }
 
 Result<LoadedCarton> LoadUnpacked(const std::string& dir, const std::string& runner_name,
@@ -199,9 +204,13 @@ Result<LoadedCarton> LoadUnpacked(const std::string& dir, const std::string& run
   return internal::LoadedCartonFactory::Make(std::move(impl));
 }
 
-Result<CartonInfo> GetModelInfo(const std::string& path_or_url) {
-  if (oci::IsReference(path_or_url)) return internal::ReadOciInfo(path_or_url);
-  return ReadInfo(path_or_url);
+Result<CartonInfo> GetModelInfo(const Location& location, const AccessOptions& options) {
+  CARTON_RETURN_IF_ERROR(location.status());
+  if (location.kind() == Location::Kind::kOci) {
+    return oci::ReadOciInfo(location, internal::OciOptionsFor(options, 0));
+  }
+  CARTON_ASSIGN_OR_RETURN(LocalCarton local, Localize(location, "info", options));
+  return ReadInfo(local.location(), options.link);
 }
 
 }  // namespace carton::loader

@@ -1,16 +1,15 @@
 #include "oci_remote.h"
 
-#include "carton/oci/artifact.h"
-
 namespace carton::loader::internal {
 namespace {
 
 oci::OciOptions OptionsFor(const LoadOptions& options) {
-  oci::OciOptions o;
-  o.cache_dir = options.cache_dir;
-  o.threads = options.threads;
-  o.client.registry_config = options.registry_config;
-  o.client.plain_http = options.plain_http;
+  AccessOptions access;
+  access.link.cache_dir = options.cache_dir;
+  access.registry_config = options.registry_config;
+  access.plain_http = options.plain_http;
+  oci::OciOptions o = OciOptionsFor(access, options.threads);
+  o.allow_file_links = false;
   // A load keeps every blob in the blob cache, as it always has.
   o.cache_large_blobs = true;
   return o;
@@ -18,17 +17,15 @@ oci::OciOptions OptionsFor(const LoadOptions& options) {
 
 }  // namespace
 
-Result<manifest::Digest> ResolveOci(const std::string& reference, const LoadOptions& options) {
+Result<manifest::Digest> ResolveOci(const Location& reference, const LoadOptions& options) {
   CARTON_ASSIGN_OR_RETURN(oci::OciResolved r,
                           oci::ResolveOciCarton(reference, OptionsFor(options)));
   return r.manifest_hash;
 }
 
-Status PullOci(const std::string& reference, const std::string& dest_path,
+Status PullOci(const Location& reference, const std::string& dest_path,
                const LoadOptions& options) {
   return oci::PullCarton(reference, dest_path, OptionsFor(options)).status();
 }
-
-Result<CartonInfo> ReadOciInfo(const std::string& reference) { return oci::ReadOciInfo(reference); }
 
 }  // namespace carton::loader::internal

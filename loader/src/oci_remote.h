@@ -8,19 +8,21 @@
 
 #include "carton/carton/info.h"
 #include "carton/common/status.h"
+#include "carton/loader/cartons.h"
 #include "carton/loader/loader.h"
+#include "carton/oci/artifact.h"
 
 namespace carton::loader::internal {
 
+// The OCI module's options for `access` (registry access, the cache root,
+// jobs) with `threads` for rebuilding zstd entries.
+oci::OciOptions OciOptionsFor(const AccessOptions& access, unsigned threads);
+
 // The manifest hash of the carton at `reference`.
-Result<manifest::Digest> ResolveOci(const std::string& reference, const LoadOptions& options);
+Result<manifest::Digest> ResolveOci(const Location& reference, const LoadOptions& options);
 
 // Pulls the carton to `dest_path` (atomically); its blobs stay in the blob
 // cache of the loader's cache root.
-Status PullOci(const std::string& reference, const std::string& dest_path,
-               const LoadOptions& options);
-
-// carton.toml, MANIFEST and tensor_data/index.toml from their blobs.
-Result<CartonInfo> ReadOciInfo(const std::string& reference);
+Status PullOci(const Location& reference, const std::string& dest_path, const LoadOptions& options);
 
 }  // namespace carton::loader::internal

@@ -11,12 +11,13 @@
 
 namespace carton::loader::internal {
 
-Result<CartonSource> CartonSource::Open(const std::string& path_or_url,
-                                        const std::string& downloads_dir,
+Result<CartonSource> CartonSource::Open(const Location& location, const std::string& downloads_dir,
                                         const ProgressFn& progress) {
+  CARTON_RETURN_IF_ERROR(location.status());
+  const std::string& path_or_url = location.text();
   CartonSource s;
   s.location_ = path_or_url;
-  if (IsCartonUrl(path_or_url)) {
+  if (location.kind() == Location::Kind::kUrl) {
     // Range requests: the zip's tail, its central directory, MANIFEST.
     LinkOptions link;
     link.fetch.progress = progress;
@@ -24,7 +25,7 @@ Result<CartonSource> CartonSource::Open(const std::string& path_or_url,
     std::filesystem::create_directories(downloads_dir, ec);
     if (!ec) link.temp_dir = downloads_dir;
     CARTON_ASSIGN_OR_RETURN(CartonReader remote,
-                            CartonReader::Open(path_or_url, link, CartonLimits{}));
+                            CartonReader::Open(location, link, CartonLimits{}));
     CARTON_RETURN_IF_ERROR(remote.ReadManifest().WithContext(path_or_url));
     s.manifest_ = remote.shared_manifest();
     if (const std::string copy = remote.downloaded_copy(); !copy.empty()) {

@@ -33,7 +33,7 @@ class CartonSource {
   // Range is downloaded whole at once into `downloads_dir` (a temporary
   // name, kept as the source), with `progress`. Errors: kNotFound,
   // kIoError, kCorrupt (naming the carton), the URL's network errors.
-  static Result<CartonSource> Open(const std::string& path_or_url, const std::string& downloads_dir,
+  static Result<CartonSource> Open(const Location& location, const std::string& downloads_dir,
                                    const ProgressFn& progress = {});
   // A carton known by its manifest hash alone until a miss, when `fetch`
   // writes it whole to a path (an oci:// reference: the registry names

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "carton/common/mapped_file.h"
+#include "carton/common/quote.h"
 
 namespace carton::manifest {
 
@@ -106,6 +107,28 @@ Result<Digest> HashFile(const std::string& path) {
   CARTON_ASSIGN_OR_RETURN(MappedFile f, MappedFile::Open(path));
   f.AdviseSequential();
   return Sha256Of(f.bytes());
+}
+
+namespace {
+constexpr std::string_view kSha256Prefix = "sha256:";
+}  // namespace
+
+std::string DigestString(const Digest& d) { return std::string(kSha256Prefix) + ToHex(d); }
+
+Result<Digest> ParseDigestString(std::string_view text) {
+  const auto colon = text.find(':');
+  if (colon == std::string_view::npos) {
+    return InvalidArgument("digest " + QuoteForMessage(text) + " has no algorithm (sha256:...)");
+  }
+  if (text.substr(0, colon + 1) != kSha256Prefix) {
+    return Unsupported("digest " + QuoteForMessage(text) + ": only sha256 digests are supported");
+  }
+  auto d = ParseHex(text.substr(colon + 1));
+  if (!d) {
+    return InvalidArgument("digest " + QuoteForMessage(text) +
+                           ": expected sha256: and 64 lowercase hex digits");
+  }
+  return *d;
 }
 
 }  // namespace carton::manifest

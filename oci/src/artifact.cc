@@ -22,7 +22,7 @@ constexpr std::string_view kDockerListMediaType =
 
 Json Descriptor(std::string_view media_type, const manifest::Digest& digest, std::uint64_t size) {
   return Json{{"mediaType", std::string(media_type)},
-              {"digest", oci::DigestString(digest)},
+              {"digest", manifest::DigestString(digest)},
               {"size", size}};
 }
 
@@ -104,7 +104,7 @@ Result<OciArtifact> ParseOciArtifact(std::string_view json, const std::string& w
     auto dg = d.find("digest");
     auto sz = d.find("size");
     if (dg == d.end() || !dg->is_string()) return bad(at + ".digest is missing");
-    auto parsed = oci::ParseDigest(dg->get<std::string>());
+    auto parsed = manifest::ParseDigestString(dg->get<std::string>());
     if (!parsed.ok()) {
       // Another algorithm is unsupported; anything else is a bad manifest
       // (not the caller's argument).

@@ -156,7 +156,7 @@ struct Client::Impl {
 
   std::string Where(const std::string& repo) const { return registry + "/" + repo; }
   std::string BlobUrl(const std::string& repo, const manifest::Digest& d) const {
-    return base + "/v2/" + repo + "/blobs/" + DigestString(d);
+    return base + "/v2/" + repo + "/blobs/" + manifest::DigestString(d);
   }
 
   Result<HttpResponse> CallOnce(const HttpRequest& call) const {
@@ -430,7 +430,7 @@ struct Client::Impl {
       return Failure(*r, what);
     }
     const std::string got = r->Header("docker-content-digest");
-    if (!got.empty() && got != DigestString(digest)) {
+    if (!got.empty() && got != manifest::DigestString(digest)) {
       return NetworkError(what + ": the registry stored digest " + got);
     }
     return Status::Ok();
@@ -510,7 +510,7 @@ struct Client::Impl {
 
   Status Upload(const std::string& repo, std::optional<std::string> session,
                 const manifest::Digest& digest, ByteView data) const {
-    const std::string what = Where(repo) + ": uploading blob " + DigestString(digest);
+    const std::string what = Where(repo) + ": uploading blob " + manifest::DigestString(digest);
     Status last;
     for (int attempt = 1; attempt <= options.fetch.attempts_per_url; ++attempt) {
       std::string location;
@@ -577,7 +577,7 @@ Result<Manifest> Client::GetManifest(const std::string& repo, const std::string&
   Manifest m;
   m.media_type = r.Header("content-type");
   m.digest = manifest::Sha256Of(AsBytes(r.body));
-  if (target.rfind("sha256:", 0) == 0 && DigestString(m.digest) != target) {
+  if (target.rfind("sha256:", 0) == 0 && manifest::DigestString(m.digest) != target) {
     return Corrupt(what + ": the registry sent a manifest whose sha256 is " +
                    manifest::ToHex(m.digest));
   }
@@ -598,16 +598,16 @@ Result<manifest::Digest> Client::PutManifest(const std::string& repo, const std:
   if (r.status != 201) return impl_->Failure(r, what);
   const manifest::Digest digest = manifest::Sha256Of(bytes);
   const std::string got = r.Header("docker-content-digest");
-  if (!got.empty() && got != DigestString(digest)) {
+  if (!got.empty() && got != manifest::DigestString(digest)) {
     return NetworkError(what + ": the registry stored digest " + got + ", not " +
-                        DigestString(digest));
+                        manifest::DigestString(digest));
   }
   return digest;
 }
 
 Result<std::optional<std::uint64_t>> Client::StatBlob(const std::string& repo,
                                                       const manifest::Digest& digest) const {
-  const std::string what = impl_->Where(repo) + ": blob " + DigestString(digest);
+  const std::string what = impl_->Where(repo) + ": blob " + manifest::DigestString(digest);
   HttpRequest call;
   call.method = "HEAD";
   call.url = impl_->BlobUrl(repo, digest);
@@ -626,7 +626,7 @@ Result<BlobPush> Client::PushBlob(const std::string& repo, const manifest::Diges
 Result<BlobPush> Client::PushBlobLazily(const std::string& repo, const manifest::Digest& digest,
                                         std::uint64_t size, const Producer& produce) const {
   const Impl& m = *impl_;
-  const std::string what = m.Where(repo) + ": blob " + DigestString(digest);
+  const std::string what = m.Where(repo) + ": blob " + manifest::DigestString(digest);
   {
     HttpRequest call;
     call.method = "HEAD";
@@ -668,7 +668,7 @@ Result<BlobPush> Client::PushBlobLazily(const std::string& repo, const manifest:
 
 Status Client::Impl::Download(const std::string& repo, const manifest::Digest& digest,
                               const Client& client, const DownloadFn& download) const {
-  const std::string what = Where(repo) + ": blob " + DigestString(digest);
+  const std::string what = Where(repo) + ": blob " + manifest::DigestString(digest);
   bool unknown = false;
   {
     std::lock_guard lock(mu);
@@ -684,7 +684,7 @@ Status Client::Impl::Download(const std::string& repo, const manifest::Digest& d
     net::FetchOptions f = options.fetch;
     f.access = http->access();
     if (!header.empty()) f.headers.push_back(header);
-    if (f.progress_label.empty()) f.progress_label = DigestString(digest);
+    if (f.progress_label.empty()) f.progress_label = manifest::DigestString(digest);
     Status st = download(f);
     bool bearer = false;
     {
@@ -722,8 +722,9 @@ Result<std::string> Client::FetchBlob(
     std::error_code ec;
     const auto actual = std::filesystem::file_size(*hit, ec);
     if (!ec && actual != size) {
-      return Corrupt(m.Where(repo) + ": blob " + DigestString(digest) + " is said to have " +
-                     std::to_string(size) + " bytes, but it has " + std::to_string(actual));
+      return Corrupt(m.Where(repo) + ": blob " + manifest::DigestString(digest) +
+                     " is said to have " + std::to_string(size) + " bytes, but it has " +
+                     std::to_string(actual));
     }
     if (!ec) return hit;
   }

@@ -65,7 +65,7 @@ Result<std::string> ReadSmallBlob(const OciSession& s, const manifest::Digest& d
 }
 
 // Resolves the reference to its OCI manifest, checked to be a carton's.
-Result<Pulled> OpenArtifact(const std::string& reference, const OciOptions& options) {
+Result<Pulled> OpenArtifact(const Location& reference, const OciOptions& options) {
   Pulled p;
   CARTON_ASSIGN_OR_RETURN(p.session, internal::OpenOciSession(reference, options));
   const OciSession& s = p.session;
@@ -390,12 +390,12 @@ std::string TempName(const std::string& out_path) {
 
 }  // namespace
 
-Result<OciResolved> ResolveOciCarton(const std::string& reference, const OciOptions& options) {
+Result<OciResolved> ResolveOciCarton(const Location& reference, const OciOptions& options) {
   CARTON_ASSIGN_OR_RETURN(Pulled p, OpenArtifact(reference, options));
   return OciResolved{p.session.where, p.manifest_digest, p.artifact.manifest_hash};
 }
 
-Result<manifest::Digest> OciManifestHash(const std::string& reference, const OciOptions& options) {
+Result<manifest::Digest> OciManifestHash(const Location& reference, const OciOptions& options) {
   CARTON_ASSIGN_OR_RETURN(Pulled p, OpenArtifact(reference, options));
   const internal::OciLayer* ml = p.artifact.Find("MANIFEST");
   CARTON_ASSIGN_OR_RETURN(std::string text, ReadSmallBlob(p.session, ml->digest, ml->size,
@@ -405,7 +405,7 @@ Result<manifest::Digest> OciManifestHash(const std::string& reference, const Oci
   return p.artifact.manifest_hash;
 }
 
-Result<CartonInfo> ReadOciInfo(const std::string& reference, const OciOptions& options,
+Result<CartonInfo> ReadOciInfo(const Location& reference, const OciOptions& options,
                                const CartonLimits& limits) {
   CARTON_ASSIGN_OR_RETURN(Pulled p, OpenArtifact(reference, options));
   CARTON_RETURN_IF_ERROR(LoadLayout(p, limits));
@@ -460,7 +460,7 @@ Result<CartonInfo> ReadOciInfo(const std::string& reference, const OciOptions& o
   return info;
 }
 
-Result<OciPullReport> PullCarton(const std::string& reference, const std::string& out_path,
+Result<OciPullReport> PullCarton(const Location& reference, const std::string& out_path,
                                  const OciOptions& options) {
   CARTON_RETURN_IF_ERROR(CheckOutputPath(out_path, "the .carton"));
   CARTON_ASSIGN_OR_RETURN(Pulled p, OpenArtifact(reference, options));
@@ -660,28 +660,6 @@ Result<OciPullReport> PullCarton(const std::string& reference, const std::string
     cleanup();
     return IoError(out_path + ": cannot rename the rebuilt carton into place: " + ec.message());
   }
-  return report;
-}
-
-Result<VerifyReport> VerifyOciCarton(const std::string& reference, const VerifyOptions& verify,
-                                     const OciOptions& options) {
-  std::string root = options.cache_dir;
-  if (root.empty()) {
-    CARTON_ASSIGN_OR_RETURN(root, links::DefaultCacheDir());
-  }
-  std::error_code ec;
-  fs::create_directories(root + "/downloads", ec);
-  if (ec) return IoError(root + "/downloads: cannot create: " + ec.message());
-  std::random_device rd;
-  const std::string temp = root + "/downloads/oci-verify-" + std::to_string(rd()) + ".carton";
-  const TemporaryPath registration(temp, TemporaryKind::kFile);
-  OciOptions o = options;
-  o.cache_dir = root;
-  o.cache_large_blobs = true;
-  auto pulled = PullCarton(reference, temp, o);
-  if (!pulled.ok()) return pulled.status();
-  auto report = Verify(temp, verify);
-  fs::remove(temp, ec);
   return report;
 }
 

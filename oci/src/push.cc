@@ -84,8 +84,9 @@ std::string_view LayerType(const std::string& path) {
 
 }  // namespace
 
-Result<OciPushReport> PushCarton(const std::string& carton_path, const std::string& reference,
+Result<OciPushReport> PushCarton(const Location& carton, const Location& reference,
                                  const OciOptions& options) {
+  const std::string& carton_path = carton.text();
   CARTON_ASSIGN_OR_RETURN(OciSession s, internal::OpenOciSession(reference, options));
   if (s.ref.digest) {
     return InvalidArgument(s.where + ": push needs a tag (oci://HOST/REPO:TAG), not a digest");
@@ -98,7 +99,7 @@ Result<OciPushReport> PushCarton(const std::string& carton_path, const std::stri
   // carton given by URL is downloaded first.
   CARTON_ASSIGN_OR_RETURN(
       CartonReader reader,
-      CartonReader::OpenLocal(carton_path, std::filesystem::temp_directory_path().string(), link));
+      CartonReader::OpenLocal(carton, std::filesystem::temp_directory_path().string(), link));
   // The entry rules, MANIFEST, LINKS and which files it covers.
   CARTON_RETURN_IF_ERROR(reader.Check());
   const ZipReader& zip = reader.zip();

@@ -2,10 +2,14 @@
 
 namespace carton::oci::internal {
 
-Result<OciSession> OpenOciSession(const std::string& reference, const OciOptions& options) {
+Result<OciSession> OpenOciSession(const Location& reference, const OciOptions& options) {
   if (options.jobs < 1) return InvalidArgument("jobs must be at least 1");
   OciSession s;
-  CARTON_ASSIGN_OR_RETURN(s.ref, oci::ParseReference(reference));
+  CARTON_RETURN_IF_ERROR(reference.status());
+  if (reference.kind() != Location::Kind::kOci) {
+    return reference.Refuse("a registry", "an oci://HOST[:PORT]/REPOSITORY[:TAG] reference");
+  }
+  s.ref = reference.oci();
   s.where = s.ref.ToString();
   if (!options.cache_dir.empty()) {
     s.cache_root = options.cache_dir;

@@ -12,7 +12,7 @@
 namespace carton::oci::internal {
 
 struct OciSession {
-  oci::Reference ref;
+  OciReference ref;
   std::string where;  // the reference as given, for messages
   std::string cache_root;
   links::BlobCache cache{""};
@@ -22,6 +22,6 @@ struct OciSession {
 // Parses `reference`, finds the cache root and opens a client (credentials
 // are looked up now). Errors: kInvalidArgument (a bad reference or
 // options), and those of oci::Client::Open and DefaultCacheDir.
-Result<OciSession> OpenOciSession(const std::string& reference, const OciOptions& options);
+Result<OciSession> OpenOciSession(const Location& reference, const OciOptions& options);
 
 }  // namespace carton::oci::internal

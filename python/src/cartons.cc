@@ -54,19 +54,31 @@ py::dict InfoToPython(const CartonInfo& info) {
   return d;
 }
 
+// Where a carton is, parsed once here: a bad location raises at once.
+Location ParseLocation(const std::string& text) { return Unwrap(Location::Parse(text)); }
+
 py::dict GetModelInfo(const std::string& path_or_url) {
-  return InfoToPython(Unwrap(WithoutGil([&] { return loader::GetModelInfo(path_or_url); })));
+  const Location location = ParseLocation(path_or_url);
+  return InfoToPython(Unwrap(WithoutGil([&] { return loader::GetModelInfo(location); })));
 }
 
 std::string ManifestHashOf(const std::string& path_or_url) {
-  return manifest::ToHex(Unwrap(WithoutGil([&] { return ManifestHash(path_or_url); })));
+  const Location location = ParseLocation(path_or_url);
+  return manifest::ToHex(Unwrap(WithoutGil([&] { return loader::GetManifestHash(location); })));
 }
 
 py::dict VerifyCarton(const std::string& path_or_url, bool fetch_links, bool allow_file_links) {
+  const Location location = ParseLocation(path_or_url);
   VerifyOptions options;
   options.fetch_links = fetch_links;
   options.links.fetch.allow_file_links = allow_file_links;
-  const VerifyReport r = Unwrap(WithoutGil([&] { return Verify(path_or_url, options); }));
+  loader::AccessOptions access;
+  access.link = options.links;
+  const VerifyReport r = Unwrap(WithoutGil([&]() -> Result<VerifyReport> {
+    CARTON_ASSIGN_OR_RETURN(loader::LocalCarton local,
+                            loader::Localize(location, "verify", access));
+    return Verify(local.location(), options);
+  }));
   py::dict d;
   d["carton"] = path_or_url;
   d["ok"] = r.ok();

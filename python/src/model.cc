@@ -78,8 +78,9 @@ class Model {
                                      const std::optional<std::string>& framework_version,
                                      py::handle runner_opts) {
     const auto opts = OptsFromPython(runner_opts);
+    const Location location = Unwrap(Location::Parse(path_or_url));
     auto started = WithoutGil([&]() -> Result<Started> {
-      CARTON_ASSIGN_OR_RETURN(LoadedCarton carton, loader::Load(path_or_url));
+      CARTON_ASSIGN_OR_RETURN(LoadedCarton carton, loader::Load(location));
       // The overrides replace carton.toml's runner fields for selection;
       // runner_opts reach the runner as --opt overrides.
       RunnerInfo info = carton.config().runner;

@@ -168,11 +168,3 @@ TEST_CASE("carton reader: a source reader and a mapped one of the same file shar
   CHECK(whole->zip().MappedData("model/model.bin").ok());
   CHECK_FALSE(quick->zip().MappedData("model/model.bin").ok());
 }
-
-TEST_CASE("carton reader: IsCartonUrl tells URLs from paths", "[carton][reader]") {
-  CHECK(IsCartonUrl("https://example.com/m.carton"));
-  CHECK(IsCartonUrl("HTTP://example.com/m.carton"));
-  CHECK_FALSE(IsCartonUrl("ftp://example.com/m.carton"));
-  CHECK_FALSE(IsCartonUrl("/tmp/https://x"));
-  CHECK_FALSE(IsCartonUrl("http:/x"));
-}

@@ -10,6 +10,10 @@ set(CARTON_RUST_PEER AUTO CACHE STRING "Build the Rust peer and the compat tests
 set_property(CACHE CARTON_RUST_PEER PROPERTY STRINGS AUTO ON OFF)
 set(CARTON_CARGO_REGISTRY /usr/share/cargo/registry CACHE PATH
     "Directory registry holding the crates the Rust peer is built from")
+# Where the peer is built; build trees may share one (scripts/test.sh gives
+# the normal and the sanitizer build the same, so cargo builds it once).
+set(CARTON_RUST_PEER_DIR "" CACHE PATH
+    "Where the Rust peer is built (default: <build>/tests/rust_peer)")
 
 function(carton_setup_rust_peer)
   if(CARTON_RUST_PEER STREQUAL "OFF")
@@ -49,6 +53,9 @@ function(carton_setup_rust_peer)
   # Cargo.lock nor target/ ever lands in the source tree.
   set(src "${CMAKE_CURRENT_SOURCE_DIR}/compat/rust_peer")
   set(work "${CMAKE_CURRENT_BINARY_DIR}/rust_peer")
+  if(CARTON_RUST_PEER_DIR)
+    set(work "${CARTON_RUST_PEER_DIR}")
+  endif()
   file(WRITE "${work}/cargo-home/config.toml"
        "[source.crates-io]\nreplace-with = \"debian\"\n"
        "[source.debian]\ndirectory = \"${CARTON_CARGO_REGISTRY}\"\n"

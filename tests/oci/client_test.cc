@@ -65,7 +65,7 @@ void RequireFailure(const Status& s, StatusCode code, const std::string& part) {
 }
 
 TEST_CASE("oci: parses references", "[oci]") {
-  auto r = ParseReference("oci://Registry.Example.com:5000/team/model:v1.2");
+  auto r = ParseOciReference("oci://Registry.Example.com:5000/team/model:v1.2");
   REQUIRE(r.ok());
   CHECK(r->registry == "registry.example.com:5000");
   CHECK(r->repository == "team/model");
@@ -74,16 +74,16 @@ TEST_CASE("oci: parses references", "[oci]") {
   CHECK(r->Target() == "v1.2");
   CHECK(r->ToString() == "oci://registry.example.com:5000/team/model:v1.2");
 
-  r = ParseReference("oci://localhost/a/b/c");
+  r = ParseOciReference("oci://localhost/a/b/c");
   REQUIRE(r.ok());
   CHECK(r->tag == "latest");
   const std::string hex(64, 'a');
-  r = ParseReference("OCI://127.0.0.1:5000/m@sha256:" + hex);
+  r = ParseOciReference("OCI://127.0.0.1:5000/m@sha256:" + hex);
   REQUIRE(r.ok());
   CHECK(r->tag.empty());
   REQUIRE(r->digest);
   CHECK(r->Target() == "sha256:" + hex);
-  r = ParseReference("oci://[::1]:5000/m:t@sha256:" + hex);
+  r = ParseOciReference("oci://[::1]:5000/m:t@sha256:" + hex);
   REQUIRE(r.ok());
   CHECK(r->registry == "[::1]:5000");
   CHECK(r->tag == "t");
@@ -104,12 +104,12 @@ TEST_CASE("oci: parses references", "[oci]") {
   };
   for (const auto& [text, why] : bad) {
     INFO(text);
-    auto p = ParseReference(text);
+    auto p = ParseOciReference(text);
     REQUIRE_FALSE(p.ok());
     CHECK(p.status().code() == StatusCode::kInvalidArgument);
     CHECK(p.status().message().find(why) != std::string::npos);
   }
-  CHECK(ParseReference("oci://h/" + std::string(256, 'a'))
+  CHECK(ParseOciReference("oci://h/" + std::string(256, 'a'))
             .status()
             .message()
             .find("longer than 255") != std::string::npos);
@@ -214,7 +214,7 @@ TEST_CASE("oci: pushes, finds and fetches blobs and manifests", "[oci][registry]
   CHECK(by_tag->bytes == manifest_json);
   CHECK(by_tag->digest == *put);
   CHECK(by_tag->media_type == kImageManifestMediaType);
-  auto by_digest = client->GetManifest("team/model", DigestString(*put));
+  auto by_digest = client->GetManifest("team/model", manifest::DigestString(*put));
   REQUIRE(by_digest.ok());
   CHECK(by_digest->bytes == manifest_json);
 

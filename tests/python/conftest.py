@@ -12,6 +12,8 @@ import shutil
 import socketserver
 import subprocess
 import threading
+import time
+import urllib.request
 
 import numpy as np
 import pytest
@@ -133,3 +135,41 @@ def http_server(tmp_path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def oci_registry(tmp_path):
+    """Debian's docker-registry on 127.0.0.1 with its storage in tmp_path;
+    yields "HOST:PORT"."""
+    exe = "/usr/bin/docker-registry"
+    if not os.access(exe, os.X_OK):
+        pytest.skip("docker-registry is not installed (bash scripts/install-deps.sh --test)")
+    root = tmp_path / "registry"
+    (root / "storage").mkdir(parents=True)
+    for _ in range(5):
+        with socketserver.TCPServer(("127.0.0.1", 0), None) as probe:
+            port = probe.server_address[1]
+        config = root / "config.yml"
+        config.write_text(
+            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n"
+            f"    rootdirectory: {root / 'storage'}\nhttp:\n  addr: 127.0.0.1:{port}\n"
+        )
+        log = open(root / "registry.log", "wb")
+        proc = subprocess.Popen([exe, "serve", str(config)], stdout=log, stderr=log)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.05)
+        if proc.poll() is None:
+            try:
+                yield f"127.0.0.1:{port}"
+            finally:
+                proc.terminate()
+                proc.wait()
+                log.close()
+            return
+        log.close()
+    pytest.fail("docker-registry did not start: " + (root / "registry.log").read_text())

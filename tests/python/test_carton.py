@@ -532,3 +532,23 @@ def test_errors_keep_code_and_message_through_the_hierarchy():
         assert issubclass(cls, carton.CartonError) and issubclass(cls, base)
     assert issubclass(carton.Corrupt, carton.CartonError)
     assert issubclass(carton.Unsupported, carton.CartonError)
+
+
+def test_hash_verify_and_info_take_oci_references(noop_carton, oci_registry, carton_bin, tmp_path):
+    ref = f"oci://{oci_registry}/team/noop:v1"
+    run_cli(carton_bin, "push", "-q", str(noop_carton), ref)
+    assert carton.hash(ref) == carton.hash(noop_carton)
+    report = carton.verify(ref)
+    assert report.ok, report.problems
+    assert report.manifest_hash == carton.hash(noop_carton)
+    assert carton.get_model_info(ref).model_name == carton.get_model_info(noop_carton).model_name
+    # Nothing pulled stays behind.
+    downloads = tmp_path / "cache" / "downloads"
+    assert not downloads.exists() or list(downloads.iterdir()) == []
+
+
+def test_a_bad_location_raises_at_once_naming_the_rule():
+    with pytest.raises(carton.InvalidArgument, match="repository component"):
+        carton.hash("oci://127.0.0.1:1/Bad")
+    with pytest.raises(carton.InvalidArgument, match='"ftp" is not a scheme carton reads'):
+        carton.verify("ftp://example.com/m.carton")

@@ -136,7 +136,8 @@ TEST_CASE("cli: every --help has examples, the environment it reads and the exit
   CHECK_THAT(verify.out, !Catch::Contains("CARTON_RUNNER_PATH"));
   auto infer = Run(Bin() + " infer --help");
   CHECK_THAT(infer.out, Catch::Contains("CARTON_RUNNER_PATH"));
-  CHECK_THAT(infer.out, !Catch::Contains("CARTON_REGISTRY_AUTH"));
+  CHECK_THAT(infer.out, Catch::Contains("CARTON_REGISTRY_AUTH"));  // oci:// MODELs
+  CHECK_THAT(Run(Bin() + " tensors import --help").out, !Catch::Contains("CARTON_REGISTRY_AUTH"));
   auto gc = Run(Bin() + " cache gc --help");
   CHECK_THAT(gc.out, Catch::Contains("CARTON_CACHE_DIR"));
   CHECK_THAT(gc.out, !Catch::Contains("CARTON_ALLOWED_HOSTS"));

@@ -806,7 +806,7 @@ Documents FetchDocuments(const RegistryServer& registry, const std::string& repo
   TempDir dir;
   const carton::links::BlobCache cache(dir.file("cache"));
   auto fetch = [&](const Json& descriptor) {
-    auto digest = carton::oci::ParseDigest(descriptor["digest"].get<std::string>());
+    auto digest = carton::manifest::ParseDigestString(descriptor["digest"].get<std::string>());
     REQUIRE(digest.ok());
     auto path = (*client)->FetchBlob(cache, repo, *digest, descriptor["size"]);
     REQUIRE(path.ok());
@@ -839,7 +839,7 @@ void PushVariant(const RegistryServer& registry, const std::string& repo, const 
   const std::string config_text = config.dump();
   const auto digest = carton::manifest::Sha256Of(carton::AsBytes(config_text));
   REQUIRE((*client)->PushBlob(repo, digest, carton::AsBytes(config_text)).ok());
-  manifest["config"]["digest"] = carton::oci::DigestString(digest);
+  manifest["config"]["digest"] = carton::manifest::DigestString(digest);
   manifest["config"]["size"] = config_text.size();
   change_manifest(manifest);
   const std::string text = manifest.dump();
@@ -1064,3 +1064,80 @@ TEST_CASE("oci: CheckOciArtifact refuses documents no registry would store", "[o
 }
 
 }  // namespace
+
+// Every command that reads a carton takes it wherever it is: a file, an
+// http(s) URL (nginx) or an oci:// reference (the registry), and says so
+// in the same words; a directory is refused by name.
+TEST_CASE("oci cli: ls, cat, diff, unpack, verify, hash and info read files, URLs and references",
+          "[oci][cli][location]") {
+  NginxServer nginx;
+  RegistryServer registry;
+  TempDir tmp;
+  const std::string v1 = PackVersion(tmp, "v1", 1);
+  const std::string v2 = PackVersion(tmp, "v2", 2);
+  fs::copy_file(v1, nginx.www() + "/v1.carton");
+  REQUIRE(Run(Carton(tmp) + " push -q " + Q(v1) + " " + registry.Ref("team/m:v1")).exit_code == 0);
+  REQUIRE(Run(Carton(tmp) + " push -q " + Q(v2) + " " + registry.Ref("team/m:v2")).exit_code == 0);
+  const std::string url = nginx.Url("/v1.carton");
+  const std::string ref = registry.Ref("team/m:v1");
+  const std::string ref2 = registry.Ref("team/m:v2");
+
+  const auto file_hash = Run(Carton(tmp) + " hash " + Q(v1));
+  REQUIRE(file_hash.exit_code == 0);
+  const auto file_ls = Run(Carton(tmp) + " ls " + Q(v1));
+  REQUIRE(file_ls.exit_code == 0);
+  const auto file_cat = Run(Carton(tmp) + " cat " + Q(v1) + " model/notes.txt");
+  REQUIRE(file_cat.exit_code == 0);
+  for (const std::string& where : {url, ref}) {
+    INFO(where);
+    // A fresh cache each time: nothing is read from an earlier command.
+    const std::string cache = "cache-" + std::to_string(std::hash<std::string>{}(where));
+    auto h = Run(Carton(tmp, cache) + " hash " + Q(where));
+    INFO(h.err);
+    CHECK(h.exit_code == 0);
+    CHECK(h.out == file_hash.out);
+    auto ls = Run(Carton(tmp, cache) + " ls " + Q(where));
+    INFO(ls.err);
+    CHECK(ls.exit_code == 0);
+    CHECK(ls.out == file_ls.out);
+    auto cat = Run(Carton(tmp, cache) + " cat " + Q(where) + " model/notes.txt");
+    CHECK(cat.exit_code == 0);
+    CHECK(cat.out == file_cat.out);
+    auto v = Run(Carton(tmp, cache) + " verify " + Q(where));
+    INFO(v.err);
+    CHECK(v.exit_code == 0);
+    CHECK_THAT(v.out, Catch::StartsWith(where + ": ok"));
+    auto info = Run(Carton(tmp, cache) + " info --json " + Q(where));
+    CHECK(info.exit_code == 0);
+    CHECK(Parse(info.out)["manifest_hash"] == FirstLine(file_hash.out));
+    const std::string dir = tmp.file("unpacked-" + cache);
+    auto u = Run(Carton(tmp, cache) + " unpack -q " + Q(where) + " " + Q(dir));
+    INFO(u.err);
+    CHECK(u.exit_code == 0);
+    CHECK(ReadText(dir + "/model/notes.txt") == file_cat.out);
+    // Nothing pulled or downloaded stays behind in the cache.
+    if (fs::exists(tmp.file(cache + "/downloads"))) {
+      CHECK(carton::testing::ListDir(tmp.file(cache + "/downloads")).empty());
+    }
+  }
+  auto d = Run(Carton(tmp) + " diff " + Q(ref) + " " + Q(ref2));
+  INFO(d.err);
+  CHECK(d.exit_code == 0);
+  CHECK_THAT(d.out, Catch::Contains("~ model/notes.txt"));
+  auto same = Run(Carton(tmp) + " diff " + Q(url) + " " + Q(ref));
+  CHECK(same.exit_code == 0);
+  CHECK_THAT(same.out, Catch::StartsWith("identical"));
+
+  // A directory is refused by name, and so is a scheme carton does not read.
+  auto dir = Run(Carton(tmp) + " ls " + Q(tmp.path().string()));
+  CHECK(dir.exit_code == 2);
+  CHECK_THAT(dir.err, Catch::Contains("ls takes a .carton file, an http(s) URL or an oci:// "
+                                      "reference; " +
+                                      tmp.path().string() + " is a directory"));
+  auto ftp = Run(Carton(tmp) + " verify ftp://example.com/m.carton");
+  CHECK(ftp.exit_code == 2);
+  CHECK_THAT(ftp.err, Catch::Contains("\"ftp\" is not a scheme carton reads"));
+  auto bad_ref = Run(Carton(tmp) + " cat oci://127.0.0.1/Bad carton.toml");
+  CHECK(bad_ref.exit_code == 2);
+  CHECK_THAT(bad_ref.err, Catch::Contains("repository component \"Bad\""));
+}

@@ -8,6 +8,7 @@
 #include "carton/carton/verify.h"
 #include "carton/common/quote.h"
 #include "carton/format/tensor_data.h"
+#include "carton/loader/loader.h"
 #include "carton/runner/runner.h"
 #include "commands.h"
 #include "exit_code.h"
@@ -253,8 +254,11 @@ int VerifyOne(const VerifyArgs& a, const std::string& model, Json* results) {
   ProgressLine progress("verifying " + model, !a.quiet);
   if (progress.enabled()) o.progress = progress.Callback();
   if (a.quiet) o.links.fetch.progress = Silent();
-  auto r = oci::IsReference(model) ? oci::VerifyOciCarton(model, o, OciOptionsFor(a.registry))
-                                   : carton::Verify(model, o);
+  loader::AccessOptions access = AccessFor(a.registry);
+  access.link = o.links;
+  auto local = loader::Localize(model, "verify", access);
+  Result<VerifyReport> r =
+      local.ok() ? carton::Verify(local->location(), o) : Result<VerifyReport>(local.status());
   progress.Finish();
   Json j;
   j["model"] = model;
@@ -317,8 +321,7 @@ int Info(const InfoArgs& a) {
   Json results = Json::array();
   for (std::size_t n = 0; n < a.cartons.size(); ++n) {
     const std::string& model = a.cartons[n];
-    auto r = oci::IsReference(model) ? oci::ReadOciInfo(model, OciOptionsFor(a.registry))
-                                     : ReadInfo(model);
+    auto r = loader::GetModelInfo(model, AccessFor(a.registry));
     if (!r.ok()) {
       worst = std::max(worst, ReportError("info", r.status()));
       results.push_back({{"model", model}, {"ok", false}, {"error", ErrorJson(r.status())}});
@@ -344,7 +347,11 @@ int Unpack(const UnpackArgs& a) {
   if (progress.enabled()) unpack.progress = progress.Callback();
   // Without DIR, Unpack chooses ./<model_name> (or the file stem) once it
   // has read carton.toml.
-  auto dir = carton::Unpack(a.carton, a.dir, o, unpack);
+  loader::AccessOptions access = AccessFor(a.registry);
+  access.link = o;
+  auto local = loader::Localize(a.carton, "unpack", access);
+  Result<std::string> dir = local.ok() ? carton::Unpack(local->location(), a.dir, o, unpack)
+                                       : Result<std::string>(local.status());
   progress.Finish();
   if (!dir.ok()) return Fail("unpack", dir.status());
   if (a.json) {
@@ -364,8 +371,7 @@ int Hash(const HashArgs& a) {
   int worst = kExitOk;
   Json results = Json::array();
   for (const auto& model : a.cartons) {
-    auto r = oci::IsReference(model) ? oci::OciManifestHash(model, OciOptionsFor(a.registry))
-                                     : ManifestHash(model);
+    auto r = loader::GetManifestHash(model, AccessFor(a.registry));
     if (!r.ok()) {
       worst = std::max(worst, ReportError("hash", r.status()));
       results.push_back({{"model", model}, {"ok", false}, {"error", ErrorJson(r.status())}});

@@ -107,6 +107,7 @@ struct UnpackArgs {
   bool allow_file_links = false;
   bool json = false;
   bool quiet = false;
+  RegistryArgs registry;  // for oci:// references
 };
 int Unpack(const UnpackArgs& args);
 
@@ -121,6 +122,7 @@ int Hash(const HashArgs& args);
 struct LsArgs {
   std::string carton;
   bool json = false;
+  RegistryArgs registry;  // for oci:// references
 };
 int Ls(const LsArgs& args);
 
@@ -128,6 +130,7 @@ struct CatArgs {
   std::string carton;
   std::string path;
   bool allow_file_links = false;
+  RegistryArgs registry;  // for oci:// references
 };
 int Cat(const CatArgs& args);
 
@@ -135,6 +138,7 @@ struct DiffArgs {
   std::string a;
   std::string b;
   bool json = false;
+  RegistryArgs registry;  // for oci:// references
 };
 int Diff(const DiffArgs& args);
 
@@ -168,6 +172,7 @@ struct ShrinkArgs {
   std::vector<std::string> encodings;
   bool json = false;
   bool quiet = false;
+  RegistryArgs registry;  // for oci:// references
 };
 int Shrink(const ShrinkArgs& args);
 
@@ -178,6 +183,7 @@ struct FetchArgs {
   bool allow_file_links = false;
   bool json = false;
   bool quiet = false;
+  RegistryArgs registry;  // for oci:// references
 };
 int Fetch(const FetchArgs& args);
 struct TensorsArgs {
@@ -224,7 +230,8 @@ struct RunArgs {
   std::vector<std::string> inputs;
   std::string output;
   std::vector<std::string> opts;
-  bool quiet = false;  // no progress line; infer: no output summary on stderr
+  bool quiet = false;     // no progress line; infer: no output summary on stderr
+  RegistryArgs registry;  // for oci:// references
 };
 int SelfTest(const RunArgs& args);
 int Infer(const RunArgs& args);

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "exit_code.h"
 #include "json_out.h"
+#include "oci_cmd.h"
 
 namespace carton::cli {
 namespace {
@@ -37,7 +38,10 @@ Json DiffEntries(const std::vector<manifest::ManifestEntry>& entries) {
 }  // namespace
 
 int Ls(const LsArgs& args) {
-  auto entries = ListEntries(args.carton);
+  const loader::AccessOptions access = AccessFor(args.registry);
+  auto local = loader::Localize(args.carton, "ls", access);
+  if (!local.ok()) return Fail("ls", local.status());
+  auto entries = ListEntries(local->location(), access.link);
   if (!entries.ok()) return Fail("ls", entries.status());
   if (args.json) {
     Json j = JsonDocument();
@@ -78,12 +82,14 @@ int Ls(const LsArgs& args) {
 }
 
 int Cat(const CatArgs& args) {
-  LinkOptions o;
-  o.fetch.allow_file_links = args.allow_file_links;
+  loader::AccessOptions access = AccessFor(args.registry);
+  access.link.fetch.allow_file_links = args.allow_file_links;
+  auto local = loader::Localize(args.carton, "cat", access);
+  if (!local.ok()) return Fail("cat", local.status());
   std::string held;
   bool streaming = false;
   Status s = ReadCartonFile(
-      args.carton, args.path,
+      local->location(), args.path,
       [&](ByteView chunk) -> Status {
         if (!streaming && held.size() + chunk.size() <= kCatBufferLimit) {
           held.append(reinterpret_cast<const char*>(chunk.data()), chunk.size());
@@ -96,7 +102,7 @@ int Cat(const CatArgs& args) {
         }
         return WriteStdout(chunk);
       },
-      o);
+      access.link);
   if (s.ok() && !streaming) s = WriteStdout(AsBytes(held));
   if (s.ok() && std::fflush(stdout) != 0) s = IoError("standard output: write failed");
   if (!s.ok()) return Fail("cat", s);
@@ -104,7 +110,12 @@ int Cat(const CatArgs& args) {
 }
 
 int Diff(const DiffArgs& args) {
-  auto d = DiffCartons(args.a, args.b);
+  const loader::AccessOptions access = AccessFor(args.registry);
+  auto a = loader::Localize(args.a, "diff", access);
+  if (!a.ok()) return Fail("diff", a.status());
+  auto b = loader::Localize(args.b, "diff", access);
+  if (!b.ok()) return Fail("diff", b.status());
+  auto d = DiffCartons(a->location(), b->location(), access.link);
   if (!d.ok()) return Fail("diff", d.status());
   if (args.json) {
     Json j = JsonDocument();

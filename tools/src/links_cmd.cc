@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "exit_code.h"
 #include "json_out.h"
+#include "oci_cmd.h"
 #include "progress_flags.h"
 
 namespace carton::cli {
@@ -24,7 +25,11 @@ int Shrink(const ShrinkArgs& a) {
   if (a.quiet) o.link.fetch.progress = Silent();
   ProgressLine progress("shrinking " + a.carton, !a.quiet);
   if (progress.enabled()) o.progress = progress.Callback();
-  auto r = carton::Shrink(a.carton, a.output, o);
+  loader::AccessOptions access = AccessFor(a.registry);
+  access.link = o.link;
+  auto local = loader::Localize(a.carton, "shrink", access);
+  Result<ShrinkReport> r = local.ok() ? carton::Shrink(local->location(), a.output, o)
+                                      : Result<ShrinkReport>(local.status());
   progress.Finish();
   if (!r.ok()) return Fail("shrink", r.status());
   if (a.json) {
@@ -61,7 +66,11 @@ int Fetch(const FetchArgs& a) {
   if (a.quiet) o.link.fetch.progress = Silent();
   ProgressLine progress("writing " + a.output, !a.quiet);
   if (progress.enabled()) o.progress = progress.Callback();
-  auto r = FetchLinked(a.carton, a.output, o);
+  loader::AccessOptions access = AccessFor(a.registry);
+  access.link = o.link;
+  auto local = loader::Localize(a.carton, "fetch", access);
+  Result<FetchLinkedReport> r = local.ok() ? FetchLinked(local->location(), a.output, o)
+                                           : Result<FetchLinkedReport>(local.status());
   progress.Finish();
   if (!r.ok()) return Fail("fetch", r.status());
   if (a.json) {

@@ -80,7 +80,10 @@ Result<loader::LoadedCarton> LoadWithProgress(const std::string& model, loader::
 }
 
 Result<loader::LoadedCarton> LoadModel(const RunArgs& args) {
-  return LoadWithProgress(args.model, loader::LoadOptions(), args.quiet);
+  loader::LoadOptions options;
+  options.registry_config = args.registry.config;
+  options.plain_http = args.registry.plain_http;
+  return LoadWithProgress(args.model, options, args.quiet);
 }
 
 std::string ShapeText(const std::vector<std::uint64_t>& shape) {

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -144,6 +145,452 @@ int Preflight(CLI::App* app, std::vector<std::string>* args) {
   return -1;
 }
 
+// ---------------------------------------------------------------------------
+// The commands. Each Add* function adds one command (or group) to `parent`:
+// its options, bound to arguments it owns, and its callback. The table
+// kCommands lists them in the order `carton --help` shows them.
+
+// Sets the exit code of the command that ran; its --json decides where
+// errors go too.
+struct RunState {
+  int rc = kExitOk;
+};
+
+void OnRun(RunState* state, CLI::App* cmd, std::function<int()> fn) {
+  cmd->callback([state, cmd, fn = std::move(fn)] {
+    const CLI::Option* json = cmd->get_option_no_throw("--json");
+    SetJsonErrors(json != nullptr && json->count() > 0);
+    state->rc = fn();
+  });
+}
+
+// A command's arguments live as long as the callback that reads them.
+template <typename Args>
+std::shared_ptr<Args> Bind() {
+  return std::make_shared<Args>();
+}
+
+constexpr const char* kModelAnywhere = "A .carton file, an http(s) URL or an oci:// reference";
+
+// --registry-config, --plain-http, --jobs: for commands that take oci://
+// references.
+void AddRegistryOptions(CLI::App* cmd, RegistryArgs* r, bool jobs = true) {
+  cmd->add_option("--registry-config", r->config,
+                  "Registry credentials in the ~/.docker/config.json format (default: "
+                  "$CARTON_REGISTRY_AUTH, then ~/.docker/config.json)");
+  cmd->add_flag("--plain-http", r->plain_http,
+                "Talk plain HTTP to a registry that is not on a loopback address");
+  if (jobs) cmd->add_option("--jobs", r->jobs, "Blobs moved at once")->capture_default_str();
+}
+
+void AddAllowFileLinks(CLI::App* cmd, bool* allow) {
+  cmd->add_flag("--allow-file-links", *allow, "Let LINKS use file:// URLs (refused by default)");
+}
+
+// The flags that describe a model: pack (without carton.toml, or with
+// --override) and init.
+void AddDescribeOptions(CLI::App* cmd, DescribeArgs* d) {
+  cmd->add_option("--runner", d->runner, "The runner name (torchscript, python, ...)");
+  cmd->add_option("--framework-version", d->framework_version,
+                  "The required framework version, a semver requirement (=1.13.1, >=2.0)");
+  cmd->add_option("--compat-version", d->compat_version, "The runner compat version (default 1)");
+  cmd->add_option("--name", d->name, "The model name");
+  cmd->add_option("--description", d->description, "A short description");
+  cmd->add_option("--license", d->license, "The license (an SPDX expression)");
+  // One value per occurrence, so that PATH after them stays PATH.
+  cmd->add_option("--opt", d->opts, "KEY=VALUE, a [runner.opts] value (typed as runners' --opt)")
+      ->allow_extra_args(false);
+  cmd->add_option("--input", d->inputs,
+                  "NAME:DTYPE[:SHAPE], an [[input]]; SHAPE is [d,...] (ints, symbols, *), * or "
+                  "a symbol; repeatable, in order")
+      ->allow_extra_args(false);
+  cmd->add_option("--output-tensor", d->outputs,
+                  "NAME:DTYPE[:SHAPE], an [[output]] (-o/--output names the .carton); "
+                  "repeatable, in order")
+      ->allow_extra_args(false);
+  cmd->add_option("--self-test", d->self_tests,
+                  "IN=TENSOR,...[:OUT=TENSOR,...], a [[self_test]] naming tensor_data tensors; "
+                  "repeatable")
+      ->allow_extra_args(false);
+}
+
+void AddSafetensors(CLI::App* app, RunState* state) {
+  auto* st = app->add_subcommand(
+      "safetensors",
+      "Inspect, verify and extract from safetensors files, local or by http(s) URL, and sharded "
+      "checkpoints (an index .json)");
+  st->require_subcommand(1);
+  constexpr const char* kStFile =
+      "A .safetensors file, an http(s) URL (read by range requests), or a sharded checkpoint's "
+      "index (model.safetensors.index.json, local or URL)";
+
+  auto inspect = Bind<SafetensorsInspectArgs>();
+  auto* in = st->add_subcommand("inspect", "List the tensors and metadata of a file");
+  in->add_option("FILE", inspect->file, kStFile)->required();
+  in->add_flag("--json", inspect->json, "Print JSON");
+  OnRun(state, in, [inspect] { return SafetensorsInspect(*inspect); });
+
+  auto verify = Bind<SafetensorsVerifyArgs>();
+  auto* v = st->add_subcommand(
+      "verify", "Check files against every rule of the format (exit 1 if any is invalid)");
+  v->add_option("FILE", verify->files, kStFile)->required();
+  v->add_flag("--json", verify->json, "Print a JSON report");
+  v->add_flag("-q,--quiet", verify->quiet, "Print only errors");
+  OnRun(state, v, [verify] { return SafetensorsVerify(*verify); });
+
+  auto get = Bind<SafetensorsGetArgs>();
+  auto* g = st->add_subcommand(
+      "get", "Write some tensors of a file to a new .safetensors file, reading only their bytes");
+  g->add_option("FILE", get->file, kStFile)->required();
+  g->add_option("TENSOR", get->tensors, "Tensor names")->required();
+  g->add_option("-o,--output", get->output, "The .safetensors file to write")->required();
+  g->add_flag("--json", get->json, "Print JSON: the file written and its tensors");
+  OnRun(state, g, [get] { return SafetensorsGet(*get); });
+}
+
+void AddPack(CLI::App* app, RunState* state) {
+  auto pack = Bind<PackArgs>();
+  auto* p = app->add_subcommand(
+      "pack", "Pack a model folder (with or without carton.toml) or a single file into a .carton");
+  p->add_option("PATH", pack->dir,
+                "A folder with model/ (and carton.toml, tensor_data/, misc/); any other folder, "
+                "whose files go under model/ (carton.toml aside); or one file, packed as "
+                "model/<name>")
+      ->required();
+  p->add_option("-o,--output", pack->output, "The .carton to write")->required();
+  p->add_option("--compression", pack->compression,
+                "stored, deflate, zstd, or auto (zstd where it pays; files under 4 KiB, files "
+                "zstd does not shrink by 10% and large files stored); deflate for recipients "
+                "whose zip tools lack zstd")
+      ->capture_default_str();
+  p->add_option("--level", pack->level, "Compression level (0: the method's default)");
+  p->add_option("--align", pack->align, "Alignment of stored entries' data (64; 4096 for pages)")
+      ->capture_default_str();
+  p->add_option("-j,--threads", pack->threads,
+                "Threads for hashing and zstd (0: one per core); the output is the same for any");
+  AddDescribeOptions(p, &pack->describe);
+  p->add_flag("--override", pack->override_config,
+              "Put the describing flags over carton.toml's values (else they are refused when "
+              "PATH has carton.toml)");
+  p->add_option("--exclude", pack->exclude,
+                "GLOB of files or directories to leave out (repeatable; also PATH/.cartonignore, "
+                "one per line); .git/, __pycache__/, .DS_Store always are")
+      ->allow_extra_args(false);
+  p->add_flag("--json", pack->json, "Print a JSON report instead of the manifest hash");
+  p->add_flag("-q,--quiet", pack->quiet,
+              "No summary or progress on stderr (warnings and notes stay)");
+  OnRun(state, p, [pack, p] {
+    pack->describe.compat_given = p->count("--compat-version") > 0;
+    return Pack(*pack);
+  });
+}
+
+void AddInit(CLI::App* app, RunState* state) {
+  auto init = Bind<InitArgs>();
+  auto* in = app->add_subcommand(
+      "init", "Write DIR/carton.toml, commented, from the flags or guessed from DIR's files");
+  in->add_option("DIR", init->dir, "The model folder (created if missing)")->required();
+  AddDescribeOptions(in, &init->describe);
+  in->add_flag("--json", init->json, "Print JSON: the carton.toml written and the notes");
+  OnRun(state, in, [init, in] {
+    init->describe.compat_given = in->count("--compat-version") > 0;
+    return Init(*init);
+  });
+}
+
+void AddVerify(CLI::App* app, RunState* state) {
+  auto verify = Bind<VerifyArgs>();
+  auto* v = app->add_subcommand("verify", "Check a .carton: structure, metadata, every hash");
+  v->add_option("MODEL", verify->cartons,
+                "A .carton file, an http(s) URL or an oci:// reference (several: each is checked)")
+      ->required();
+  v->add_flag("--json", verify->json, "Print a JSON report");
+  v->add_flag("--fetch", verify->fetch,
+              "Also fetch linked files (LINKS) through the blob cache and hash them");
+  AddAllowFileLinks(v, &verify->allow_file_links);
+  v->add_option("-j,--threads", verify->threads, "Hashing threads (0: one per core)");
+  AddRegistryOptions(v, &verify->registry);
+  v->add_flag("-q,--quiet", verify->quiet, "Draw no progress line");
+  OnRun(state, v, [verify] { return Verify(*verify); });
+}
+
+void AddInfo(CLI::App* app, RunState* state) {
+  auto info = Bind<InfoArgs>();
+  auto* i = app->add_subcommand(
+      "info", "Show a .carton's metadata without unpacking it (a URL costs a few range requests)");
+  i->add_option("MODEL", info->cartons,
+                "A .carton file, an http(s) URL or an oci:// reference (several: each is shown)")
+      ->required();
+  i->add_flag("--json", info->json, "Print JSON");
+  AddRegistryOptions(i, &info->registry);
+  OnRun(state, i, [info] { return Info(*info); });
+}
+
+void AddUnpack(CLI::App* app, RunState* state) {
+  auto unpack = Bind<UnpackArgs>();
+  auto* u = app->add_subcommand(
+      "unpack", "Extract a .carton into a new directory, fetching linked files, checking hashes");
+  u->add_option("MODEL", unpack->carton, kModelAnywhere)->required();
+  u->add_option("DIR", unpack->dir,
+                "A directory that does not exist or is empty (default: ./<model_name>, else "
+                "./<MODEL's file name without extension>)");
+  u->add_flag("--json", unpack->json, "Print a JSON report");
+  AddAllowFileLinks(u, &unpack->allow_file_links);
+  AddRegistryOptions(u, &unpack->registry);
+  u->add_flag("-q,--quiet", unpack->quiet, "Draw no progress line");
+  OnRun(state, u, [unpack] { return Unpack(*unpack); });
+}
+
+void AddHash(CLI::App* app, RunState* state) {
+  auto hash = Bind<HashArgs>();
+  auto* h = app->add_subcommand(
+      "hash", "Print a .carton's manifest hash (several MODELs: \"<hash>  <model>\" lines)");
+  h->add_option("MODEL", hash->cartons, kModelAnywhere)->required();
+  h->add_flag("--json", hash->json, "Print JSON");
+  AddRegistryOptions(h, &hash->registry);
+  OnRun(state, h, [hash] { return Hash(*hash); });
+}
+
+void AddLs(CLI::App* app, RunState* state) {
+  auto ls = Bind<LsArgs>();
+  auto* c = app->add_subcommand(
+      "ls", "List a .carton's files: size, stored size and method, sha256, linked or not");
+  c->add_option("MODEL", ls->carton, kModelAnywhere)->required();
+  c->add_flag("--json", ls->json, "Print JSON");
+  AddRegistryOptions(c, &ls->registry);
+  OnRun(state, c, [ls] { return Ls(*ls); });
+}
+
+void AddCat(CLI::App* app, RunState* state) {
+  auto cat = Bind<CatArgs>();
+  auto* c = app->add_subcommand(
+      "cat", "Write one file of a .carton to stdout, its sha256 checked against MANIFEST");
+  c->add_option("MODEL", cat->carton, kModelAnywhere)->required();
+  c->add_option("PATH", cat->path, "The file, as MANIFEST names it (e.g. carton.toml)")->required();
+  AddAllowFileLinks(c, &cat->allow_file_links);
+  AddRegistryOptions(c, &cat->registry);
+  OnRun(state, c, [cat] { return Cat(*cat); });
+}
+
+void AddDiff(CLI::App* app, RunState* state) {
+  auto diff = Bind<DiffArgs>();
+  auto* c = app->add_subcommand(
+      "diff",
+      "Compare two cartons by MANIFEST: files added, removed and changed (exit 0 either way)");
+  c->add_option("A", diff->a, kModelAnywhere)->required();
+  c->add_option("B", diff->b, kModelAnywhere)->required();
+  c->add_flag("--json", diff->json, "Print JSON");
+  AddRegistryOptions(c, &diff->registry);
+  OnRun(state, c, [diff] { return Diff(*diff); });
+}
+
+void AddPush(CLI::App* app, RunState* state) {
+  auto push = Bind<PushArgs>();
+  auto* c = app->add_subcommand(
+      "push", "Push a .carton to an OCI registry (one blob per file; only missing blobs move)");
+  c->add_option("MODEL", push->carton, "A .carton file or an http(s) URL")->required();
+  c->add_option("REFERENCE", push->reference, "oci://HOST[:PORT]/REPOSITORY[:TAG]")->required();
+  c->add_flag("-q,--quiet", push->quiet, "No summary or progress on stderr");
+  c->add_flag("--json", push->json, "Print a JSON report (each blob and what happened to it)");
+  AddRegistryOptions(c, &push->registry);
+  OnRun(state, c, [push] { return Push(*push); });
+}
+
+void AddPull(CLI::App* app, RunState* state) {
+  auto pull = Bind<PullArgs>();
+  auto* c = app->add_subcommand("pull",
+                                "Pull a carton from an OCI registry, byte for byte the one pushed");
+  c->add_option("REFERENCE", pull->reference, "oci://HOST[:PORT]/REPOSITORY[:TAG|@sha256:DIGEST]")
+      ->required();
+  c->add_option("-o,--output", pull->output, "The .carton to write")->required();
+  c->add_flag("-q,--quiet", pull->quiet, "No summary or progress on stderr");
+  c->add_flag("--json", pull->json, "Print a JSON report");
+  c->add_flag("--cache", pull->cache,
+              "Also keep large stored files' blobs in the blob cache (they are then written "
+              "twice: to the cache and into the carton)");
+  AddRegistryOptions(c, &pull->registry);
+  OnRun(state, c, [pull] { return Pull(*pull); });
+}
+
+void AddShrink(CLI::App* app, RunState* state) {
+  auto shrink = Bind<ShrinkArgs>();
+  auto* c = app->add_subcommand(
+      "shrink",
+      "Move large files out of a .carton into LINKS (URL-PREFIX/<sha256>); the manifest hash "
+      "stays the same");
+  c->add_option("MODEL", shrink->carton, kModelAnywhere)->required();
+  c->add_option("-o,--output", shrink->output, "The .carton to write")->required();
+  c->add_option("--url-prefix", shrink->url_prefix,
+                "Where the blobs will be served: each file gets URL-PREFIX/<sha256>")
+      ->required();
+  c->add_option("--blobs", shrink->blobs_dir,
+                "Directory to write the blobs to (named <sha256>), for upload to URL-PREFIX")
+      ->required();
+  c->add_flag("--json", shrink->json, "Print a JSON report");
+  c->add_option("--min-size", shrink->min_size, "Files of at least this many bytes leave the zip")
+      ->capture_default_str();
+  c->add_option("--encodings", shrink->encodings,
+                "Also write pre-compressed copies: zstd (.zst), br (.br), gzip (.gz)")
+      ->delimiter(',');
+  AddRegistryOptions(c, &shrink->registry);
+  c->add_flag("-q,--quiet", shrink->quiet, "Draw no progress line");
+  OnRun(state, c, [shrink] { return Shrink(*shrink); });
+}
+
+void AddFetch(CLI::App* app, RunState* state) {
+  auto fetch = Bind<FetchArgs>();
+  auto* c = app->add_subcommand(
+      "fetch",
+      "Write a self-contained .carton: every linked file fetched, verified and put inside");
+  c->add_option("MODEL", fetch->carton, kModelAnywhere)->required();
+  c->add_option("-o,--output", fetch->output, "The .carton to write")->required();
+  c->add_option("--compression", fetch->compression,
+                "Method for the fetched files: stored, deflate or zstd")
+      ->capture_default_str();
+  c->add_flag("--json", fetch->json, "Print a JSON report");
+  AddAllowFileLinks(c, &fetch->allow_file_links);
+  AddRegistryOptions(c, &fetch->registry);
+  c->add_flag("-q,--quiet", fetch->quiet, "Draw no progress line");
+  OnRun(state, c, [fetch] { return Fetch(*fetch); });
+}
+
+void AddTensors(CLI::App* app, RunState* state) {
+  auto* t = app->add_subcommand("tensors", "Convert between safetensors and tensor_data folders");
+  t->require_subcommand(1);
+  auto tensors = Bind<TensorsArgs>();
+  auto* ti = t->add_subcommand("import", "Write a tensor_data folder from a safetensors file");
+  ti->add_option("FILE", tensors->file, "A .safetensors file")->required();
+  ti->add_option("DIR", tensors->dir, "The tensor_data folder to write")->required();
+  ti->add_flag("--json", tensors->json, "Print JSON: the file read and the folder written");
+  OnRun(state, ti, [tensors] { return TensorsImport(*tensors); });
+  auto* te = t->add_subcommand("export", "Write a safetensors file from a tensor_data folder");
+  te->add_option("DIR", tensors->dir, "A tensor_data folder")->required();
+  te->add_option("FILE", tensors->file, "The .safetensors file to write")->required();
+  te->add_flag("--json", tensors->json, "Print JSON: the folder read and the file written");
+  OnRun(state, te, [tensors] { return TensorsExport(*tensors); });
+}
+
+void AddLoad(CLI::App* app, RunState* state) {
+  auto load = Bind<LoadArgs>();
+  auto* c =
+      app->add_subcommand("load", "Load a .carton through the cache; print its model directory");
+  c->add_option("MODEL", load->model, "A .carton file, URL, oci:// reference or carton directory")
+      ->required();
+  c->add_flag("--root", load->root, "Print the entry's root (carton.toml, model/, ...) instead");
+  c->add_flag("--verify", load->verify, "Rehash the cached files even on a hit");
+  c->add_flag("--json", load->json, "Print JSON: directories, manifest hash, hit or miss, bytes");
+  c->add_option("-j,--threads", load->threads,
+                "Threads for hashing and decoding (0: one per core)");
+  AddRegistryOptions(c, &load->registry, /*jobs=*/false);
+  c->add_flag("-q,--quiet", load->quiet, "Draw no progress line");
+  OnRun(state, c, [load] { return Load(*load); });
+}
+
+void AddCache(CLI::App* app, RunState* state) {
+  auto cache = Bind<CacheArgs>();
+  auto* c = app->add_subcommand("cache", "The manifest-hash cache of loaded cartons");
+  c->require_subcommand(1);
+  auto* cl = c->add_subcommand(
+      "list", "List cached cartons, most recently used first, and the blob cache's size");
+  cl->add_flag("--json", cache->json, "Print JSON");
+  OnRun(state, cl, [cache] { return CacheList(*cache); });
+  auto* cv = c->add_subcommand("verify", "Rehash cached cartons (all, or the given hashes)");
+  cv->add_option("HASH", cache->hashes, "Manifest hashes");
+  cv->add_flag("--json", cache->json, "Print JSON");
+  cv->add_flag("-q,--quiet", cache->quiet, "Draw no progress line");
+  OnRun(state, cv, [cache] { return CacheVerify(*cache); });
+  auto* cr = c->add_subcommand("rm", "Remove cached cartons");
+  cr->add_option("HASH", cache->hashes, "Manifest hashes")->required();
+  cr->add_flag("--json", cache->json, "Print JSON");
+  OnRun(state, cr, [cache] { return CacheRemove(*cache); });
+  auto* cg =
+      c->add_subcommand("gc", "Remove least recently used cartons and LINKS blobs down to a size");
+  cg->add_option("--max-size", cache->max_size, "e.g. 0, 500M, 20G")->required();
+  cg->add_flag("--json", cache->json, "Print JSON");
+  OnRun(state, cg, [cache] { return CacheGc(*cache); });
+}
+
+// MODEL, --timeout and --opt: self-test and infer.
+void AddRunOptions(CLI::App* cmd, RunArgs* run) {
+  cmd->add_option("MODEL", run->model,
+                  "A .carton file, an http(s) URL, an oci:// reference or a carton directory")
+      ->required();
+  cmd->add_option("--timeout", run->timeout, "Seconds allowed per inference")
+      ->capture_default_str();
+  cmd->add_option("--opt", run->opts, "KEY=VALUE: override a [runner.opts] value");
+  AddRegistryOptions(cmd, &run->registry, /*jobs=*/false);
+}
+
+void AddSelfTest(CLI::App* app, RunState* state) {
+  auto run = Bind<RunArgs>();
+  auto* c = app->add_subcommand("self-test", "Run a carton's self-tests with its runner");
+  AddRunOptions(c, run.get());
+  c->add_option("--rtol", run->rtol, "Relative tolerance")->capture_default_str();
+  c->add_option("--atol", run->atol, "Absolute tolerance")->capture_default_str();
+  c->add_flag("--json", run->json, "Print a JSON report");
+  c->add_flag("-q,--quiet", run->quiet, "Draw no progress line while the carton loads");
+  OnRun(state, c, [run] { return SelfTest(*run); });
+}
+
+void AddInfer(CLI::App* app, RunState* state) {
+  auto run = Bind<RunArgs>();
+  auto* c = app->add_subcommand(
+      "infer",
+      "Run a carton on tensors from safetensors files (inputs checked against its [[input]]s "
+      "first); each output's name, dtype and shape go to stderr");
+  AddRunOptions(c, run.get());
+  c->add_option("--input", run->inputs, "NAME=FILE.safetensors[:TENSOR]");
+  c->add_option("--output", run->output, "The .safetensors file to write")->required();
+  c->add_flag("-q,--quiet", run->quiet, "No progress line or output summary on stderr");
+  c->add_flag("--json", run->json, "Print JSON: the output file and each output's dtype and shape");
+  OnRun(state, c, [run] { return Infer(*run); });
+}
+
+void AddRunners(CLI::App* app, RunState* state) {
+  auto json = std::make_shared<bool>(false);
+  auto* c = app->add_subcommand("runners", "List the runners found and what they report");
+  c->add_flag("--json", *json, "Print JSON");
+  OnRun(state, c, [json] { return Runners(*json); });
+}
+
+void AddVersion(CLI::App* app, RunState* state) {
+  auto json = std::make_shared<bool>(false);
+  auto* c = app->add_subcommand("version", "Print carton's version");
+  c->add_flag("--json", *json, "Print JSON");
+  OnRun(state, c, [json] { return Version(*json); });
+}
+
+void AddHelp(CLI::App* app, RunState*) {
+  // Only to be listed: Preflight turns `help A B` into `A B --help`.
+  app->add_subcommand("help", "Show a command's help: carton help [COMMAND [SUBCOMMAND]]");
+}
+
+using AddCommand = void (*)(CLI::App* app, RunState* state);
+constexpr AddCommand kCommands[] = {
+    AddSafetensors, AddPack,     AddInit,  AddVerify,  AddInfo,    AddUnpack, AddHash,    AddLs,
+    AddCat,         AddDiff,     AddPush,  AddPull,    AddShrink,  AddFetch,  AddTensors, AddLoad,
+    AddCache,       AddSelfTest, AddInfer, AddRunners, AddVersion, AddHelp,
+};
+
+// Parses `args` (after "carton") and runs the command. Returns the exit code.
+int Run(CLI::App* app, std::vector<std::string> args, const RunState& state) {
+  if (int stop = Preflight(app, &args); stop >= 0) return stop;
+  // CLI11 takes the arguments in reverse order.
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app->parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app->exit(e);  // --help, --version
+    CLI::App* at = app;
+    while (!at->get_subcommands().empty()) at = at->get_subcommands().front();
+    const std::string path = CommandPath(at);
+    const std::string prefix = "carton" + (path.empty() ? "" : " " + path);
+    return UsageError(prefix, e.what(), "Run '" + prefix + " --help' for more information.\n",
+                      args);
+  }
+  return state.rc;
+}
+
 }  // namespace
 }  // namespace carton::cli
 
@@ -160,367 +607,8 @@ int main(int argc, char** argv) {
       "Exit status: 0 success; 1 the input is bad (a corrupt or unsupported carton or file, a "
       "failed verification or self-test); 2 usage, environment, I/O, network or runner "
       "trouble.");
-  int rc = kExitOk;
-  // Every command runs through on_run: its --json decides where errors go too.
-  auto on_run = [&rc](CLI::App* cmd, std::function<int()> fn) {
-    cmd->callback([&rc, cmd, fn = std::move(fn)] {
-      const CLI::Option* json = cmd->get_option_no_throw("--json");
-      SetJsonErrors(json != nullptr && json->count() > 0);
-      rc = fn();
-    });
-  };
-  // --registry-config, --plain-http, --jobs: for commands that take oci://
-  // references.
-  auto add_registry_options = [](CLI::App* cmd, RegistryArgs* r, bool jobs = true) {
-    cmd->add_option("--registry-config", r->config,
-                    "Registry credentials in the ~/.docker/config.json format (default: "
-                    "$CARTON_REGISTRY_AUTH, then ~/.docker/config.json)");
-    cmd->add_flag("--plain-http", r->plain_http,
-                  "Talk plain HTTP to a registry that is not on a loopback address");
-    if (jobs) cmd->add_option("--jobs", r->jobs, "Blobs moved at once")->capture_default_str();
-  };
-
-  auto* st = app.add_subcommand(
-      "safetensors",
-      "Inspect, verify and extract from safetensors files, local or by http(s) URL, and sharded "
-      "checkpoints (an index .json)");
-  st->require_subcommand(1);
-  constexpr const char* kStFile =
-      "A .safetensors file, an http(s) URL (read by range requests), or a sharded checkpoint's "
-      "index (model.safetensors.index.json, local or URL)";
-
-  SafetensorsInspectArgs inspect;
-  auto* st_inspect = st->add_subcommand("inspect", "List the tensors and metadata of a file");
-  st_inspect->add_option("FILE", inspect.file, kStFile)->required();
-  st_inspect->add_flag("--json", inspect.json, "Print JSON");
-  on_run(st_inspect, [&] { return SafetensorsInspect(inspect); });
-
-  SafetensorsVerifyArgs verify;
-  auto* st_verify = st->add_subcommand(
-      "verify", "Check files against every rule of the format (exit 1 if any is invalid)");
-  st_verify->add_option("FILE", verify.files, kStFile)->required();
-  st_verify->add_flag("--json", verify.json, "Print a JSON report");
-  st_verify->add_flag("-q,--quiet", verify.quiet, "Print only errors");
-  on_run(st_verify, [&] { return SafetensorsVerify(verify); });
-
-  SafetensorsGetArgs get;
-  auto* st_get = st->add_subcommand(
-      "get", "Write some tensors of a file to a new .safetensors file, reading only their bytes");
-  st_get->add_option("FILE", get.file, kStFile)->required();
-  st_get->add_option("TENSOR", get.tensors, "Tensor names")->required();
-  st_get->add_option("-o,--output", get.output, "The .safetensors file to write")->required();
-  st_get->add_flag("--json", get.json, "Print JSON: the file written and its tensors");
-  on_run(st_get, [&] { return SafetensorsGet(get); });
-
-  // The flags that describe a model: pack (without carton.toml, or with
-  // --override) and init.
-  auto add_describe_options = [](CLI::App* cmd, DescribeArgs* d) {
-    cmd->add_option("--runner", d->runner, "The runner name (torchscript, python, ...)");
-    cmd->add_option("--framework-version", d->framework_version,
-                    "The required framework version, a semver requirement (=1.13.1, >=2.0)");
-    cmd->add_option("--compat-version", d->compat_version, "The runner compat version (default 1)");
-    cmd->add_option("--name", d->name, "The model name");
-    cmd->add_option("--description", d->description, "A short description");
-    cmd->add_option("--license", d->license, "The license (an SPDX expression)");
-    // One value per occurrence, so that PATH after them stays PATH.
-    cmd->add_option("--opt", d->opts, "KEY=VALUE, a [runner.opts] value (typed as runners' --opt)")
-        ->allow_extra_args(false);
-    cmd->add_option("--input", d->inputs,
-                    "NAME:DTYPE[:SHAPE], an [[input]]; SHAPE is [d,...] (ints, symbols, *), * or "
-                    "a symbol; repeatable, in order")
-        ->allow_extra_args(false);
-    cmd->add_option("--output-tensor", d->outputs,
-                    "NAME:DTYPE[:SHAPE], an [[output]] (-o/--output names the .carton); "
-                    "repeatable, in order")
-        ->allow_extra_args(false);
-    cmd->add_option("--self-test", d->self_tests,
-                    "IN=TENSOR,...[:OUT=TENSOR,...], a [[self_test]] naming tensor_data tensors; "
-                    "repeatable")
-        ->allow_extra_args(false);
-  };
-
-  PackArgs pack;
-  auto* p = app.add_subcommand(
-      "pack", "Pack a model folder (with or without carton.toml) or a single file into a .carton");
-  p->add_option("PATH", pack.dir,
-                "A folder with model/ (and carton.toml, tensor_data/, misc/); any other folder, "
-                "whose files go under model/ (carton.toml aside); or one file, packed as "
-                "model/<name>")
-      ->required();
-  p->add_option("-o,--output", pack.output, "The .carton to write")->required();
-  p->add_option("--compression", pack.compression,
-                "stored, deflate, zstd, or auto (zstd where it pays; files under 4 KiB, files "
-                "zstd does not shrink by 10% and large files stored); deflate for recipients "
-                "whose zip tools lack zstd")
-      ->capture_default_str();
-  p->add_option("--level", pack.level, "Compression level (0: the method's default)");
-  p->add_option("--align", pack.align, "Alignment of stored entries' data (64; 4096 for pages)")
-      ->capture_default_str();
-  p->add_option("-j,--threads", pack.threads,
-                "Threads for hashing and zstd (0: one per core); the output is the same for any");
-  add_describe_options(p, &pack.describe);
-  p->add_flag("--override", pack.override_config,
-              "Put the describing flags over carton.toml's values (else they are refused when "
-              "PATH has carton.toml)");
-  p->add_option("--exclude", pack.exclude,
-                "GLOB of files or directories to leave out (repeatable; also PATH/.cartonignore, "
-                "one per line); .git/, __pycache__/, .DS_Store always are")
-      ->allow_extra_args(false);
-  p->add_flag("--json", pack.json, "Print a JSON report instead of the manifest hash");
-  p->add_flag("-q,--quiet", pack.quiet,
-              "No summary or progress on stderr (warnings and notes stay)");
-  on_run(p, [&] {
-    pack.describe.compat_given = p->count("--compat-version") > 0;
-    return Pack(pack);
-  });
-
-  InitArgs init;
-  auto* in = app.add_subcommand(
-      "init", "Write DIR/carton.toml, commented, from the flags or guessed from DIR's files");
-  in->add_option("DIR", init.dir, "The model folder (created if missing)")->required();
-  add_describe_options(in, &init.describe);
-  in->add_flag("--json", init.json, "Print JSON: the carton.toml written and the notes");
-  on_run(in, [&] {
-    init.describe.compat_given = in->count("--compat-version") > 0;
-    return Init(init);
-  });
-
-  VerifyArgs verify_carton;
-  auto* v = app.add_subcommand("verify", "Check a .carton: structure, metadata, every hash");
-  v->add_option("MODEL", verify_carton.cartons,
-                "A .carton file, an http(s) URL or an oci:// reference (several: each is checked)")
-      ->required();
-  v->add_flag("--json", verify_carton.json, "Print a JSON report");
-  v->add_flag("--fetch", verify_carton.fetch,
-              "Also fetch linked files (LINKS) through the blob cache and hash them");
-  v->add_flag("--allow-file-links", verify_carton.allow_file_links,
-              "Let LINKS use file:// URLs (refused by default)");
-  v->add_option("-j,--threads", verify_carton.threads, "Hashing threads (0: one per core)");
-  add_registry_options(v, &verify_carton.registry);
-  v->add_flag("-q,--quiet", verify_carton.quiet, "Draw no progress line");
-  on_run(v, [&] { return Verify(verify_carton); });
-
-  InfoArgs info;
-  auto* i = app.add_subcommand(
-      "info", "Show a .carton's metadata without unpacking it (a URL costs a few range requests)");
-  i->add_option("MODEL", info.cartons,
-                "A .carton file, an http(s) URL or an oci:// reference (several: each is shown)")
-      ->required();
-  i->add_flag("--json", info.json, "Print JSON");
-  add_registry_options(i, &info.registry);
-  on_run(i, [&] { return Info(info); });
-
-  UnpackArgs unpack;
-  auto* u = app.add_subcommand(
-      "unpack", "Extract a .carton into a new directory, fetching linked files, checking hashes");
-  u->add_option("MODEL", unpack.carton, "A .carton file or an http(s) URL")->required();
-  u->add_option("DIR", unpack.dir,
-                "A directory that does not exist or is empty (default: ./<model_name>, else "
-                "./<MODEL's file name without extension>)");
-  u->add_flag("--json", unpack.json, "Print a JSON report");
-  u->add_flag("--allow-file-links", unpack.allow_file_links,
-              "Let LINKS use file:// URLs (refused by default)");
-  u->add_flag("-q,--quiet", unpack.quiet, "Draw no progress line");
-  on_run(u, [&] { return Unpack(unpack); });
-
-  HashArgs hash;
-  auto* h = app.add_subcommand(
-      "hash", "Print a .carton's manifest hash (several MODELs: \"<hash>  <model>\" lines)");
-  h->add_option("MODEL", hash.cartons, "A .carton file, an http(s) URL or an oci:// reference")
-      ->required();
-  h->add_flag("--json", hash.json, "Print JSON");
-  add_registry_options(h, &hash.registry);
-  on_run(h, [&] { return Hash(hash); });
-
-  LsArgs ls;
-  auto* lsc = app.add_subcommand(
-      "ls", "List a .carton's files: size, stored size and method, sha256, linked or not");
-  lsc->add_option("MODEL", ls.carton, "A .carton file or an http(s) URL")->required();
-  lsc->add_flag("--json", ls.json, "Print JSON");
-  on_run(lsc, [&] { return Ls(ls); });
-
-  CatArgs cat;
-  auto* catc = app.add_subcommand(
-      "cat", "Write one file of a .carton to stdout, its sha256 checked against MANIFEST");
-  catc->add_option("MODEL", cat.carton, "A .carton file or an http(s) URL")->required();
-  catc->add_option("PATH", cat.path, "The file, as MANIFEST names it (e.g. carton.toml)")
-      ->required();
-  catc->add_flag("--allow-file-links", cat.allow_file_links,
-                 "Let LINKS use file:// URLs (refused by default)");
-  on_run(catc, [&] { return Cat(cat); });
-
-  DiffArgs diff;
-  auto* dc = app.add_subcommand(
-      "diff",
-      "Compare two cartons by MANIFEST: files added, removed and changed (exit 0 either way)");
-  dc->add_option("A", diff.a, "A .carton file or an http(s) URL")->required();
-  dc->add_option("B", diff.b, "A .carton file or an http(s) URL")->required();
-  dc->add_flag("--json", diff.json, "Print JSON");
-  on_run(dc, [&] { return Diff(diff); });
-
-  PushArgs push;
-  auto* ps = app.add_subcommand(
-      "push", "Push a .carton to an OCI registry (one blob per file; only missing blobs move)");
-  ps->add_option("MODEL", push.carton, "A .carton file or an http(s) URL")->required();
-  ps->add_option("REFERENCE", push.reference, "oci://HOST[:PORT]/REPOSITORY[:TAG]")->required();
-  ps->add_flag("-q,--quiet", push.quiet, "No summary or progress on stderr");
-  ps->add_flag("--json", push.json, "Print a JSON report (each blob and what happened to it)");
-  add_registry_options(ps, &push.registry);
-  on_run(ps, [&] { return Push(push); });
-
-  PullArgs pull;
-  auto* pl = app.add_subcommand("pull",
-                                "Pull a carton from an OCI registry, byte for byte the one pushed");
-  pl->add_option("REFERENCE", pull.reference, "oci://HOST[:PORT]/REPOSITORY[:TAG|@sha256:DIGEST]")
-      ->required();
-  pl->add_option("-o,--output", pull.output, "The .carton to write")->required();
-  pl->add_flag("-q,--quiet", pull.quiet, "No summary or progress on stderr");
-  pl->add_flag("--json", pull.json, "Print a JSON report");
-  pl->add_flag("--cache", pull.cache,
-               "Also keep large stored files' blobs in the blob cache (they are then written "
-               "twice: to the cache and into the carton)");
-  add_registry_options(pl, &pull.registry);
-  on_run(pl, [&] { return Pull(pull); });
-
-  ShrinkArgs shrink;
-  auto* sh = app.add_subcommand(
-      "shrink",
-      "Move large files out of a .carton into LINKS (URL-PREFIX/<sha256>); the manifest hash "
-      "stays the same");
-  sh->add_option("MODEL", shrink.carton, "A .carton file or an http(s) URL")->required();
-  sh->add_option("-o,--output", shrink.output, "The .carton to write")->required();
-  sh->add_option("--url-prefix", shrink.url_prefix,
-                 "Where the blobs will be served: each file gets URL-PREFIX/<sha256>")
-      ->required();
-  sh->add_option("--blobs", shrink.blobs_dir,
-                 "Directory to write the blobs to (named <sha256>), for upload to URL-PREFIX")
-      ->required();
-  sh->add_flag("--json", shrink.json, "Print a JSON report");
-  sh->add_option("--min-size", shrink.min_size, "Files of at least this many bytes leave the zip")
-      ->capture_default_str();
-  sh->add_option("--encodings", shrink.encodings,
-                 "Also write pre-compressed copies: zstd (.zst), br (.br), gzip (.gz)")
-      ->delimiter(',');
-  sh->add_flag("-q,--quiet", shrink.quiet, "Draw no progress line");
-  on_run(sh, [&] { return Shrink(shrink); });
-
-  FetchArgs fetch;
-  auto* f = app.add_subcommand(
-      "fetch",
-      "Write a self-contained .carton: every linked file fetched, verified and put inside");
-  f->add_option("MODEL", fetch.carton, "A .carton file or an http(s) URL")->required();
-  f->add_option("-o,--output", fetch.output, "The .carton to write")->required();
-  f->add_option("--compression", fetch.compression,
-                "Method for the fetched files: stored, deflate or zstd")
-      ->capture_default_str();
-  f->add_flag("--json", fetch.json, "Print a JSON report");
-  f->add_flag("--allow-file-links", fetch.allow_file_links,
-              "Let LINKS use file:// URLs (refused by default)");
-  f->add_flag("-q,--quiet", fetch.quiet, "Draw no progress line");
-  on_run(f, [&] { return Fetch(fetch); });
-
-  auto* t = app.add_subcommand("tensors", "Convert between safetensors and tensor_data folders");
-  t->require_subcommand(1);
-  TensorsArgs tensors;
-  auto* ti = t->add_subcommand("import", "Write a tensor_data folder from a safetensors file");
-  ti->add_option("FILE", tensors.file, "A .safetensors file")->required();
-  ti->add_option("DIR", tensors.dir, "The tensor_data folder to write")->required();
-  ti->add_flag("--json", tensors.json, "Print JSON: the file read and the folder written");
-  on_run(ti, [&] { return TensorsImport(tensors); });
-  auto* te = t->add_subcommand("export", "Write a safetensors file from a tensor_data folder");
-  te->add_option("DIR", tensors.dir, "A tensor_data folder")->required();
-  te->add_option("FILE", tensors.file, "The .safetensors file to write")->required();
-  te->add_flag("--json", tensors.json, "Print JSON: the folder read and the file written");
-  on_run(te, [&] { return TensorsExport(tensors); });
-
-  // Loader, cache and runners (loader_cmd.cc).
-  LoadArgs load;
-  auto* l =
-      app.add_subcommand("load", "Load a .carton through the cache; print its model directory");
-  l->add_option("MODEL", load.model, "A .carton file, URL, oci:// reference or carton directory")
-      ->required();
-  l->add_flag("--root", load.root, "Print the entry's root (carton.toml, model/, ...) instead");
-  l->add_flag("--verify", load.verify, "Rehash the cached files even on a hit");
-  l->add_flag("--json", load.json, "Print JSON: directories, manifest hash, hit or miss, bytes");
-  l->add_option("-j,--threads", load.threads, "Threads for hashing and decoding (0: one per core)");
-  add_registry_options(l, &load.registry, /*jobs=*/false);
-  l->add_flag("-q,--quiet", load.quiet, "Draw no progress line");
-  on_run(l, [&] { return Load(load); });
-
-  CacheArgs cache;
-  auto* c = app.add_subcommand("cache", "The manifest-hash cache of loaded cartons");
-  c->require_subcommand(1);
-  auto* cl = c->add_subcommand(
-      "list", "List cached cartons, most recently used first, and the blob cache's size");
-  cl->add_flag("--json", cache.json, "Print JSON");
-  on_run(cl, [&] { return CacheList(cache); });
-  auto* cv = c->add_subcommand("verify", "Rehash cached cartons (all, or the given hashes)");
-  cv->add_option("HASH", cache.hashes, "Manifest hashes");
-  cv->add_flag("--json", cache.json, "Print JSON");
-  cv->add_flag("-q,--quiet", cache.quiet, "Draw no progress line");
-  on_run(cv, [&] { return CacheVerify(cache); });
-  auto* cr = c->add_subcommand("rm", "Remove cached cartons");
-  cr->add_option("HASH", cache.hashes, "Manifest hashes")->required();
-  cr->add_flag("--json", cache.json, "Print JSON");
-  on_run(cr, [&] { return CacheRemove(cache); });
-  auto* cg =
-      c->add_subcommand("gc", "Remove least recently used cartons and LINKS blobs down to a size");
-  cg->add_option("--max-size", cache.max_size, "e.g. 0, 500M, 20G")->required();
-  cg->add_flag("--json", cache.json, "Print JSON");
-  on_run(cg, [&] { return CacheGc(cache); });
-
-  RunArgs run;
-  auto add_run_options = [&](CLI::App* cmd) {
-    cmd->add_option("MODEL", run.model, "A .carton file, URL or carton directory")->required();
-    cmd->add_option("--timeout", run.timeout, "Seconds allowed per inference")
-        ->capture_default_str();
-    cmd->add_option("--opt", run.opts, "KEY=VALUE: override a [runner.opts] value");
-  };
-  auto* stc = app.add_subcommand("self-test", "Run a carton's self-tests with its runner");
-  add_run_options(stc);
-  stc->add_option("--rtol", run.rtol, "Relative tolerance")->capture_default_str();
-  stc->add_option("--atol", run.atol, "Absolute tolerance")->capture_default_str();
-  stc->add_flag("--json", run.json, "Print a JSON report");
-  stc->add_flag("-q,--quiet", run.quiet, "Draw no progress line while the carton loads");
-  on_run(stc, [&] { return SelfTest(run); });
-  auto* inf = app.add_subcommand(
-      "infer",
-      "Run a carton on tensors from safetensors files (inputs checked against its [[input]]s "
-      "first); each output's name, dtype and shape go to stderr");
-  add_run_options(inf);
-  inf->add_option("--input", run.inputs, "NAME=FILE.safetensors[:TENSOR]");
-  inf->add_option("--output", run.output, "The .safetensors file to write")->required();
-  inf->add_flag("-q,--quiet", run.quiet, "No progress line or output summary on stderr");
-  inf->add_flag("--json", run.json,
-                "Print JSON: the output file and each output's dtype and shape");
-  on_run(inf, [&] { return Infer(run); });
-  bool runners_json = false;
-  auto* rn = app.add_subcommand("runners", "List the runners found and what they report");
-  rn->add_flag("--json", runners_json, "Print JSON");
-  on_run(rn, [&] { return Runners(runners_json); });
-
-  bool version_json = false;
-  auto* ver = app.add_subcommand("version", "Print carton's version");
-  ver->add_flag("--json", version_json, "Print JSON");
-  on_run(ver, [&] { return Version(version_json); });
-  // Only to be listed: Preflight turns `help A B` into `A B --help`.
-  app.add_subcommand("help", "Show a command's help: carton help [COMMAND [SUBCOMMAND]]");
-
+  RunState state;
+  for (AddCommand add : kCommands) add(&app, &state);
   AddFooters(&app);
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (int stop = Preflight(&app, &args); stop >= 0) return stop;
-  // CLI11 takes the arguments in reverse order.
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    CLI::App* at = &app;
-    while (!at->get_subcommands().empty()) at = at->get_subcommands().front();
-    const std::string path = CommandPath(at);
-    const std::string prefix = "carton" + (path.empty() ? "" : " " + path);
-    return UsageError(prefix, e.what(), "Run '" + prefix + " --help' for more information.\n",
-                      args);
-  }
-  return rc;
+  return Run(&app, std::vector<std::string>(argv + 1, argv + argc), state);
 }

@@ -14,7 +14,7 @@ Json BlobsJson(const std::vector<oci::OciBlobReport>& blobs) {
   Json a = Json::array();
   for (const auto& b : blobs) {
     a.push_back({{"path", b.path},
-                 {"digest", oci::DigestString(b.digest)},
+                 {"digest", manifest::DigestString(b.digest)},
                  {"size", b.size},
                  {"action", b.action}});
   }
@@ -52,12 +52,20 @@ oci::OciOptions OciOptionsFor(const RegistryArgs& args) {
   return o;
 }
 
+loader::AccessOptions AccessFor(const RegistryArgs& args) {
+  loader::AccessOptions o;
+  o.registry_config = args.config;
+  o.plain_http = args.plain_http;
+  o.jobs = args.jobs;
+  return o;
+}
+
 int Push(const PushArgs& args) {
   oci::OciOptions options = OciOptionsFor(args.registry);
   if (args.quiet) options.client.fetch.show_progress = false;
   auto r = oci::PushCarton(args.carton, args.reference, options);
   if (!r.ok()) return Fail("push", r.status());
-  const std::string digest = oci::DigestString(r->manifest_digest);
+  const std::string digest = manifest::DigestString(r->manifest_digest);
   if (args.json) {
     Json j = JsonDocument();
     j["model"] = args.carton;
@@ -90,7 +98,7 @@ int Pull(const PullArgs& args) {
     j["model"] = args.output;
     j["ok"] = true;
     j["reference"] = r->reference;
-    j["digest"] = oci::DigestString(r->manifest_digest);
+    j["digest"] = manifest::DigestString(r->manifest_digest);
     j["manifest_hash"] = manifest::ToHex(r->manifest_hash);
     j["output"] = args.output;
     j["byte_identical"] = r->byte_identical;

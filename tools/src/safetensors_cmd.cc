@@ -14,6 +14,7 @@
 #include "carton/carton/reader.h"
 #include "carton/common/quote.h"
 #include "carton/net/http_source.h"
+#include "carton/net/url.h"
 #include "carton/safetensors/file.h"
 #include "carton/safetensors/sharded.h"
 #include "carton/safetensors/writer.h"
@@ -36,7 +37,7 @@ constexpr std::uint64_t kCopyChunk = 16 << 20;
 
 // model.safetensors.index.json, or any .json: a sharded checkpoint's index.
 bool IsIndex(std::string_view s) {
-  if (IsCartonUrl(s)) s = s.substr(0, s.find_first_of("?#"));
+  if (net::IsHttpUrl(s)) s = s.substr(0, s.find_first_of("?#"));
   return s.ends_with(".json");
 }
 
@@ -53,7 +54,7 @@ Result<std::shared_ptr<const RandomAccessSource>> OpenRemote(const std::string& 
 }
 
 Result<File> OpenFile(const std::string& path_or_url) {
-  if (!IsCartonUrl(path_or_url)) return File::Open(path_or_url);
+  if (!net::IsHttpUrl(path_or_url)) return File::Open(path_or_url);
   CARTON_ASSIGN_OR_RETURN(auto source, OpenRemote(path_or_url));
   return File::OpenSource(std::move(source));
 }
@@ -96,7 +97,7 @@ Result<std::string> ReadRemoteIndex(const std::string& url) {
 }
 
 Result<ShardedFile> OpenSharded(const std::string& path_or_url) {
-  if (!IsCartonUrl(path_or_url)) return ShardedFile::Open(path_or_url);
+  if (!net::IsHttpUrl(path_or_url)) return ShardedFile::Open(path_or_url);
   CARTON_ASSIGN_OR_RETURN(std::string text, ReadRemoteIndex(path_or_url));
   return ShardedFile::FromIndex(
       path_or_url, text,

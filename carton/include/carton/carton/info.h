@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "carton/carton/limits.h"
+#include "carton/carton/location.h"
 #include "carton/carton/reader.h"
 #include "carton/common/progress.h"
 #include "carton/common/status.h"
@@ -47,14 +48,13 @@ struct CartonInfo {
 // Errors: kNotFound, kIoError, kCorrupt (bad zip, MANIFEST, carton.toml,
 // index.toml or LINKS, naming the entry), kUnsupported (also: a server that
 // ignores Range), kNetworkError.
-Result<CartonInfo> ReadInfo(const std::string& carton_path, const LinkOptions& options = {},
+Result<CartonInfo> ReadInfo(const Location& carton, const LinkOptions& options = {},
                             const CartonLimits& limits = {});
 
 // The manifest hash: the SHA-256 of MANIFEST, which is checked to be
 // well-formed. Reads only the central directory and MANIFEST (by range
 // requests for a URL). Errors: as ReadInfo.
-Result<manifest::Digest> ManifestHash(const std::string& carton_path,
-                                      const LinkOptions& options = {});
+Result<manifest::Digest> ManifestHash(const Location& carton, const LinkOptions& options = {});
 
 // Extracts every file of the carton into `dir`, which must not exist or be
 // empty; an empty `dir` means ./<model_name> (carton.toml's, when it is a
@@ -93,7 +93,7 @@ struct UnpackOptions {
   // files, then each linked file's size as it is copied).
   ProgressFn progress;
 };
-Result<std::string> Unpack(const std::string& carton_path, const std::string& dir,
+Result<std::string> Unpack(const Location& carton, const std::string& dir,
                            const LinkOptions& options = {}, const UnpackOptions& unpack = {});
 
 }  // namespace carton

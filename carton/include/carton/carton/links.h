@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "carton/carton/location.h"
 #include "carton/carton/reader.h"
 #include "carton/common/progress.h"
 #include "carton/common/status.h"
@@ -76,7 +77,7 @@ struct ShrinkReport {
 // as they are copied. Errors: kInvalidArgument (options), kCorrupt (bad
 // input: MANIFEST, LINKS, hash mismatch, naming the file), kIoError, and
 // fetch errors for a URL input.
-Result<ShrinkReport> Shrink(const std::string& in, const std::string& out_path,
+Result<ShrinkReport> Shrink(const Location& in, const std::string& out_path,
                             const ShrinkOptions& options);
 
 struct FetchLinkedOptions {
@@ -100,7 +101,7 @@ struct FetchLinkedReport {
 // MANIFEST is copied byte for byte, so the manifest hash is unchanged.
 // Errors: kCorrupt (bad input, a file LINKS does not cover), fetch errors
 // naming the file and each URL's failure, kIoError.
-Result<FetchLinkedReport> FetchLinked(const std::string& in, const std::string& out_path,
+Result<FetchLinkedReport> FetchLinked(const Location& in, const std::string& out_path,
                                       const FetchLinkedOptions& options = {});
 
 }  // namespace carton

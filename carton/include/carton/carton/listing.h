@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "carton/carton/limits.h"
+#include "carton/carton/location.h"
 #include "carton/carton/reader.h"
 #include "carton/common/bytes.h"
 #include "carton/common/status.h"
@@ -41,7 +42,7 @@ struct CartonEntry {
 // MANIFEST order. Reads the central directory, MANIFEST, LINKS and symlink
 // targets only. Errors: those of CartonReader::Open and Check(), naming
 // the carton.
-Result<std::vector<CartonEntry>> ListEntries(const std::string& location,
+Result<std::vector<CartonEntry>> ListEntries(const Location& location,
                                              const LinkOptions& options = {},
                                              const CartonLimits& limits = {});
 
@@ -55,7 +56,7 @@ Result<std::vector<CartonEntry>> ListEntries(const std::string& location,
 // MANIFEST", kCorrupt (a hash mismatch naming the file), those of the
 // carton's checks, of decoding and of fetching; and whatever the sink
 // returns.
-Status ReadCartonFile(const std::string& location, const std::string& path,
+Status ReadCartonFile(const Location& location, const std::string& path,
                       const std::function<Status(ByteView)>& sink, const LinkOptions& options = {},
                       const CartonLimits& limits = {});
 
@@ -80,7 +81,7 @@ CartonDiff DiffManifests(const manifest::Manifest& a, const manifest::Manifest& 
 
 // DiffManifests of the two cartons' MANIFESTs (each carton checked first).
 // Errors: those of ListEntries, naming the carton at fault.
-Result<CartonDiff> DiffCartons(const std::string& a, const std::string& b,
+Result<CartonDiff> DiffCartons(const Location& a, const Location& b,
                                const LinkOptions& options = {});
 
 }  // namespace carton

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "carton/carton/limits.h"
+#include "carton/carton/location.h"
 #include "carton/common/mapped_file.h"
 #include "carton/common/random_access.h"
 #include "carton/common/status.h"
@@ -55,10 +56,6 @@ struct LinkOptions {
   // directory.
   std::string temp_dir;
 };
-
-// True when `location` is an http:// or https:// URL (any case) rather
-// than a path.
-bool IsCartonUrl(std::string_view location);
 
 // Downloads the carton at `url` to `dest_path` as it is (atomically; its
 // contents are checked when it is read), with the retries and limits of
@@ -125,9 +122,11 @@ class CartonReader {
   // directory and the entries read. A server that ignores Range (it
   // answers 200) is read from a copy downloaded whole to options.temp_dir
   // instead (with options.fetch.progress), after a one-line Notice().
-  // `limits.zip` bounds the archive. Errors: those of ZipReader::Open, OpenLocal and
+  // `limits.zip` bounds the archive. A directory or an oci:// reference is
+  // refused (Location::Refuse; the loader and carton::oci read those).
+  // Errors: location.status(), those of ZipReader::Open, OpenLocal and
   // net::HttpRangeSource::Open (a bad range answer stays an error).
-  static Result<CartonReader> Open(const std::string& location, const LinkOptions& options = {},
+  static Result<CartonReader> Open(const Location& location, const LinkOptions& options = {},
                                    const CartonLimits& limits = {});
 
   // As Open, but a URL is first downloaded whole and read mapped: for
@@ -143,7 +142,7 @@ class CartonReader {
   // changed ETag), an unreachable server or a corrupt zip is an error, not
   // a reason to download. Errors from reading the download name the URL,
   // not the file.
-  static Result<CartonReader> OpenLocal(const std::string& location, const std::string& temp_dir,
+  static Result<CartonReader> OpenLocal(const Location& location, const std::string& temp_dir,
                                         const LinkOptions& options = {},
                                         const CartonLimits& limits = {});
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "carton/carton/limits.h"
+#include "carton/carton/location.h"
 #include "carton/carton/reader.h"
 #include "carton/common/progress.h"
 #include "carton/common/status.h"
@@ -65,6 +66,6 @@ struct VerifyOptions {
 // temporary file first. Errors: kNotFound, kIoError, and download errors.
 // A corrupt archive, and a linked file that cannot be fetched or has the
 // wrong hash, are problems in the report, not errors.
-Result<VerifyReport> Verify(const std::string& carton_path, const VerifyOptions& options = {});
+Result<VerifyReport> Verify(const Location& carton, const VerifyOptions& options = {});
 
 }  // namespace carton

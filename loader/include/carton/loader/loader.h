@@ -31,11 +31,13 @@
 #include <vector>
 
 #include "carton/carton/info.h"
+#include "carton/carton/location.h"
 #include "carton/common/bytes.h"
 #include "carton/common/progress.h"
 #include "carton/common/status.h"
 #include "carton/format/config.h"
 #include "carton/format/tensor.h"
+#include "carton/loader/cartons.h"
 #include "carton/manifest/sha256.h"
 #include "carton/safetensors/file.h"
 
@@ -157,7 +159,7 @@ class LoadedCarton {
 // kNetworkError (a URL or a linked file), kIoError. A URL is read with range
 // requests (MANIFEST only on a hit) and downloaded on a miss
 // (loader/FORMAT.md "URLs").
-Result<LoadedCarton> Load(const std::string& path_or_url, const LoadOptions& options = {});
+Result<LoadedCarton> Load(const Location& location, const LoadOptions& options = {});
 
 // Loads a model directory that has not been packed: `dir` is the model
 // folder (what would become model/), used in place; the config has only
@@ -173,6 +175,6 @@ Result<LoadedCarton> LoadUnpacked(const std::string& dir, const std::string& run
 // reference, those blobs and the config, into the blob cache); no carton
 // is cached.
 // Errors as ReadInfo (info.h).
-Result<CartonInfo> GetModelInfo(const std::string& path_or_url);
+Result<CartonInfo> GetModelInfo(const Location& location, const AccessOptions& options = {});
 
 }  // namespace carton::loader

@@ -24,6 +24,12 @@ std::string ToHex(const Digest& d);
 // Parses exactly 64 lowercase hex digits; nullopt otherwise.
 std::optional<Digest> ParseHex(std::string_view hex);
 
+// "sha256:<64 hex>", a digest as OCI registries write it.
+std::string DigestString(const Digest& d);
+// Parses "sha256:<64 lowercase hex>" (untrusted text). Errors: kUnsupported
+// for another algorithm, kInvalidArgument otherwise.
+Result<Digest> ParseDigestString(std::string_view text);
+
 class Sha256 {
  public:
   Sha256();

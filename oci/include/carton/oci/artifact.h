@@ -95,7 +95,7 @@ struct OciPushReport {
 // registry's refusal of our credentials is kNetworkError), kCorrupt and
 // kUnsupported (a bad carton, as Verify would say; a manifest over the
 // registries' 4 MiB limit), kNetworkError, kIoError.
-Result<OciPushReport> PushCarton(const std::string& carton_path, const std::string& reference,
+Result<OciPushReport> PushCarton(const Location& carton_path, const Location& reference,
                                  const OciOptions& options = {});
 
 struct OciPullReport {
@@ -127,7 +127,7 @@ struct OciPullReport {
 // manifest whose sha256 is wrong, never cached; a config that contradicts
 // MANIFEST), kNetworkError (401/403 with the registry's message,
 // transfers, after retries), kInvalidArgument, kIoError.
-Result<OciPullReport> PullCarton(const std::string& reference, const std::string& out_path,
+Result<OciPullReport> PullCarton(const Location& reference, const std::string& out_path,
                                  const OciOptions& options = {});
 
 // Checks a carton artifact's three documents as pull does before it fetches
@@ -150,23 +150,17 @@ struct OciResolved {
   manifest::Digest manifest_digest{};
   manifest::Digest manifest_hash{};
 };
-Result<OciResolved> ResolveOciCarton(const std::string& reference, const OciOptions& options = {});
+Result<OciResolved> ResolveOciCarton(const Location& reference, const OciOptions& options = {});
 
 // As ManifestHash (info.h): MANIFEST is fetched (into the blob cache) and
 // checked to be well-formed. Errors: as PullCarton.
-Result<manifest::Digest> OciManifestHash(const std::string& reference,
-                                         const OciOptions& options = {});
+Result<manifest::Digest> OciManifestHash(const Location& reference, const OciOptions& options = {});
 
 // As ReadInfo (info.h), from the config, carton.toml, MANIFEST, LINKS and
 // tensor_data/index.toml blobs only (fetched into the blob cache): the
 // files' sizes are their layers'. Errors: as PullCarton, and those of
 // ReadInfo's parsers.
-Result<CartonInfo> ReadOciInfo(const std::string& reference, const OciOptions& options = {},
+Result<CartonInfo> ReadOciInfo(const Location& reference, const OciOptions& options = {},
                                const CartonLimits& limits = {});
-
-// Pulls into a temporary file in the cache directory, runs Verify on it
-// and removes it. The report's problems are those of the rebuilt carton.
-Result<VerifyReport> VerifyOciCarton(const std::string& reference, const VerifyOptions& verify = {},
-                                     const OciOptions& options = {});
 
 }  // namespace carton::oci

@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "carton/carton/location.h"
 #include "carton/common/bytes.h"
 #include "carton/common/status.h"
 #include "carton/links/blob_cache.h"
@@ -37,41 +38,14 @@
 
 namespace carton::oci {
 
-inline constexpr std::string_view kScheme = "oci://";
 inline constexpr std::string_view kImageManifestMediaType =
     "application/vnd.oci.image.manifest.v1+json";
 // Most bytes of a manifest accepted (what registries accept, too).
 inline constexpr std::uint64_t kMaxManifestSize = 4 << 20;
 
-// A parsed oci:// reference.
-struct Reference {
-  std::string registry;    // "HOST" or "HOST:PORT", lowercase
-  std::string repository;  // "team/model"
-  std::string tag;         // "" when only a digest is given
-  std::optional<manifest::Digest> digest;
-
-  // What the manifests endpoint is asked for: "sha256:<hex>" when a digest
-  // is given, else the tag.
-  std::string Target() const;
-  // "oci://registry/repository[:tag][@sha256:hex]".
-  std::string ToString() const;
-};
-
-// True when `text` starts with "oci://" (any case).
-bool IsReference(std::string_view text);
-
-// Parses `oci://HOST[:PORT]/REPO[:TAG][@sha256:DIGEST]`. REPO is one or
-// more lowercase path components (`[a-z0-9]+([._-]+[a-z0-9]+)*`, at most
-// 255 bytes); TAG is `[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}`, "latest" when
-// neither a tag nor a digest is given. Errors: kInvalidArgument naming the
-// part and the rule.
-Result<Reference> ParseReference(std::string_view text);
-
-// "sha256:<hex>".
-std::string DigestString(const manifest::Digest& digest);
-// Parses "sha256:<64 lowercase hex>". Errors: kUnsupported for another
-// algorithm, kInvalidArgument otherwise.
-Result<manifest::Digest> ParseDigest(std::string_view text);
+// oci:// references are parsed by carton/carton/location.h (OciReference);
+// digests are written and parsed by manifest::DigestString and
+// manifest::ParseDigestString.
 
 // Credentials for one registry.
 struct Credentials {

@@ -1,15 +1,18 @@
-// oci:// references and digests (oci/FORMAT.md "The registry client").
+// Location: paths, http(s) URLs and oci:// references (location.h).
+#include "carton/carton/location.h"
+
 #include <cctype>
+#include <filesystem>
 
-#include "carton/oci/client.h"
+#include "carton/common/quote.h"
+#include "carton/net/url.h"
 
-namespace carton::oci {
+namespace carton {
 namespace {
 
 constexpr std::size_t kMaxRepositoryLength = 255;
 constexpr std::size_t kMaxTagLength = 128;
 constexpr std::string_view kDefaultTag = "latest";
-constexpr std::string_view kSha256Prefix = "sha256:";
 
 bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 
@@ -70,54 +73,33 @@ bool ValidRegistry(std::string_view r) {
 
 }  // namespace
 
-std::string Reference::Target() const { return digest ? DigestString(*digest) : tag; }
+std::string OciReference::Target() const { return digest ? manifest::DigestString(*digest) : tag; }
 
-std::string Reference::ToString() const {
-  std::string s = std::string(kScheme) + registry + "/" + repository;
+std::string OciReference::ToString() const {
+  std::string s = std::string(kOciScheme) + registry + "/" + repository;
   if (!tag.empty()) s += ":" + tag;
-  if (digest) s += "@" + DigestString(*digest);
+  if (digest) s += "@" + manifest::DigestString(*digest);
   return s;
 }
 
-bool IsReference(std::string_view text) {
-  if (text.size() < kScheme.size()) return false;
-  for (std::size_t i = 0; i < kScheme.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(text[i])) != kScheme[i]) return false;
+bool IsOciReference(std::string_view text) {
+  if (text.size() < kOciScheme.size()) return false;
+  for (std::size_t i = 0; i < kOciScheme.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(text[i])) != kOciScheme[i]) return false;
   }
   return true;
 }
 
-std::string DigestString(const manifest::Digest& digest) {
-  return std::string(kSha256Prefix) + manifest::ToHex(digest);
-}
-
-Result<manifest::Digest> ParseDigest(std::string_view text) {
-  const auto colon = text.find(':');
-  if (colon == std::string_view::npos) {
-    return InvalidArgument("digest \"" + std::string(text) + "\" has no algorithm (sha256:...)");
-  }
-  if (text.substr(0, colon + 1) != kSha256Prefix) {
-    return Unsupported("digest \"" + std::string(text) + "\": only sha256 digests are supported");
-  }
-  auto d = manifest::ParseHex(text.substr(colon + 1));
-  if (!d) {
-    return InvalidArgument("digest \"" + std::string(text) +
-                           "\": expected sha256: and 64 lowercase hex digits");
-  }
-  return *d;
-}
-
-Result<Reference> ParseReference(std::string_view text) {
-  const std::string shown(text);
+Result<OciReference> ParseOciReference(std::string_view text) {
   auto bad = [&](const std::string& why) {
-    return InvalidArgument("\"" + shown + "\": " + why +
+    return InvalidArgument(QuoteForMessage(text) + ": " + why +
                            " (expected oci://HOST[:PORT]/REPOSITORY[:TAG][@sha256:DIGEST])");
   };
-  if (!IsReference(text)) return bad("not an oci:// reference");
-  std::string_view rest = text.substr(kScheme.size());
+  if (!IsOciReference(text)) return bad("not an oci:// reference");
+  std::string_view rest = text.substr(kOciScheme.size());
   const auto slash = rest.find('/');
   if (slash == std::string_view::npos) return bad("no repository after the registry");
-  Reference ref;
+  OciReference ref;
   const std::string_view registry = rest.substr(0, slash);
   if (!ValidRegistry(registry))
     return bad("registry \"" + std::string(registry) + "\" is not HOST or HOST:PORT");
@@ -126,7 +108,7 @@ Result<Reference> ParseReference(std::string_view text) {
   }
   rest = rest.substr(slash + 1);
   if (const auto at = rest.find('@'); at != std::string_view::npos) {
-    auto digest = ParseDigest(rest.substr(at + 1));
+    auto digest = manifest::ParseDigestString(rest.substr(at + 1));
     if (!digest.ok()) return bad(digest.status().message());
     ref.digest = *digest;
     rest = rest.substr(0, at);
@@ -161,4 +143,87 @@ Result<Reference> ParseReference(std::string_view text) {
   return ref;
 }
 
-}  // namespace carton::oci
+namespace {
+
+// "scheme://" at the start of `text`: the scheme, else "".
+std::string_view SchemeBeforeSlashes(std::string_view text) {
+  const auto at = text.find("://");
+  if (at == std::string_view::npos || at == 0) return {};
+  for (std::size_t i = 0; i < at; ++i) {
+    const auto u = static_cast<unsigned char>(text[i]);
+    if (!(std::isalpha(u) ||
+          (i > 0 && (std::isdigit(u) || text[i] == '+' || text[i] == '-' || text[i] == '.')))) {
+      return {};
+    }
+  }
+  return text.substr(0, at);
+}
+
+}  // namespace
+
+Result<Location> Location::Parse(std::string_view text) {
+  Location loc;
+  loc.text_ = std::string(text);
+  if (text.empty()) return InvalidArgument("an empty location: give a path, a URL or a reference");
+  if (IsOciReference(text)) {
+    CARTON_ASSIGN_OR_RETURN(OciReference ref, ParseOciReference(text));
+    loc.kind_ = Kind::kOci;
+    loc.oci_ = std::move(ref);
+    return loc;
+  }
+  if (net::IsHttpUrl(text)) {
+    if (auto problem = net::UrlProblem(text)) {
+      return InvalidArgument(net::QuoteUrl(text) + ": " + *problem);
+    }
+    loc.kind_ = Kind::kUrl;
+    return loc;
+  }
+  if (const std::string_view scheme = SchemeBeforeSlashes(text); !scheme.empty()) {
+    return InvalidArgument(QuoteForMessage(text) + ": " + QuoteForMessage(scheme) +
+                           " is not a scheme carton reads (a path, http://, https:// or oci://)");
+  }
+  std::error_code ec;
+  loc.kind_ = std::filesystem::is_directory(std::string(text), ec) ? Kind::kDirectory : Kind::kFile;
+  if (loc.kind_ == Kind::kFile) loc.local_path_ = loc.text_;
+  return loc;
+}
+
+Location::Location(std::string_view text) {
+  auto parsed = Parse(text);
+  if (parsed.ok()) {
+    *this = std::move(parsed).value();
+  } else {
+    text_ = std::string(text);
+    status_ = parsed.status();
+  }
+}
+
+Location::Location(const std::string& text) : Location(std::string_view(text)) {}
+Location::Location(const char* text) : Location(std::string_view(text)) {}
+
+Location Location::WithLocalCopy(std::string path) const {
+  Location copy = *this;
+  copy.local_path_ = std::move(path);
+  return copy;
+}
+
+std::string_view Location::kind_name() const {
+  switch (kind_) {
+    case Kind::kFile:
+      return "a file";
+    case Kind::kDirectory:
+      return "a directory";
+    case Kind::kUrl:
+      return "an http(s) URL";
+    case Kind::kOci:
+      return "an oci:// reference";
+  }
+  return "?";
+}
+
+Status Location::Refuse(std::string_view operation, std::string_view takes) const {
+  return InvalidArgument(std::string(operation) + " takes " + std::string(takes) + "; " + text_ +
+                         " is " + std::string(kind_name()));
+}
+
+}  // namespace carton
