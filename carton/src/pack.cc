@@ -7,6 +7,8 @@
 #include <exception>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <set>
 #include <system_error>
 #include <thread>
 
@@ -15,7 +17,9 @@
 #include "carton/common/file_identity.h"
 #include "carton/common/parallel.h"
 #include "carton/common/posix_error.h"
+#include "carton/common/quote.h"
 #include "carton/format/tensor_data.h"
+#include "carton/links/links.h"
 #include "carton/manifest/hash_files.h"
 #include "carton/manifest/manifest.h"
 #include "consistency.h"
@@ -62,26 +66,28 @@ struct Item {
   std::string generated;
 };
 
-// The walked files, as the consistency checks see them.
+// The walked files and the extra ones, as the consistency checks see them.
 class FolderFiles : public internal::CartonFiles {
  public:
-  explicit FolderFiles(const std::vector<internal::SourceFile>& files) {
-    for (const auto& f : files) by_path_[f.path] = &f;
+  FolderFiles(const std::vector<internal::SourceFile>& files, const std::vector<PackBytes>& extra) {
+    for (const auto& f : files) by_path_[f.path] = {&f, nullptr};
+    for (const auto& e : extra) by_path_[e.path] = {nullptr, &e.bytes};
   }
   bool Present(const std::string& path) const override { return by_path_.count(path) > 0; }
   std::optional<std::uint64_t> Size(const std::string& path) const override {
     auto it = by_path_.find(path);
     if (it == by_path_.end()) return std::nullopt;
-    return it->second->size;
+    return it->second.file ? it->second.file->size : it->second.bytes->size();
   }
   Result<std::string> ReadText(const std::string& path, std::uint64_t limit) const override {
     auto it = by_path_.find(path);
     if (it == by_path_.end()) return NotFound(path + ": missing");
-    if (it->second->size > limit) {
-      return Corrupt(std::to_string(it->second->size) + " bytes is over the limit of " +
-                     std::to_string(limit));
+    const std::uint64_t size = *Size(path);
+    if (size > limit) {
+      return Corrupt(std::to_string(size) + " bytes is over the limit of " + std::to_string(limit));
     }
-    CARTON_ASSIGN_OR_RETURN(auto bytes, ReadFile(it->second->full_path));
+    if (it->second.bytes != nullptr) return *it->second.bytes;
+    CARTON_ASSIGN_OR_RETURN(auto bytes, ReadFile(it->second.file->full_path));
     return std::string(AsChars(bytes));
   }
   bool HasTensorFiles() const override {
@@ -92,7 +98,11 @@ class FolderFiles : public internal::CartonFiles {
   }
 
  private:
-  std::map<std::string, const internal::SourceFile*> by_path_;
+  struct Source {
+    const internal::SourceFile* file;
+    const std::string* bytes;
+  };
+  std::map<std::string, Source> by_path_;
 };
 
 // One line per problem; the warnings about carton.toml come first (prefixed
@@ -108,53 +118,93 @@ Status ProblemsStatus(const std::string& path, const std::vector<VerifyProblem>&
   return Corrupt(std::move(message));
 }
 
+// Extra files go under tensor_data/ or misc/, as valid entry paths that the
+// folder does not have.
+Status CheckExtraFiles(const PackDescription& d, const internal::WalkResult& walk) {
+  std::set<std::string_view> walked;
+  for (const auto& f : walk.files) walked.insert(f.path);
+  std::set<std::string_view> seen;
+  for (const auto& e : d.extra_files) {
+    if (!e.path.starts_with("tensor_data/") && !e.path.starts_with("misc/")) {
+      return InvalidArgument(e.path +
+                             ": a file added to a carton goes under tensor_data/ or misc/");
+    }
+    CARTON_RETURN_IF_ERROR(manifest::ValidateEntryPath(e.path));
+    if (walked.count(e.path) > 0) {
+      return InvalidArgument(d.path + " has " + e.path + " already; the file given for it would " +
+                             "replace it (leave one of them out)");
+    }
+    if (!seen.insert(e.path).second) return InvalidArgument(e.path + ": given twice");
+  }
+  return Status::Ok();
+}
+
+// carton.toml's config: the description's, or the folder's file (parsed,
+// its warnings into `report`). Sets `generated` when carton.toml is written
+// from the description.
+Result<CartonConfig> ChooseConfig(const PackDescription& d, const internal::WalkResult& walk,
+                                  ConfigParseDetails* details, bool* generated,
+                                  PackReport* report) {
+  *generated = d.config && (d.config_use == PackConfigUse::kReplace || !walk.has_config);
+  if (*generated) return *d.config;
+  if (!walk.has_config) {
+    return InvalidArgument(d.path +
+                           ": no carton.toml; give --runner and --framework-version to describe "
+                           "the model, or write one with carton init");
+  }
+  const std::string config_path = d.path + "/carton.toml";
+  CARTON_ASSIGN_OR_RETURN(auto bytes, ReadFile(config_path));
+  auto parsed = ParseConfig(AsChars(bytes), config_path, {}, details);
+  if (!parsed.ok()) return parsed.status();
+  report->warnings = details->warnings;
+  CartonConfig config = std::move(parsed).value();
+  if (d.edit_config) {
+    CARTON_RETURN_IF_ERROR(d.edit_config(&config));
+    *generated = true;
+  }
+  return config;
+}
+
 // carton.toml and tensor_data/index.toml must be valid, and agree with the
 // files, before anything is written: pack runs verify's checks
 // (consistency.h), so a carton that `carton verify` would reject is never
 // written. index.toml is always written, normalized (`inner = []` on every
 // entry, `tensor = []` when empty), because the original implementation's
 // reader requires both.
-Result<std::vector<Item>> PlanItems(const std::string& path, const internal::WalkResult& walk,
-                                    const PackOptions& options, PackReport* report) {
+Result<std::vector<Item>> PlanItems(const PackDescription& d, const internal::WalkResult& walk,
+                                    PackReport* report) {
   const auto& files = walk.files;
   if (std::none_of(files.begin(), files.end(),
                    [](const internal::SourceFile& f) { return f.path.starts_with("model/"); })) {
-    return Unsupported(path +
+    return Unsupported(d.path +
                        ": no files for model/; a carton needs the model's files (a folder of "
                        "them, a folder with a model/ directory, or a single file) and carton.toml "
                        "(or --runner and --framework-version to write one)");
   }
+  CARTON_RETURN_IF_ERROR(CheckExtraFiles(d, walk));
+  ConfigParseDetails details;
+  bool generated_config = false;
+  CARTON_ASSIGN_OR_RETURN(CartonConfig config,
+                          ChooseConfig(d, walk, &details, &generated_config, report));
   std::vector<Item> items;
   for (const auto& f : files) {
-    if (f.path == "carton.toml" && options.config_override) continue;
+    if (f.path == "carton.toml" && generated_config) continue;
     if (f.path == "tensor_data/index.toml") continue;  // written normalized below
     items.push_back({f.path, &f, {}});
   }
-
-  std::optional<CartonConfig> config;
-  ConfigParseDetails details;
-  if (options.config_override || (!walk.has_config && options.config_if_missing)) {
-    config = options.config_override ? *options.config_override : *options.config_if_missing;
-    CARTON_ASSIGN_OR_RETURN(std::string text, WriteConfig(*config));
+  for (const auto& e : d.extra_files) {
+    if (e.path != "tensor_data/index.toml") items.push_back({e.path, nullptr, e.bytes});
+  }
+  if (generated_config) {
+    CARTON_ASSIGN_OR_RETURN(std::string text, WriteConfig(config));
     items.push_back({"carton.toml", nullptr, std::move(text)});
-  } else if (walk.has_config) {
-    const std::string config_path = path + "/carton.toml";
-    CARTON_ASSIGN_OR_RETURN(auto bytes, ReadFile(config_path));
-    auto parsed = ParseConfig(AsChars(bytes), config_path, {}, &details);
-    if (!parsed.ok()) return parsed.status();
-    config = std::move(parsed).value();
-    report->warnings = details.warnings;
-  } else {
-    return InvalidArgument(path +
-                           ": no carton.toml; give --runner and --framework-version to describe "
-                           "the model, or write one with carton init");
   }
 
-  FolderFiles folder(files);
+  FolderFiles folder(files, d.extra_files);
   std::vector<VerifyProblem> problems;
   std::optional<TensorDataIndex> index = internal::CheckTensorData(folder, {}, &problems);
-  internal::CheckReferences(*config, details, index, folder, &problems);
-  if (!problems.empty()) return ProblemsStatus(path, problems, report->warnings);
+  internal::CheckReferences(config, details, index, folder, &problems);
+  if (!problems.empty()) return ProblemsStatus(d.path, problems, report->warnings);
   items.push_back(
       {"tensor_data/index.toml", nullptr, WriteIndex(index ? *index : TensorDataIndex{})});
   std::sort(items.begin(), items.end(),
@@ -162,20 +212,247 @@ Result<std::vector<Item>> PlanItems(const std::string& path, const internal::Wal
   return items;
 }
 
+// Takes the files whose sha256 the description links out of `items` (into
+// `linked`, for MANIFEST) and appends LINKS, so it is written after every
+// file, as shrink writes it. Files are hashed here once more than a pack
+// without links hashes them.
+Status SplitLinked(const PackDescription& d, unsigned threads, std::vector<Item>* items,
+                   std::vector<manifest::ManifestEntry>* linked) {
+  std::vector<std::string> paths;
+  std::vector<std::size_t> on_disk;
+  for (std::size_t i = 0; i < items->size(); ++i) {
+    if ((*items)[i].file != nullptr) {
+      paths.push_back((*items)[i].file->full_path);
+      on_disk.push_back(i);
+    }
+  }
+  CARTON_ASSIGN_OR_RETURN(std::vector<manifest::Digest> disk_digests,
+                          manifest::HashFiles(paths, threads));
+  std::vector<manifest::Digest> digests(items->size());
+  for (std::size_t k = 0; k < on_disk.size(); ++k) digests[on_disk[k]] = disk_digests[k];
+  std::vector<Item> kept;
+  std::set<manifest::Digest> used;
+  for (std::size_t i = 0; i < items->size(); ++i) {
+    Item& item = (*items)[i];
+    if (item.file == nullptr) digests[i] = manifest::Sha256Of(AsBytes(item.generated));
+    const bool can_leave = item.path != "carton.toml" && item.path != "tensor_data/index.toml";
+    if (can_leave && d.links.count(digests[i]) > 0) {
+      linked->push_back({item.path, digests[i]});
+      used.insert(digests[i]);
+    } else {
+      kept.push_back(std::move(item));
+    }
+  }
+  for (const auto& [digest, urls] : d.links) {
+    if (used.count(digest) == 0) {
+      return InvalidArgument("linked file sha256 " + manifest::ToHex(digest) +
+                             " names no file of " + d.path +
+                             " that can leave the zip (carton.toml and index.toml stay in)");
+    }
+  }
+  links::Links links{d.links};
+  std::string text = links::WriteLinks(links);
+  // ParseLinks holds every LINKS rule (WriteLinks escapes any text).
+  if (auto parsed = links::ParseLinks(text); !parsed.ok()) {
+    return InvalidArgument("LINKS cannot hold these urls: " + parsed.status().message());
+  }
+  kept.push_back({"LINKS", nullptr, std::move(text)});
+  *items = std::move(kept);
+  return Status::Ok();
+}
+
+// Each file's method (with auto, a trial compression of samples of it),
+// chosen for all files at once.
+Result<std::vector<Compression>> ChooseMethods(const std::vector<Item>& items,
+                                               const PackOptions& options, unsigned threads) {
+  std::vector<Compression> methods(items.size(), Compression::kStored);
+  try {
+    ParallelFor(items.size(), threads, [&](std::size_t i) {
+      if (items[i].file != nullptr) methods[i] = ChooseMethod(options, *items[i].file);
+    });
+  } catch (const std::exception& e) {
+    return Internal(std::string("choosing compression methods: ") + e.what());
+  }
+  return methods;
+}
+
+// Writes every item into `zip` in order; fills `entries` (MANIFEST's lines)
+// and report->files. Stored files are not read when added: Finish() reads
+// each once as it writes it, while other threads hash them (the `unread`
+// lists: which entries, their paths and the versions written).
+class ItemWriter {
+ public:
+  ItemWriter(ZipWriter* zip, const PackOptions& options, unsigned threads, PackReport* report,
+             std::vector<manifest::ManifestEntry>* entries)
+      : zip_(*zip), options_(options), threads_(threads), report_(*report), entries_(*entries) {
+    add_.sha256 = true;
+  }
+
+  Status WriteAll(const std::vector<Item>& items, const std::vector<Compression>& methods) {
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const Item& item = items[i];
+      Compression method = Compression::kStored;
+      if (item.file != nullptr) {
+        method = methods[i];
+        // Runs of small files to compress (one compression job each) are
+        // read and compressed several at once; the archive takes every
+        // entry in the same order as one at a time, so its bytes are the
+        // same.
+        if (method != Compression::kStored && item.file->size <= kZipBatchFileMax) {
+          small_.push_back({item.path, item.file->full_path, method, options_.level});
+          small_items_.push_back(&item);
+          continue;
+        }
+      }
+      CARTON_RETURN_IF_ERROR(FlushSmall());
+      CARTON_RETURN_IF_ERROR(WriteOne(item, method));
+    }
+    return FlushSmall();
+  }
+
+  std::vector<std::size_t> unread;
+  std::vector<std::string> unread_paths;
+  std::vector<FileIdentity> unread_versions;
+
+ private:
+  Status WriteOne(const Item& item, Compression method) {
+    Result<ZipAddResult> r = Status::Ok();
+    if (item.file != nullptr) {
+      r = method == Compression::kStored
+              ? zip_.AddFileUnread(item.path, item.file->full_path)
+              : zip_.AddFile(item.path, item.file->full_path, method, options_.level, add_);
+    } else {
+      // LINKS is stored, as shrink writes it, so any zip tool reads it.
+      method = item.path == "LINKS" ? Compression::kStored : ChooseMethod(options_, item.generated);
+      r = zip_.AddBytes(item.path, AsBytes(item.generated), method, options_.level, add_);
+    }
+    if (!r.ok()) return r.status();
+    Record(item, method, *r);
+    return Status::Ok();
+  }
+
+  Status FlushSmall() {
+    if (small_.empty()) return Status::Ok();
+    CARTON_ASSIGN_OR_RETURN(std::vector<ZipAddResult> added, zip_.AddFiles(small_, add_, threads_));
+    for (std::size_t k = 0; k < added.size(); ++k)
+      Record(*small_items_[k], small_[k].method, added[k]);
+    small_.clear();
+    small_items_.clear();
+    return Status::Ok();
+  }
+
+  void Record(const Item& item, Compression method, const ZipAddResult& r) {
+    // LINKS is not a file of MANIFEST, nor of the report.
+    if (item.path == "LINKS") return;
+    if (!r.sha256) {
+      unread.push_back(entries_.size());
+      unread_paths.push_back(item.file->full_path);
+      unread_versions.push_back(r.source_identity);
+    }
+    const manifest::Digest digest = r.sha256.value_or(manifest::Digest{});
+    report_.files.push_back({item.path, r.size, r.compressed_size, method, digest});
+    entries_.push_back({item.path, digest});
+  }
+
+  ZipWriter& zip_;
+  const PackOptions& options_;
+  const unsigned threads_;
+  PackReport& report_;
+  std::vector<manifest::ManifestEntry>& entries_;
+  ZipAddOptions add_;
+  std::vector<ZipFileToAdd> small_;
+  std::vector<const Item*> small_items_;
+};
+
+// Adds MANIFEST last: its size is known now (every line has the same length
+// whatever the digest), its bytes once the stored files are hashed, on a
+// thread of their own while the archive is written.
+// `linked` are the files LINKS covers, which MANIFEST lists too.
+Status AddManifest(ZipWriter* zip, ItemWriter* writer, unsigned threads,
+                   std::vector<manifest::ManifestEntry>* entries,
+                   const std::vector<manifest::ManifestEntry>& linked, PackReport* report) {
+  auto all_entries = [entries, linked] {
+    std::vector<manifest::ManifestEntry> all = *entries;
+    all.insert(all.end(), linked.begin(), linked.end());
+    return all;
+  };
+  CARTON_ASSIGN_OR_RETURN(manifest::Manifest sized, manifest::Manifest::FromEntries(all_entries()));
+  const std::uint64_t manifest_size = sized.Serialize().size();
+  auto digests =
+      std::make_shared<Result<std::vector<manifest::Digest>>>(std::vector<manifest::Digest>());
+  auto hash_unread = [writer, threads, digests] {
+    try {
+      *digests = manifest::HashFiles(writer->unread_paths, threads, writer->unread_versions);
+    } catch (const std::exception& e) {
+      *digests = Internal(std::string("hashing stored files: ") + e.what());
+    }
+  };
+  auto hasher = std::make_shared<std::jthread>();
+  if (!writer->unread.empty()) {
+    try {
+      *hasher = std::jthread(hash_unread);
+    } catch (const std::system_error&) {
+      hash_unread();  // no thread to spare: hash before writing
+    }
+  }
+  auto produce_manifest = [=]() -> Result<std::string> {
+    if (hasher->joinable()) hasher->join();
+    if (!digests->ok()) return digests->status();
+    for (std::size_t k = 0; k < writer->unread.size(); ++k) {
+      (*entries)[writer->unread[k]].sha256 = (**digests)[k];
+      report->files[writer->unread[k]].sha256 = (**digests)[k];
+    }
+    CARTON_ASSIGN_OR_RETURN(manifest::Manifest m, manifest::Manifest::FromEntries(all_entries()));
+    report->manifest_hash = m.Hash();
+    return m.Serialize();
+  };
+  // MANIFEST is stored, as the original implementation does, so readers can
+  // take it without a decoder.
+  auto added = zip->AddLater("MANIFEST", manifest_size, produce_manifest);
+  if (!added.ok()) {
+    if (hasher->joinable()) hasher->join();
+    return added.status();
+  }
+  // The hashing thread reads the writer's lists: it ends here, whatever
+  // Finish says.
+  Status finished = zip->Finish();
+  if (hasher->joinable()) hasher->join();
+  return finished;
+}
+
 }  // namespace
 
-Result<PackReport> Pack(const std::string& path, const std::string& out_path,
-                        const PackOptions& options) {
+Result<PackCompression> ParsePackCompression(std::string_view name) {
+  if (name == "auto") return PackCompression::kAuto;
+  auto method = ParseCompression(name);
+  if (!method.ok()) {
+    return InvalidArgument("must be stored, deflate, zstd or auto, not " + QuoteForMessage(name));
+  }
+  switch (*method) {
+    case Compression::kStored:
+      return PackCompression::kStored;
+    case Compression::kDeflate:
+      return PackCompression::kDeflate;
+    case Compression::kZstd:
+      break;
+  }
+  return PackCompression::kZstd;
+}
+
+Result<PackReport> Pack(const PackDescription& d, const std::string& out_path) {
+  const PackOptions& options = d.options;
   CARTON_RETURN_IF_ERROR(CheckOutputPath(out_path, "the .carton"));
   internal::WalkOptions walk_options;
   walk_options.skip = out_path;
   walk_options.exclude = options.exclude;
-  CARTON_ASSIGN_OR_RETURN(internal::WalkResult walk, internal::WalkModelPath(path, walk_options));
+  CARTON_ASSIGN_OR_RETURN(internal::WalkResult walk, internal::WalkModelPath(d.path, walk_options));
   PackReport report;
   report.skipped_by_default = walk.skipped_by_default;
-  CARTON_ASSIGN_OR_RETURN(std::vector<Item> items, PlanItems(path, walk, options, &report));
+  CARTON_ASSIGN_OR_RETURN(std::vector<Item> items, PlanItems(d, walk, &report));
   const unsigned threads =
       options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<manifest::ManifestEntry> linked;
+  if (!d.links.empty()) CARTON_RETURN_IF_ERROR(SplitLinked(d, threads, &items, &linked));
 
   ZipWriterOptions writer_options = CartonWriterOptions(threads, options.alignment);
   std::uint64_t total_bytes = 0, done_bytes = 0;
@@ -185,117 +462,21 @@ Result<PackReport> Pack(const std::string& path, const std::string& out_path,
       options.progress(done_bytes += n, total_bytes);
     };
   }
+  CARTON_ASSIGN_OR_RETURN(std::vector<Compression> methods, ChooseMethods(items, options, threads));
   CARTON_ASSIGN_OR_RETURN(ZipWriter zip, ZipWriter::Create(out_path, writer_options));
-
   std::vector<manifest::ManifestEntry> entries;
-  // Stored files are not read when added: Finish() reads each once as it
-  // writes it, while other threads hash them (checking they hash the version
-  // written); MANIFEST, written last, waits for those hashes.
-  std::vector<std::size_t> unread;  // indexes into entries and report.files
-  std::vector<std::string> unread_paths;
-  std::vector<FileIdentity> unread_versions;
-  ZipAddOptions add;
-  add.sha256 = true;
-  auto record = [&](const Item& item, Compression method, const ZipAddResult& r) {
-    if (!r.sha256) {
-      unread.push_back(entries.size());
-      unread_paths.push_back(item.file->full_path);
-      unread_versions.push_back(r.source_identity);
-    }
-    const manifest::Digest digest = r.sha256.value_or(manifest::Digest{});
-    report.files.push_back({item.path, r.size, r.compressed_size, method, digest});
-    entries.push_back({item.path, digest});
-  };
-  // Runs of small files to compress (one compression job each) are read and
-  // compressed several at once; the archive takes every entry in the same
-  // order as one at a time, so its bytes are the same.
-  std::vector<ZipFileToAdd> small;
-  std::vector<const Item*> small_items;
-  auto add_small = [&]() -> Status {
-    if (small.empty()) return Status::Ok();
-    CARTON_ASSIGN_OR_RETURN(std::vector<ZipAddResult> added, zip.AddFiles(small, add, threads));
-    for (std::size_t k = 0; k < added.size(); ++k) {
-      record(*small_items[k], small[k].method, added[k]);
-    }
-    small.clear();
-    small_items.clear();
-    return Status::Ok();
-  };
-  // Each file's method (with auto, a trial compression of samples of it),
-  // chosen for all files at once.
-  std::vector<Compression> file_methods(items.size(), Compression::kStored);
-  try {
-    ParallelFor(items.size(), threads, [&](std::size_t i) {
-      if (items[i].file != nullptr) file_methods[i] = ChooseMethod(options, *items[i].file);
-    });
-  } catch (const std::exception& e) {
-    return Internal(std::string("choosing compression methods: ") + e.what());
-  }
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    const Item& item = items[i];
-    Compression method = Compression::kStored;
-    if (item.file != nullptr) {
-      method = file_methods[i];
-      if (method != Compression::kStored && item.file->size <= kZipBatchFileMax) {
-        small.push_back({item.path, item.file->full_path, method, options.level});
-        small_items.push_back(&item);
-        continue;
-      }
-    }
-    CARTON_RETURN_IF_ERROR(add_small());
-    auto r = [&]() -> Result<ZipAddResult> {
-      if (item.file != nullptr) {
-        if (method == Compression::kStored)
-          return zip.AddFileUnread(item.path, item.file->full_path);
-        return zip.AddFile(item.path, item.file->full_path, method, options.level, add);
-      }
-      method = ChooseMethod(options, item.generated);
-      return zip.AddBytes(item.path, AsBytes(item.generated), method, options.level, add);
-    }();
-    if (!r.ok()) return r.status();
-    record(item, method, *r);
-  }
-  CARTON_RETURN_IF_ERROR(add_small());
-  // Every line of MANIFEST has the same length whatever the digest, so its
-  // size is known before the hashes are.
-  CARTON_ASSIGN_OR_RETURN(manifest::Manifest sized, manifest::Manifest::FromEntries(entries));
-  const std::uint64_t manifest_size = sized.Serialize().size();
-
-  Result<std::vector<manifest::Digest>> digests = std::vector<manifest::Digest>();
-  auto hash_unread = [&] {
-    try {
-      digests = manifest::HashFiles(unread_paths, threads, unread_versions);
-    } catch (const std::exception& e) {
-      digests = Internal(std::string("hashing stored files: ") + e.what());
-    }
-  };
-  std::jthread hasher;
-  if (!unread.empty()) {
-    try {
-      hasher = std::jthread(hash_unread);
-    } catch (const std::system_error&) {
-      hash_unread();  // no thread to spare: hash before writing
-    }
-  }
-  manifest::Digest manifest_hash{};
-  auto produce_manifest = [&]() -> Result<std::string> {
-    if (hasher.joinable()) hasher.join();
-    if (!digests.ok()) return digests.status();
-    for (std::size_t k = 0; k < unread.size(); ++k) {
-      entries[unread[k]].sha256 = (*digests)[k];
-      report.files[unread[k]].sha256 = (*digests)[k];
-    }
-    CARTON_ASSIGN_OR_RETURN(manifest::Manifest m, manifest::Manifest::FromEntries(entries));
-    manifest_hash = m.Hash();
-    return m.Serialize();
-  };
-  // MANIFEST is stored, as the original implementation does, so readers can
-  // take it without a decoder.
-  CARTON_ASSIGN_OR_RETURN(auto mr, zip.AddLater("MANIFEST", manifest_size, produce_manifest));
-  (void)mr;
-  CARTON_RETURN_IF_ERROR(zip.Finish());
-  report.manifest_hash = manifest_hash;
+  ItemWriter writer(&zip, options, threads, &report, &entries);
+  CARTON_RETURN_IF_ERROR(writer.WriteAll(items, methods));
+  CARTON_RETURN_IF_ERROR(AddManifest(&zip, &writer, threads, &entries, linked, &report));
   return report;
+}
+
+Result<PackReport> Pack(const std::string& path, const std::string& out_path,
+                        const PackOptions& options) {
+  PackDescription d;
+  d.path = path;
+  d.options = options;
+  return Pack(d, out_path);
 }
 
 }  // namespace carton

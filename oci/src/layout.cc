@@ -247,15 +247,9 @@ Result<OciLayout> ParseOciLayout(std::string_view json) {
     e.compressed_size = r.Unsigned(j, "compressed_size", where);
     const Json* level = r.Field(j, "level", where);
     if (!r.error.empty()) return bad(r.error);
-    if (method == "stored") {
-      e.method = Compression::kStored;
-    } else if (method == "deflate") {
-      e.method = Compression::kDeflate;
-    } else if (method == "zstd") {
-      e.method = Compression::kZstd;
-    } else {
-      return bad(where + ".method must be \"stored\", \"deflate\" or \"zstd\"");
-    }
+    auto parsed_method = ParseCompression(method);
+    if (!parsed_method.ok()) return bad(where + ".method " + parsed_method.status().message());
+    e.method = *parsed_method;
     if (!level->is_number_integer()) return bad(where + ".level must be an integer");
     const std::int64_t l = level->get<std::int64_t>();
     if (e.method == Compression::kStored) {

@@ -374,8 +374,8 @@ def pack(
     path: PathLike,
     *,
     output: Optional[PathLike] = None,
-    runner_name: str,
-    required_framework_version: str,
+    runner_name: Optional[str] = None,
+    required_framework_version: Optional[str] = None,
     runner_compat_version: int = 1,
     runner_opts: Optional[Mapping[str, Union[bool, int, float, str]]] = None,
     model_name: Optional[str] = None,
@@ -396,12 +396,16 @@ def pack(
     """Packs a model into a .carton and returns its path.
 
     Args:
-        path: the model directory (its files become model/) or a single file
-            (placed at model/<its name>).
+        path: what ``carton pack PATH`` takes: a folder in the carton layout
+            (model/, carton.toml, tensor_data/, misc/), any other folder (its
+            files become model/), or a single file (placed at model/<its
+            name>).
         output: where to write the carton; by default a new temporary
             directory. The carton is written atomically.
         runner_name, required_framework_version, runner_compat_version,
-        runner_opts: the [runner] table.
+        runner_opts: the [runner] table. With them the arguments describe
+            the model and replace a carton.toml in ``path``; without them
+            ``path`` must hold carton.toml, which is packed as it is.
         model_name ... required_platforms: the optional fields of carton.toml.
         inputs, outputs: TensorSpec lists.
         self_tests, examples: SelfTest / Example lists; their tensors are
@@ -413,10 +417,9 @@ def pack(
             any zip tool reads the metadata, large files stored so they can
             be mapped), "stored", "deflate" or "zstd".
 
-    The same directory packed by ``carton pack`` with the same carton.toml
-    gives the same bytes. Temporary files (a staging directory holding hard
-    links to the model's files, or copies across file systems) live beside
-    the output and are removed.
+    The carton is written once, from ``path`` in place (nothing is staged or
+    copied): the same path packed by ``carton pack`` with the same carton.toml
+    gives the same bytes.
 
     Raises:
         InvalidArgument: a bad value (naming the field); NotFound: no such
@@ -424,7 +427,12 @@ def pack(
     """
     location = _location(path)
     out = _default_output(location, ".carton") if output is None else os.fspath(output)
-    config = _config(
+    if (runner_name is None) != (required_framework_version is None):
+        raise InvalidArgument(
+            "runner_name and required_framework_version describe the model together: give both, "
+            "or neither to pack the carton.toml in path"
+        )
+    config = None if runner_name is None else _config(
         runner_name,
         required_framework_version,
         runner_compat_version,

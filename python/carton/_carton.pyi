@@ -13,7 +13,7 @@ def verify(path_or_url: str, fetch_links: bool = ..., allow_file_links: bool = .
 def pack(
     path: str,
     output: str,
-    config: Dict[str, Any],
+    config: Optional[Dict[str, Any]],
     self_tests: List[Dict[str, Any]],
     examples: List[Dict[str, Any]],
     misc_files: Optional[Dict[str, bytes]],

@@ -13,6 +13,7 @@
 #include "carton/carton/links.h"
 #include "carton/carton/pack.h"
 #include "carton/carton/verify.h"
+#include "carton/format/tensor_data.h"
 #include "carton/loader/loader.h"
 #include "config_convert.h"
 #include "stage.h"
@@ -148,44 +149,59 @@ std::string ShrinkCarton(const std::string& path, const std::string& output, py:
 }
 
 PackCompression CompressionFromName(const std::string& name) {
-  if (name == "stored") return PackCompression::kStored;
-  if (name == "deflate") return PackCompression::kDeflate;
-  if (name == "zstd") return PackCompression::kZstd;
-  if (name == "auto") return PackCompression::kAuto;
-  Raise(InvalidArgument(
-      "compression must be \"stored\", \"deflate\", \"zstd\" or \"auto\", not \"" + name + "\""));
+  auto parsed = ParsePackCompression(name);
+  if (!parsed.ok()) Raise(parsed.status().WithContext("compression"));
+  return *parsed;
 }
 
-std::string PackModel(const std::string& path, const std::string& output, const py::dict& config,
-                      py::handle self_tests, py::handle examples, py::handle misc_files,
-                      py::handle linked_files, const std::string& compression) {
-  PackOptions options;
-  options.compression = CompressionFromName(compression);
+// The PackDescription of carton.pack's arguments: the path as it is (the
+// same layouts as `carton pack`), the config when runner_name is given
+// (replacing the path's carton.toml), the self-tests' and examples' tensors
+// and the misc files as files added beside the path's, and the linked
+// files. GIL: REQUIRES it.
+PackDescription DescribePack(const std::string& path, py::handle config, py::handle self_tests,
+                             py::handle examples, py::handle misc_files, py::handle linked_files,
+                             const std::string& compression) {
+  PackDescription d;
+  d.path = path;
+  d.options.compression = CompressionFromName(compression);
+  d.links = UrlsFromPython(linked_files, "linked_files");
   StageContents contents;
-  contents.config = ConfigFromPython(config);
+  if (!config.is_none())
+    contents.config = ConfigFromPython(py::reinterpret_borrow<py::dict>(config));
   AddTensorSets(&contents, self_tests, examples);
   AddMiscFiles(&contents, misc_files);
-  auto urls = UrlsFromPython(linked_files, "linked_files");
-
-  return Unwrap(WithoutGil([&]() -> Result<std::string> {
-    const fs::path out_dir = fs::absolute(output).parent_path();
-    CARTON_ASSIGN_OR_RETURN(
-        StagedCarton stage,
-        StagedCarton::Create(out_dir.string(), path, contents, ModelFiles::kLinkOrCopy, output));
-    if (urls.empty()) {
-      CARTON_ASSIGN_OR_RETURN(PackReport r, Pack(stage.path(), output, options));
-      return manifest::ToHex(r.manifest_hash);
+  const bool tensors =
+      !contents.tensor_data.tensors.empty() || !contents.tensor_data.nested.empty();
+  if (config.is_none()) {
+    if (tensors || !contents.config.self_tests.empty() || !contents.config.examples.empty()) {
+      Raise(InvalidArgument(
+          "self_tests and examples are written into the carton.toml that runner_name and "
+          "required_framework_version describe; give those too (or write the self-tests into " +
+          path + "/carton.toml)"));
     }
-    // Packed into the staging directory first; the linked files then
-    // leave the zip on the way to `output`.
-    const std::string packed = stage.path() + "/packed.carton";
-    CARTON_ASSIGN_OR_RETURN(PackReport r, Pack(stage.path(), packed, options));
-    ShrinkOptions shrink;
-    shrink.urls = urls;
-    CARTON_ASSIGN_OR_RETURN(ShrinkReport s, Shrink(packed, output, shrink));
-    (void)r;
-    return manifest::ToHex(s.manifest_hash);
-  }));
+  } else {
+    d.config = contents.config;
+    d.config_use = PackConfigUse::kReplace;
+  }
+  if (tensors) {
+    for (auto& f : Unwrap(EncodeTensorData(contents.tensor_data))) {
+      d.extra_files.push_back({"tensor_data/" + f.name, std::move(f.bytes)});
+    }
+  }
+  for (auto& [name, bytes] : contents.misc_files) {
+    d.extra_files.push_back({"misc/" + name, std::move(bytes)});
+  }
+  return d;
+}
+
+std::string PackModel(const std::string& path, const std::string& output, py::handle config,
+                      py::handle self_tests, py::handle examples, py::handle misc_files,
+                      py::handle linked_files, const std::string& compression) {
+  const PackDescription d =
+      DescribePack(path, config, self_tests, examples, misc_files, linked_files, compression);
+  auto report = WithoutGil([&] { return Pack(d, output); });
+  return manifest::ToHex(Unwrap(std::move(report)).manifest_hash);
 }
 
 }  // namespace

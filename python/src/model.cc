@@ -102,8 +102,8 @@ class Model {
       std::error_code ec;
       const fs::path tmp = fs::temp_directory_path(ec);
       if (ec) return IoError("no temporary directory: " + ec.message());
-      CARTON_ASSIGN_OR_RETURN(StagedCarton stage, StagedCarton::Create(tmp.string(), path, contents,
-                                                                       ModelFiles::kSymlink));
+      CARTON_ASSIGN_OR_RETURN(StagedCarton stage,
+                              StagedCarton::Create(tmp.string(), path, contents));
       CARTON_ASSIGN_OR_RETURN(LoadedCarton carton, loader::Load(stage.path()));
       const RunnerInfo info = carton.config().runner;
       return Start(std::move(stage), std::move(carton), info, {});

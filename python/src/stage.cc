@@ -85,84 +85,9 @@ Status WriteBytes(const std::string& path, std::string_view bytes) {
 
 Status Errno(const std::string& what) { return ErrnoIoError(errno, what); }
 
-// A hard link to `from` at `to`, else a copy.
-Status LinkOrCopy(const fs::path& from, const fs::path& to) {
-  std::error_code ec;
-  fs::create_hard_link(from, to, ec);
-  if (!ec) return Status::Ok();
-  fs::copy_file(from, to, ec);
-  if (ec)
-    return IoError(from.string() + ": cannot copy into the staging directory: " + ec.message());
-  return Status::Ok();
-}
-
-// True when the canonical path `p` lies in the canonical directory `root`.
-bool Inside(const fs::path& root, const fs::path& p) {
-  auto r = root.begin(), q = p.begin();
-  for (; r != root.end(); ++r, ++q) {
-    if (q == p.end() || *r != *q) return false;
-  }
-  return true;
-}
-
-// True when `p` is the same file or directory as `other` (which may not
-// exist).
-bool Same(const fs::path& p, const fs::path& other) {
-  std::error_code ec;
-  return !other.empty() && fs::equivalent(p, other, ec) && !ec;
-}
-
-// Mirrors the model directory `from` at `to`. The staging directory itself
-// and the carton being written are left out: both sit beside the output,
-// which may be inside the model directory.
-Status StageModelDir(const fs::path& from, const fs::path& to, const fs::path& stage_root,
-                     const fs::path& output) {
-  std::error_code ec;
-  fs::create_directories(to, ec);
-  if (ec) return IoError(to.string() + ": " + ec.message());
-  const fs::path root = fs::canonical(from, ec);
-  if (ec) return IoError(from.string() + ": " + ec.message());
-  fs::recursive_directory_iterator it(from, fs::directory_options::none, ec), end;
-  if (ec) return IoError(from.string() + ": " + ec.message());
-  for (; it != end; it.increment(ec)) {
-    if (ec) return IoError(from.string() + ": " + ec.message());
-    const fs::path rel = it->path().lexically_relative(from);
-    const fs::path dest = to / rel;
-    const fs::file_status st = it->symlink_status(ec);
-    if (ec) return IoError(it->path().string() + ": " + ec.message());
-    if (fs::is_directory(st) && Same(it->path(), stage_root)) {
-      it.disable_recursion_pending();
-      continue;
-    }
-    if (fs::is_regular_file(st) && Same(it->path(), output)) continue;
-    if (fs::is_symlink(st)) {
-      // A link to a file outside the folder (a Hugging Face cache snapshot's
-      // links into ../../blobs/) would point elsewhere from the staging
-      // directory: stage the file it points to, as pack packs it. Links
-      // inside the folder resolve the same in the mirror.
-      const fs::path target = fs::canonical(it->path(), ec);
-      if (!ec && fs::is_regular_file(target, ec) && !Inside(root, target)) {
-        CARTON_RETURN_IF_ERROR(LinkOrCopy(target, dest));
-        continue;
-      }
-      ec.clear();
-      fs::copy_symlink(it->path(), dest, ec);
-      if (ec) return IoError(it->path().string() + ": " + ec.message());
-    } else if (fs::is_directory(st)) {
-      fs::create_directories(dest, ec);
-      if (ec) return IoError(dest.string() + ": " + ec.message());
-    } else if (fs::is_regular_file(st)) {
-      CARTON_RETURN_IF_ERROR(LinkOrCopy(it->path(), dest));
-    } else {
-      return InvalidArgument(it->path().string() +
-                             ": not a regular file; only files can be packed");
-    }
-  }
-  return Status::Ok();
-}
-
-Status StageModel(const std::string& model_path, const fs::path& model_dir, ModelFiles how,
-                  const fs::path& output) {
+// model/ as a symlink to the model directory, or holding one to the model
+// file: the model is used in place.
+Status StageModel(const std::string& model_path, const fs::path& model_dir) {
   std::error_code ec;
   const fs::path source = fs::absolute(model_path, ec);
   if (ec) return IoError(model_path + ": " + ec.message());
@@ -172,20 +97,14 @@ Status StageModel(const std::string& model_path, const fs::path& model_dir, Mode
   if (!dir && !fs::is_regular_file(st)) {
     return InvalidArgument(model_path + ": not a regular file or a directory");
   }
-  if (how == ModelFiles::kSymlink) {
-    if (dir) {
-      fs::create_directory_symlink(source, model_dir, ec);
-    } else {
-      fs::create_directory(model_dir, ec);
-      if (!ec) fs::create_symlink(source, model_dir / source.filename(), ec);
-    }
-    if (ec) return IoError(model_dir.string() + ": " + ec.message());
-    return Status::Ok();
+  if (dir) {
+    fs::create_directory_symlink(source, model_dir, ec);
+  } else {
+    fs::create_directory(model_dir, ec);
+    if (!ec) fs::create_symlink(source, model_dir / source.filename(), ec);
   }
-  if (dir) return StageModelDir(source, model_dir, model_dir.parent_path(), output);
-  fs::create_directory(model_dir, ec);
   if (ec) return IoError(model_dir.string() + ": " + ec.message());
-  return LinkOrCopy(source, model_dir / source.filename());
+  return Status::Ok();
 }
 
 }  // namespace
@@ -247,8 +166,7 @@ void AddMiscFiles(StageContents* contents, py::handle misc_files) {
 }
 
 Result<StagedCarton> StagedCarton::Create(const std::string& parent, const std::string& model_path,
-                                          const StageContents& contents, ModelFiles how,
-                                          const std::string& output) {
+                                          const StageContents& contents) {
   CARTON_ASSIGN_OR_RETURN(std::string toml, WriteConfig(contents.config));
   for (const auto& [name, bytes] : contents.misc_files) {
     Status valid = manifest::ValidateEntryPath("misc/" + name);
@@ -259,7 +177,7 @@ Result<StagedCarton> StagedCarton::Create(const std::string& parent, const std::
   StagedCarton stage(templ);
   const fs::path root(stage.path());
   CARTON_RETURN_IF_ERROR(WriteBytes((root / "carton.toml").string(), toml));
-  CARTON_RETURN_IF_ERROR(StageModel(model_path, root / "model", how, output));
+  CARTON_RETURN_IF_ERROR(StageModel(model_path, root / "model"));
   if (!contents.tensor_data.tensors.empty()) {
     CARTON_RETURN_IF_ERROR(
         WriteTensorDataDir((root / "tensor_data").string(), contents.tensor_data));

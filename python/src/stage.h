@@ -1,6 +1,8 @@
-// Private: a carton directory (carton.toml, model/, tensor_data/, misc/)
-// assembled from the arguments of `carton.pack` and `carton.load_unpacked`,
-// which the library then packs (carton::Pack) or loads (loader::Load).
+// Private: the contents `carton.pack` and `carton.load_unpacked` build
+// from their arguments (carton.toml's config, the self-tests' and examples'
+// tensors, misc files), and for load_unpacked a carton directory assembled
+// from them, which the loader loads (loader::Load). carton.pack packs from
+// a PackDescription instead: nothing is staged.
 //
 // The self-tests' and examples' tensors are written into tensor_data/ with
 // names that cannot collide: "self_test_<i>_in_<name>",
@@ -42,29 +44,18 @@ void AddTensorSets(StageContents* contents, py::handle self_tests, py::handle ex
 // GIL: REQUIRES it.
 void AddMiscFiles(StageContents* contents, py::handle misc_files);
 
-// How the model's files reach model/.
-enum class ModelFiles {
-  kLinkOrCopy,  // hard links where the file system allows, else copies (pack)
-  kSymlink,     // one symlink to the model path (load_unpacked: used in place)
-};
-
 // A directory `<parent>/.carton-stage-XXXXXX` holding the carton, removed
 // (with everything in it) when this object is destroyed. Move-only.
 class StagedCarton {
  public:
-  // Writes carton.toml (WriteConfig), model/ from `model_path` (a
-  // directory, whose files keep their relative paths, or a file, placed at
-  // model/<its name>), tensor_data/ and misc/. The staging directory and
-  // `output` (the carton to be written, if it exists) are left out of
-  // model/ when they lie inside the model directory. Symlinks inside a model
-  // directory are kept as symlinks (pack then resolves those that stay
-  // inside it, as it does for the CLI). Errors: kNotFound (no model_path),
-  // kInvalidArgument (the config, tensor data or a misc name is invalid; a
-  // special file in the model directory), kIoError. GIL: no Python calls;
-  // call it with the GIL released.
+  // Writes carton.toml (WriteConfig), model/ (a symlink to `model_path`
+  // when it is a directory, else a directory holding a symlink to the
+  // file: the model is used in place), tensor_data/ and misc/. Errors:
+  // kNotFound (no model_path), kInvalidArgument (the config, tensor data or
+  // a misc name is invalid), kIoError. GIL: no Python calls; call it with
+  // the GIL released.
   static Result<StagedCarton> Create(const std::string& parent, const std::string& model_path,
-                                     const StageContents& contents, ModelFiles how,
-                                     const std::string& output = "");
+                                     const StageContents& contents);
 
   StagedCarton(StagedCarton&& other) noexcept;
   StagedCarton& operator=(StagedCarton&& other) noexcept;

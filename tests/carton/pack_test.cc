@@ -200,14 +200,15 @@ TEST_CASE("carton pack: creates carton.toml from flags when missing", "[carton][
   CHECK(missing.status().message().find("no carton.toml") != std::string::npos);
   CHECK_FALSE(fs::exists(tmp.file("m.carton")));
 
-  PackOptions o;
+  PackDescription d;
+  d.path = tmp.file("model");
   CartonConfig c;
   c.runner.runner_name = "torchscript";
   c.runner.required_framework_version = "=1.13.1";
   c.runner.runner_compat_version = 2;
   c.model_name = "flagged";
-  o.config_if_missing = c;
-  REQUIRE(Pack(tmp.file("model"), tmp.file("m.carton"), o).ok());
+  d.config = c;
+  REQUIRE(Pack(d, tmp.file("m.carton")).ok());
   auto info = ReadInfo(tmp.file("m.carton"));
   REQUIRE(info.ok());
   CHECK(info->config.runner.runner_name == "torchscript");
@@ -438,12 +439,13 @@ TEST_CASE("carton pack: a folder without model/ and a single file go under model
           "[carton][pack]") {
   TempDir tmp;
   testing::WriteTree(tmp.file("flat"), {{"config.json", "{}"}, {"sub/w.bin", "w"}});
-  PackOptions o;
+  PackDescription d;
+  d.path = tmp.file("flat");
   CartonConfig c;
   c.runner.runner_name = "noop";
   c.runner.required_framework_version = "=1.0.0";
-  o.config_if_missing = c;
-  auto r = Pack(tmp.file("flat"), tmp.file("f.carton"), o);
+  d.config = c;
+  auto r = Pack(d, tmp.file("f.carton"));
   INFO(r.status().ToString());
   REQUIRE(r.ok());
   std::vector<std::string> paths;
@@ -452,7 +454,8 @@ TEST_CASE("carton pack: a folder without model/ and a single file go under model
                                           "tensor_data/index.toml"});
   CHECK(Verify(tmp.file("f.carton"))->ok());
 
-  r = Pack(tmp.file("flat/sub/w.bin"), tmp.file("s.carton"), o);
+  d.path = tmp.file("flat/sub/w.bin");
+  r = Pack(d, tmp.file("s.carton"));
   REQUIRE(r.ok());
   CHECK(r->files[1].path == "model/w.bin");
 
@@ -495,4 +498,91 @@ TEST_CASE("carton pack: auto stores files under 4 KiB", "[carton][pack]") {
   CHECK(method["model/big.txt"] == Compression::kZstd);
   CHECK(method["carton.toml"] == Compression::kStored);
   CHECK(method["tensor_data/index.toml"] == Compression::kStored);
+}
+
+TEST_CASE("carton pack: a description adds files and links in one pass",
+          "[carton][pack][description]") {
+  TempDir tmp;
+  // The folder lacks tensor_data/ and misc/: the description brings them.
+  auto files = MinimalFiles();
+  std::vector<PackBytes> extra;
+  for (auto it = files.begin(); it != files.end();) {
+    if (it->first.starts_with("tensor_data/") || it->first.starts_with("misc/")) {
+      extra.push_back({it->first, it->second});
+      it = files.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  testing::WriteTree(tmp.file("m"), files);
+  testing::WriteTree(tmp.file("whole"), MinimalFiles());
+  REQUIRE(Pack(tmp.file("whole"), tmp.file("whole.carton")).ok());
+
+  PackDescription d;
+  d.path = tmp.file("m");
+  d.extra_files = extra;
+  auto r = Pack(d, tmp.file("added.carton"));
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  // The same carton as the folder that holds those files.
+  CHECK(testing::ReadText(tmp.file("added.carton")) == testing::ReadText(tmp.file("whole.carton")));
+
+  // Linked: the file leaves the zip, MANIFEST still lists it, LINKS covers it.
+  const manifest::Digest weights = manifest::Sha256Of(AsBytes(files["model/model.bin"]));
+  d.links[weights] = {"https://example.com/blobs/w"};
+  r = Pack(d, tmp.file("linked.carton"));
+  REQUIRE(r.ok());
+  CHECK(r->manifest_hash == ManifestHash(tmp.file("whole.carton")).value());
+  auto zip = ZipReader::Open(tmp.file("linked.carton"));
+  REQUIRE(zip.ok());
+  CHECK(zip->Find("model/model.bin") == nullptr);
+  CHECK(zip->Find("LINKS") != nullptr);
+  auto report = Verify(tmp.file("linked.carton"));
+  REQUIRE(report.ok());
+  CHECK(report->ok());
+  CHECK(report->linked_files == 1);
+}
+
+TEST_CASE("carton pack: a description's extra files and links are checked first",
+          "[carton][pack][description][errors]") {
+  TempDir tmp;
+  testing::WriteTree(tmp.file("m"), MinimalFiles());
+  auto refused = [&](const PackDescription& d, const std::string& expected) {
+    auto r = Pack(d, tmp.file("out.carton"));
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == StatusCode::kInvalidArgument);
+    CHECK_THAT(r.status().message(), Catch::Contains(expected));
+    CHECK_FALSE(fs::exists(tmp.file("out.carton")));
+  };
+  PackDescription d;
+  d.path = tmp.file("m");
+  d.extra_files = {{"model/extra.bin", "x"}};
+  refused(d, "model/extra.bin: a file added to a carton goes under tensor_data/ or misc/");
+  d.extra_files = {{"misc/readme.md", "other"}};
+  refused(d, "has misc/readme.md already");
+  d.extra_files = {{"misc/../escape", "x"}};
+  refused(d, "misc/../escape");
+  d.extra_files = {{"misc/a", "1"}, {"misc/a", "2"}};
+  refused(d, "misc/a: given twice");
+
+  d.extra_files.clear();
+  d.links[manifest::Sha256Of(AsBytes("nothing packed has these bytes"))] = {"https://e.com/x"};
+  refused(d, "names no file of");
+  // carton.toml stays in the zip: its hash names no file that can leave.
+  d.links.clear();
+  d.links[manifest::Sha256Of(AsBytes(std::string(testing::kMinimalConfig)))] = {"https://e.com/c"};
+  refused(d, "carton.toml and index.toml stay in");
+  d.links.clear();
+  d.links[manifest::Sha256Of(AsBytes(MinimalFiles()["model/model.bin"]))] = {"ftp://e.com/w"};
+  refused(d, "LINKS cannot hold these urls");
+}
+
+TEST_CASE("carton pack: compression names are parsed in one place", "[carton][pack][errors]") {
+  CHECK(ParsePackCompression("auto").value() == PackCompression::kAuto);
+  CHECK(ParsePackCompression("zstd").value() == PackCompression::kZstd);
+  CHECK(ParseCompression("deflate").value() == Compression::kDeflate);
+  auto bad = ParsePackCompression("gzip");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message() == "must be stored, deflate, zstd or auto, not \"gzip\"");
+  CHECK_FALSE(ParseCompression("auto").ok());
 }

@@ -552,3 +552,80 @@ def test_a_bad_location_raises_at_once_naming_the_rule():
         carton.hash("oci://127.0.0.1:1/Bad")
     with pytest.raises(carton.InvalidArgument, match='"ftp" is not a scheme carton reads'):
         carton.verify("ftp://example.com/m.carton")
+
+
+def test_pack_with_linked_files_writes_what_pack_then_shrink_writes(model_dir, tmp_path):
+    # One pass: the same bytes as packing and then shrinking, and nothing
+    # else is written beside the output.
+    sha = hashlib.sha256((model_dir / "weights.bin").read_bytes()).hexdigest()
+    urls = {sha: ["https://example.com/blobs/" + sha]}
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    direct = carton.pack(
+        model_dir, output=out_dir / "direct.carton", runner_name="noop",
+        required_framework_version=">=1", linked_files=urls,
+    )
+    assert sorted(os.listdir(out_dir)) == ["direct.carton"]
+    whole = carton.pack(
+        model_dir, output=tmp_path / "whole.carton", runner_name="noop",
+        required_framework_version=">=1",
+    )
+    shrunk = carton.shrink(whole, urls, output=tmp_path / "shrunk.carton")
+    assert open(direct, "rb").read() == open(shrunk, "rb").read()
+    with pytest.raises(carton.InvalidArgument, match="names no file"):
+        carton.pack(model_dir, output=tmp_path / "x.carton", runner_name="noop",
+                    required_framework_version=">=1", linked_files={"0" * 64: ["https://e.com/x"]})
+
+
+def _same_bytes_as_cli(carton_bin, tmp_path, path, cli_flags, **kwargs):
+    cli_out = tmp_path / "cli.carton"
+    run_cli(carton_bin, "pack", "-q", str(path), "-o", str(cli_out), *cli_flags)
+    py_out = carton.pack(path, output=tmp_path / "py.carton", **kwargs)
+    assert open(py_out, "rb").read() == open(cli_out, "rb").read()
+    return py_out
+
+
+def test_pack_of_a_folder_with_model_dir_is_the_cli_s(carton_bin, tmp_path):
+    # The carton layout: carton.toml, model/, tensor_data/, misc/. Packed as
+    # it is, not as model/model/...
+    d = tmp_path / "layout"
+    (d / "model").mkdir(parents=True)
+    (d / "model" / "main.py").write_text("def get_model():\n    return None\n")
+    (d / "misc").mkdir()
+    (d / "misc" / "notes.txt").write_text("notes\n")
+    (d / "carton.toml").write_text(
+        'spec_version = 1\nmodel_name = "layout"\n[runner]\nrunner_name = "noop"\n'
+        'required_framework_version = ">=1"\nrunner_compat_version = 1\n'
+    )
+    out = _same_bytes_as_cli(carton_bin, tmp_path, d, [])
+    with zipfile.ZipFile(out) as z:
+        names = z.namelist()
+    assert "model/main.py" in names and "misc/notes.txt" in names
+    assert not any(n.startswith("model/model/") for n in names)
+
+
+def test_pack_of_a_flat_folder_is_the_cli_s(carton_bin, tmp_path, model_dir):
+    out = _same_bytes_as_cli(
+        carton_bin, tmp_path, model_dir,
+        ["--runner", "noop", "--framework-version", ">=1", "--name", "flat"],
+        runner_name="noop", required_framework_version=">=1", model_name="flat",
+    )
+    with zipfile.ZipFile(out) as z:
+        assert "model/sub/config.json" in z.namelist()
+
+
+def test_pack_of_a_single_file_is_the_cli_s(carton_bin, tmp_path, model_dir):
+    out = _same_bytes_as_cli(
+        carton_bin, tmp_path, model_dir / "weights.bin",
+        ["--runner", "noop", "--framework-version", ">=1"],
+        runner_name="noop", required_framework_version=">=1",
+    )
+    with zipfile.ZipFile(out) as z:
+        assert "model/weights.bin" in z.namelist()
+
+
+def test_pack_without_a_description_needs_carton_toml(model_dir, tmp_path):
+    with pytest.raises(carton.InvalidArgument, match="no carton.toml"):
+        carton.pack(model_dir, output=tmp_path / "m.carton")
+    with pytest.raises(carton.InvalidArgument, match="together"):
+        carton.pack(model_dir, output=tmp_path / "m.carton", runner_name="noop")

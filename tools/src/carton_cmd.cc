@@ -180,32 +180,19 @@ void PrintInfo(const std::string& path, const CartonInfo& info) {
 }  // namespace
 
 int Pack(const PackArgs& a) {
-  PackOptions o;
-  static const std::pair<const char*, PackCompression> kMethods[] = {
-      {"stored", PackCompression::kStored},
-      {"deflate", PackCompression::kDeflate},
-      {"zstd", PackCompression::kZstd},
-      {"auto", PackCompression::kAuto}};
-  bool known = false;
-  for (const auto& [name, m] : kMethods) {
-    if (a.compression == name) {
-      o.compression = m;
-      known = true;
-    }
-  }
-  if (!known) {
-    return Fail("pack",
-                InvalidArgument("--compression must be stored, deflate, zstd or auto, not \"" +
-                                a.compression + "\""));
-  }
+  PackDescription d;
+  PackOptions& o = d.options;
+  auto method = ParsePackCompression(a.compression);
+  if (!method.ok()) return Fail("pack", method.status().WithContext("--compression"));
+  o.compression = *method;
   o.level = a.level;
   o.alignment = a.align;
   o.threads = a.threads;
-  Status described = DescribeForPack(a, &o);
+  Status described = DescribeForPack(a, &d);
   if (!described.ok()) return Fail("pack", described);
   ProgressLine progress("packing " + a.output, !a.quiet);
   if (progress.enabled()) o.progress = progress.Callback();
-  auto r = carton::Pack(a.dir, a.output, o);
+  auto r = carton::Pack(d, a.output);
   progress.Finish();
   if (!r.ok()) return FailEachLine("pack", r.status());
   PrintPackNotes(*r);

@@ -53,16 +53,9 @@ int Shrink(const ShrinkArgs& a) {
 int Fetch(const FetchArgs& a) {
   FetchLinkedOptions o;
   o.link.fetch.allow_file_links = a.allow_file_links;
-  if (a.compression == "stored") {
-    o.compression = Compression::kStored;
-  } else if (a.compression == "deflate") {
-    o.compression = Compression::kDeflate;
-  } else if (a.compression == "zstd") {
-    o.compression = Compression::kZstd;
-  } else {
-    return Fail("fetch", InvalidArgument("--compression must be stored, deflate or zstd, not \"" +
-                                         a.compression + "\""));
-  }
+  auto method = ParseCompression(a.compression);
+  if (!method.ok()) return Fail("fetch", method.status().WithContext("--compression"));
+  o.compression = *method;
   if (a.quiet) o.link.fetch.progress = Silent();
   ProgressLine progress("writing " + a.output, !a.quiet);
   if (progress.enabled()) o.progress = progress.Callback();

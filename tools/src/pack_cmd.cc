@@ -3,14 +3,14 @@
 #include <filesystem>
 #include <iostream>
 
-#include "carton/common/atomic_file.h"
 #include "describe_flags.h"
 #include "exit_code.h"
 
 namespace carton::cli {
 
-Status DescribeForPack(const PackArgs& a, PackOptions* o) {
-  o->exclude = a.exclude;
+Status DescribeForPack(const PackArgs& a, PackDescription* d) {
+  d->path = a.dir;
+  d->options.exclude = a.exclude;
   namespace fs = std::filesystem;
   std::error_code ec;
   const std::string config_path = a.dir + "/carton.toml";
@@ -25,7 +25,8 @@ Status DescribeForPack(const PackArgs& a, PackOptions* o) {
     return Status::Ok();
   }
   if (!has_config) {
-    CARTON_ASSIGN_OR_RETURN(o->config_if_missing, ConfigFromFlags(a.describe));
+    CARTON_ASSIGN_OR_RETURN(d->config, ConfigFromFlags(a.describe));
+    d->config_use = PackConfigUse::kIfMissing;
     return Status::Ok();
   }
   if (!a.override_config) {
@@ -33,12 +34,11 @@ Status DescribeForPack(const PackArgs& a, PackOptions* o) {
                            " would be ignored; leave them out, or add --override to put them over "
                            "the file's values");
   }
-  CARTON_ASSIGN_OR_RETURN(auto bytes, ReadFile(config_path));
-  ConfigParseDetails details;
-  CARTON_ASSIGN_OR_RETURN(CartonConfig c, ParseConfig(AsChars(bytes), config_path, {}, &details));
-  for (const auto& w : details.warnings) std::cerr << "carton pack: warning: " << w << '\n';
-  CARTON_RETURN_IF_ERROR(ApplyDescribeFlags(a.describe, &c));
-  o->config_override = std::move(c);
+  // Pack parses carton.toml (its warnings come back in the report) and
+  // hands its values to the flags.
+  d->edit_config = [describe = a.describe](CartonConfig* c) {
+    return ApplyDescribeFlags(describe, c);
+  };
   return Status::Ok();
 }
 

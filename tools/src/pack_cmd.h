@@ -9,13 +9,14 @@
 
 namespace carton::cli {
 
-// Sets the options' config from the describing flags and carton.toml:
-// without carton.toml the flags describe the model (config_if_missing);
-// with it they are refused unless --override puts them over its values
-// (config_override). Also sets the exclusions.
+// Sets the description's config from the describing flags and
+// carton.toml: without carton.toml the flags describe the model; with it
+// they are refused unless --override puts them over its values (the file's
+// values with the flags on top, replacing the file). Also sets the
+// exclusions.
 // Errors: kInvalidArgument (flags with carton.toml and no --override, a
 // bad flag), kCorrupt (an invalid carton.toml under --override).
-Status DescribeForPack(const PackArgs& a, PackOptions* o);
+Status DescribeForPack(const PackArgs& a, PackDescription* d);
 
 // Warnings (unknown carton.toml keys) and the note on files left out by
 // default, on stderr.

@@ -91,8 +91,15 @@ Result<MappedFile> OpenTensorFile(const std::string& dir, const TensorDataEntry&
   return file;
 }
 
-Status WriteTensorRefs(const std::string& dir, const std::vector<PlainTensorRef>& plain,
-                       const std::vector<NestedTensorRef>& nested) {
+// The files of a tensor_data folder holding `plain` and `nested`, checked:
+// one per non-nested tensor, and the index text.
+struct EncodedTensorData {
+  std::vector<PendingFile> files;
+  std::string index_text;
+};
+
+Result<EncodedTensorData> EncodeTensorRefs(const std::vector<PlainTensorRef>& plain,
+                                           const std::vector<NestedTensorRef>& nested) {
   // The non-nested entries in file order: top-level tensors, then the inner
   // tensors of each nested tensor under generated names.
   std::vector<PlainTensorRef> unnested = plain;
@@ -148,20 +155,25 @@ Status WriteTensorRefs(const std::string& dir, const std::vector<PlainTensorRef>
                                   : std::string()));
     }
   }
-  const std::string index_text = WriteIndex(index);
+  std::string index_text = WriteIndex(index);
   // Everything above was checked, so this holds unless the writer is wrong.
   if (Result<TensorDataIndex> reparsed = ParseIndex(index_text); !reparsed.ok()) {
     return Internal("tensor_data: written index does not parse: " + reparsed.status().message());
   }
+  return EncodedTensorData{std::move(files), std::move(index_text)};
+}
 
+Status WriteTensorRefs(const std::string& dir, const std::vector<PlainTensorRef>& plain,
+                       const std::vector<NestedTensorRef>& nested) {
+  CARTON_ASSIGN_OR_RETURN(EncodedTensorData encoded, EncodeTensorRefs(plain, nested));
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return IoError(dir + ": cannot create directory: " + ec.message());
-  for (const PendingFile& f : files) {
+  for (const PendingFile& f : encoded.files) {
     CARTON_RETURN_IF_ERROR(
         WriteFileAtomically(Join(dir, f.file), f.is_text ? AsBytes(f.text) : f.bytes));
   }
-  return WriteFileAtomically(Join(dir, kTensorIndexFileName), AsBytes(index_text));
+  return WriteFileAtomically(Join(dir, kTensorIndexFileName), AsBytes(encoded.index_text));
 }
 
 }  // namespace format_internal
@@ -169,7 +181,11 @@ Status WriteTensorRefs(const std::string& dir, const std::vector<PlainTensorRef>
 using format_internal::NestedTensorRef;
 using format_internal::PlainTensorRef;
 
-Status WriteTensorDataDir(const std::string& dir, const TensorData& data) {
+namespace {
+
+// `data` as borrowed references.
+std::pair<std::vector<PlainTensorRef>, std::vector<NestedTensorRef>> RefsOf(
+    const TensorData& data) {
   auto ref = [](const TensorValue& v) {
     return PlainTensorRef{v.name, v.dtype, v.shape, v.data, v.strings};
   };
@@ -183,7 +199,27 @@ Status WriteTensorDataDir(const std::string& dir, const TensorData& data) {
     for (const TensorValue& v : n.inner) r.inner.push_back(ref(v));
     nested.push_back(std::move(r));
   }
+  return {std::move(plain), std::move(nested)};
+}
+
+}  // namespace
+
+Status WriteTensorDataDir(const std::string& dir, const TensorData& data) {
+  const auto [plain, nested] = RefsOf(data);
   return format_internal::WriteTensorRefs(dir, plain, nested);
+}
+
+Result<std::vector<TensorDataFile>> EncodeTensorData(const TensorData& data) {
+  const auto [plain, nested] = RefsOf(data);
+  CARTON_ASSIGN_OR_RETURN(format_internal::EncodedTensorData encoded,
+                          format_internal::EncodeTensorRefs(plain, nested));
+  std::vector<TensorDataFile> out;
+  out.reserve(encoded.files.size() + 1);
+  for (auto& f : encoded.files) {
+    out.push_back({f.file, f.is_text ? std::move(f.text) : std::string(AsChars(f.bytes))});
+  }
+  out.push_back({std::string(kTensorIndexFileName), std::move(encoded.index_text)});
+  return out;
 }
 
 Result<TensorDataIndex> ReadTensorDataIndex(const std::string& dir) {

@@ -1,5 +1,6 @@
 // Compression methods and their zip method numbers (APPNOTE 4.4.5).
 
+#include "carton/common/quote.h"
 #include "carton/zip/compression.h"
 #include "records.h"
 
@@ -15,6 +16,13 @@ std::string_view CompressionName(Compression c) {
       return "zstd";
   }
   return "unknown";
+}
+
+Result<Compression> ParseCompression(std::string_view name) {
+  for (Compression c : {Compression::kStored, Compression::kDeflate, Compression::kZstd}) {
+    if (name == CompressionName(c)) return c;
+  }
+  return InvalidArgument("must be stored, deflate or zstd, not " + QuoteForMessage(name));
 }
 
 std::uint16_t ZipMethodNumber(Compression c) {

@@ -16,6 +16,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +41,11 @@ enum class PackCompression : std::uint8_t {
   kAuto,
 };
 
+// "auto", or a name ParseCompression takes. Errors: kInvalidArgument
+// "must be stored, deflate, zstd or auto, not "<name>"".
+Result<PackCompression> ParsePackCompression(std::string_view name);
+
+// How the carton is written.
 struct PackOptions {
   PackCompression compression = PackCompression::kAuto;
   int level = 0;  // 0: the method's default (deflate 6, zstd 2)
@@ -47,12 +54,6 @@ struct PackOptions {
   // Threads for hashing stored files and for zstd (0: one per core). The
   // output is the same for every value.
   unsigned threads = 0;
-  // Used when the path has no carton.toml: written into the packed carton.
-  // At least runner_name and required_framework_version must be set then.
-  std::optional<CartonConfig> config_if_missing;
-  // Written in place of the path's carton.toml, if it has one (the CLI's
-  // --override: the file's values with the flags' on top).
-  std::optional<CartonConfig> config_override;
   // Files and directories left out, besides those of PATH/.cartonignore
   // (one glob per line, # comments) and the defaults (.git/, __pycache__/,
   // .DS_Store). fnmatch(3) globs: a glob without '/' matches a name at any
@@ -63,6 +64,46 @@ struct PackOptions {
   // If set, called with the bytes of the model's files read so far and
   // their total, as they are written.
   ProgressFn progress;
+};
+
+// Where carton.toml comes from when a PackDescription gives a config.
+enum class PackConfigUse : std::uint8_t {
+  kIfMissing,  // the config is used when the path has no carton.toml
+  kReplace,    // the config is written in place of the path's carton.toml
+};
+
+// A file of the carton that is not on disk: its path in the carton
+// (under tensor_data/ or misc/) and its bytes.
+struct PackBytes {
+  std::string path;
+  std::string bytes;
+};
+
+// Everything a carton is packed from, in one value: the CLI's flags,
+// `carton init`'s guesses and Python's carton.pack each build one.
+struct PackDescription {
+  // A folder in the carton layout (model/, carton.toml, optional
+  // tensor_data/ and misc/), any other folder (its files go under model/,
+  // but for carton.toml), or a single file (model/<its name>).
+  std::string path;
+  // carton.toml's values, used as config_use says; without one the path
+  // must hold carton.toml.
+  std::optional<CartonConfig> config;
+  PackConfigUse config_use = PackConfigUse::kIfMissing;
+  // Overrides: when the path's carton.toml is used, its parsed values are
+  // handed to this before the carton.toml written from them replaces the
+  // file (the CLI's describing flags with --override). Its error stops the
+  // pack.
+  std::function<Status(CartonConfig*)> edit_config;
+  // Files added beside the path's (self-test tensors, misc files given as
+  // bytes). Each must be under tensor_data/ or misc/ and not be a file
+  // the path has too.
+  std::vector<PackBytes> extra_files;
+  // Files that live at URLs: the files with these sha256s stay out of the
+  // zip, listed in LINKS with these URLs (carton.toml and
+  // tensor_data/index.toml always stay in). Each sha256 must name a file.
+  std::map<manifest::Digest, std::vector<std::string>> links;
+  PackOptions options;
 };
 
 struct PackedFile {
@@ -96,7 +137,13 @@ struct PackReport {
 // an undeclared input or output name, a tensor file of the wrong size; one
 // line per problem, "<path>/carton.toml:12:1: self-test 1 inputs: ...").
 // An `out_path` inside the folder is not packed into itself (an earlier
-// output there is left out, as tar leaves out its own archive).
+// output there is left out, as tar leaves out its own archive). With links,
+// also kInvalidArgument: a sha256 that names no file that can leave the
+// zip, a URL LINKS cannot hold; with extra files, kInvalidArgument for a
+// path outside tensor_data/ and misc/ or one the path has too.
+Result<PackReport> Pack(const PackDescription& description, const std::string& out_path);
+
+// Pack of `path` as it is (its carton.toml describes the model).
 Result<PackReport> Pack(const std::string& path, const std::string& out_path,
                         const PackOptions& options = {});
 

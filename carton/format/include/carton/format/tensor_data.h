@@ -161,6 +161,18 @@ Result<std::string> EncodeStrings(std::span<const std::string> strings);
 // match dtype and shape; kIoError.
 Status WriteTensorDataDir(const std::string& dir, const TensorData& data);
 
+// One file of a tensor_data folder: its name inside tensor_data/ and its
+// bytes.
+struct TensorDataFile {
+  std::string name;
+  std::string bytes;
+};
+
+// The files WriteTensorDataDir would write for `data`, in memory: one per
+// non-nested tensor, then index.toml. Errors: as WriteTensorDataDir's
+// kInvalidArgument (nothing is written).
+Result<std::vector<TensorDataFile>> EncodeTensorData(const TensorData& data);
+
 // Reads and validates `dir`/index.toml. A directory without index.toml is an
 // empty index if it holds nothing else. Errors: kNotFound if `dir` does not
 // exist; kCorrupt (index.toml missing beside other files, too large, or

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "carton/common/bytes.h"
+#include "carton/common/status.h"
 
 namespace carton {
 
@@ -17,6 +18,10 @@ enum class Compression : std::uint8_t { kStored, kDeflate, kZstd };
 
 // "stored", "deflate", "zstd".
 std::string_view CompressionName(Compression c);
+// The inverse of CompressionName, for names from users and documents
+// (untrusted). Errors: kInvalidArgument "must be stored, deflate or zstd,
+// not "<name>"" (callers add where the name came from).
+Result<Compression> ParseCompression(std::string_view name);
 // The method number in zip headers: 0, 8, 93.
 std::uint16_t ZipMethodNumber(Compression c);
 // The Compression of a zip method number; nullopt for any other method.
