@@ -80,9 +80,9 @@ Status CheckOciArtifact(std::string_view image_manifest, std::string_view config
                           internal::ParseOciArtifact(image_manifest, where));
   auto layout = internal::ParseOciLayout(config);
   if (!layout.ok()) return layout.status().WithContext(where);
-  if (manifest_text.size() > kMaxManifestSize) {
+  if (manifest_text.size() > carton::kMaxManifestSize) {
     return Corrupt(where + ": MANIFEST: " + std::to_string(manifest_text.size()) +
-                   " bytes, more than the limit of " + std::to_string(kMaxManifestSize));
+                   " bytes, more than the limit of " + std::to_string(carton::kMaxManifestSize));
   }
   auto m = manifest::Manifest::Parse(AsBytes(manifest_text));
   if (!m.ok()) return m.status().WithContext(where);

@@ -567,11 +567,11 @@ Result<Manifest> Client::GetManifest(const std::string& repo, const std::string&
   HttpRequest call;
   call.url = impl_->base + "/v2/" + repo + "/manifests/" + target;
   call.headers.push_back(kManifestAccept);
-  call.max_body = kMaxManifestSize;
+  call.max_body = kMaxImageManifestSize;
   CARTON_ASSIGN_OR_RETURN(HttpResponse r, impl_->Send(call, PullScope(repo), what));
   if (r.status != 200) return impl_->Failure(r, what);
   if (r.body_truncated) {
-    return Corrupt(what + ": larger than the limit of " + std::to_string(kMaxManifestSize) +
+    return Corrupt(what + ": larger than the limit of " + std::to_string(kMaxImageManifestSize) +
                    " bytes");
   }
   Manifest m;

@@ -399,7 +399,7 @@ Result<manifest::Digest> OciManifestHash(const Location& reference, const OciOpt
   CARTON_ASSIGN_OR_RETURN(Pulled p, OpenArtifact(reference, options));
   const internal::OciLayer* ml = p.artifact.Find("MANIFEST");
   CARTON_ASSIGN_OR_RETURN(std::string text, ReadSmallBlob(p.session, ml->digest, ml->size,
-                                                          kMaxManifestSize, "MANIFEST"));
+                                                          carton::kMaxManifestSize, "MANIFEST"));
   auto m = manifest::Manifest::Parse(AsBytes(text));
   if (!m.ok()) return m.status().WithContext(p.session.where);
   return p.artifact.manifest_hash;

@@ -250,10 +250,10 @@ Result<OciPushReport> PushCarton(const Location& carton, const Location& referen
                                items[*links_item].size, "LINKS"});
   }
   const std::string manifest_json = internal::WriteOciArtifact(artifact);
-  if (manifest_json.size() > oci::kMaxManifestSize) {
+  if (manifest_json.size() > kMaxImageManifestSize) {
     return Unsupported(s.where + ": " + carton_path + " has too many files for one OCI manifest (" +
                        std::to_string(manifest_json.size()) + " bytes; registries accept " +
-                       std::to_string(oci::kMaxManifestSize) + ")");
+                       std::to_string(kMaxImageManifestSize) + ")");
   }
   auto digest =
       s.client->PutManifest(repo, s.ref.tag, oci::kImageManifestMediaType, AsBytes(manifest_json));

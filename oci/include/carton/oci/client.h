@@ -41,7 +41,7 @@ namespace carton::oci {
 inline constexpr std::string_view kImageManifestMediaType =
     "application/vnd.oci.image.manifest.v1+json";
 // Most bytes of a manifest accepted (what registries accept, too).
-inline constexpr std::uint64_t kMaxManifestSize = 4 << 20;
+inline constexpr std::uint64_t kMaxImageManifestSize = 4 << 20;
 
 // oci:// references are parsed by carton/carton/location.h (OciReference);
 // digests are written and parsed by manifest::DigestString and
@@ -152,7 +152,7 @@ class Client {
   // manifest fetched by digest must have that digest.
   // Errors: kNotFound (unknown repository or tag: the registry's error
   // code and message), kCorrupt (digest mismatch, larger than
-  // kMaxManifestSize), kNetworkError (401/403 with the registry's message,
+  // kMaxImageManifestSize), kNetworkError (401/403 with the registry's message,
   // other statuses, transfers), kInvalidArgument (refused by `access`).
   Result<Manifest> GetManifest(const std::string& repository, const std::string& target) const;
 
