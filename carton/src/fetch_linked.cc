@@ -10,6 +10,58 @@
 #include "entry_copy.h"
 
 namespace carton {
+namespace {
+
+// Cached blob paths by linked file path.
+using BlobMap = std::map<std::string, std::string>;
+
+// Fetches and verifies every linked file of `reader` through the blob cache.
+Result<BlobMap> FetchBlobs(const CartonReader& reader, const LinkOptions& link,
+                           const std::string& in) {
+  BlobMap blobs;
+  for (const LinkedFile& f : reader.linked_files()) {
+    auto blob = ResolveLinkedFile(f, link, /*rehash=*/true);
+    if (!blob.ok()) return blob.status().WithContext(f.path).WithContext(in);
+    blobs[f.path] = *blob;
+  }
+  return blobs;
+}
+
+// The bytes FetchLinked's progress counts: MANIFEST, every cached blob and
+// every file the zip holds.
+std::uint64_t ProgressTotal(const CartonReader& reader, const BlobMap& blobs) {
+  const ManifestFile& m = reader.manifest_file();
+  std::uint64_t total = m.text.size();
+  for (const auto& me : m.manifest.entries()) {
+    if (auto blob = blobs.find(me.path); blob != blobs.end()) {
+      std::error_code ec;
+      const auto size = std::filesystem::file_size(blob->second, ec);
+      if (!ec) total += size;
+    } else if (const ZipEntry* e = reader.zip().Find(me.path)) {
+      total += e->size;
+    }
+  }
+  return total;
+}
+
+// Adds the cached `blob` as file entry `me`, checking its sha256 again.
+Status AddBlob(ZipWriter& writer, const manifest::ManifestEntry& me, const std::string& blob,
+               Compression compression, FetchLinkedReport& report) {
+  auto added =
+      writer.AddFile(me.path, blob, compression, 0, ZipAddOptions{.sha256 = true, .observer = {}});
+  if (!added.ok()) return added.status().WithContext(me.path);
+  // The cached blob was verified; this catches it changing since.
+  if (added->sha256 != me.sha256) {
+    return Corrupt(blob + ": changed while it was copied (sha256 " +
+                   manifest::ToHex(*added->sha256) + ", expected " + manifest::ToHex(me.sha256) +
+                   ")");
+  }
+  report.fetched.push_back(me.path);
+  report.fetched_bytes += added->size;
+  return Status::Ok();
+}
+
+}  // namespace
 
 Result<FetchLinkedReport> FetchLinked(const Location& in_at, const std::string& out_path,
                                       const FetchLinkedOptions& options) {
@@ -24,24 +76,10 @@ Result<FetchLinkedReport> FetchLinked(const Location& in_at, const std::string& 
 
   // Every linked file is fetched and verified before anything is written.
   FetchLinkedReport report;
-  std::map<std::string, std::string> blobs;  // path -> cached blob
-  for (const LinkedFile& f : reader.linked_files()) {
-    auto blob = ResolveLinkedFile(f, options.link, /*rehash=*/true);
-    if (!blob.ok()) return blob.status().WithContext(f.path).WithContext(in);
-    blobs[f.path] = *blob;
-  }
+  CARTON_ASSIGN_OR_RETURN(const BlobMap blobs, FetchBlobs(reader, options.link, in));
 
   ZipWriterOptions writer_options = CartonWriterOptions(0);
-  std::uint64_t total = m.text.size(), done = 0;
-  for (const auto& me : m.manifest.entries()) {
-    if (auto blob = blobs.find(me.path); blob != blobs.end()) {
-      std::error_code ec;
-      const auto size = std::filesystem::file_size(blob->second, ec);
-      if (!ec) total += size;
-    } else if (const ZipEntry* e = reader.zip().Find(me.path)) {
-      total += e->size;
-    }
-  }
+  std::uint64_t total = ProgressTotal(reader, blobs), done = 0;
   if (options.progress) {
     writer_options.on_read = [&](std::uint64_t n) { options.progress(done += n, total); };
   }
@@ -54,17 +92,7 @@ Result<FetchLinkedReport> FetchLinked(const Location& in_at, const std::string& 
       if (!s.ok()) return s.WithContext(in);
       continue;
     }
-    auto added = writer.AddFile(me.path, blob->second, options.compression, 0,
-                                ZipAddOptions{.sha256 = true, .observer = {}});
-    if (!added.ok()) return added.status().WithContext(me.path);
-    // The cached blob was verified; this catches it changing since.
-    if (added->sha256 != me.sha256) {
-      return Corrupt(blob->second + ": changed while it was copied (sha256 " +
-                     manifest::ToHex(*added->sha256) + ", expected " + manifest::ToHex(me.sha256) +
-                     ")");
-    }
-    report.fetched.push_back(me.path);
-    report.fetched_bytes += added->size;
+    CARTON_RETURN_IF_ERROR(AddBlob(writer, me, blob->second, options.compression, report));
   }
   CARTON_RETURN_IF_ERROR(
       writer.AddBytes("MANIFEST", AsBytes(m.text), Compression::kStored).status());

@@ -166,6 +166,92 @@ Result<WalkResult> WalkFile(const fs::path& file, const std::string& shown) {
   return out;
 }
 
+// What the walk of a folder needs to decide on each of its entries.
+struct FolderWalk {
+  fs::path root;
+  std::string shown;           // the folder as the user gave it
+  fs::path skipped;            // the archive being written, when known
+  std::vector<Glob> globs;     // exclusions
+  bool carton_layout = false;  // the folder has a model/ directory
+};
+
+// The file symlink `p` points to (packed as that file). `target_status` and
+// `status_ec` are what following the link gave.
+Result<fs::path> FollowSymlink(const fs::path& p, const fs::file_status& target_status,
+                               const std::error_code& status_ec, const std::string& where) {
+  if (status_ec || !fs::exists(target_status)) {
+    return Unsupported(where + ": dangling symlink");
+  }
+  if (fs::is_directory(target_status)) {
+    return Unsupported(where + ": symlinks to directories are not supported");
+  }
+  std::error_code ec;
+  fs::path target = fs::canonical(p, ec);
+  if (ec) return IoError(where + ": " + ec.message());
+  return target;
+}
+
+// In the carton layout, the top-level names pack and shrink write are
+// refused (MANIFEST itself is skipped before this).
+Status CheckReservedName(const std::string& rel, const std::string& where) {
+  if (rel == "LINKS") {
+    return Unsupported(where + ": LINKS cannot be packed; it is written by carton shrink");
+  }
+  if (auto reserved = ReservedTopLevelName(rel)) {
+    return Unsupported(where + ": top-level name \"" + rel.substr(0, rel.find('/')) +
+                       "\" collides with " + std::string(*reserved) +
+                       " (pack writes MANIFEST and shrink writes LINKS; both names are "
+                       "reserved in any letter case)");
+  }
+  return Status::Ok();
+}
+
+// Adds the iterator's entry to `out` when it is a file to pack; skips it
+// when excluded (not descending into an excluded directory), a directory,
+// or the archive being written.
+Status AddEntry(const FolderWalk& w, fs::recursive_directory_iterator& it, WalkResult& out) {
+  std::error_code ec;
+  const fs::path& p = it->path();
+  std::string rel = p.lexically_relative(w.root).generic_string();
+  std::string where = w.shown + "/" + rel;
+  fs::file_status st = it->symlink_status(ec);
+  if (ec) return IoError(where + ": " + ec.message());
+  if (rel == kIgnoreFile && fs::is_regular_file(st)) return Status::Ok();
+  fs::path source = p;
+  fs::file_status target_status = st;
+  if (fs::is_symlink(st)) target_status = fs::status(p, ec);
+  if (const Glob* g = Excluding(w.globs, rel, fs::is_directory(target_status))) {
+    if (fs::is_directory(st)) it.disable_recursion_pending();
+    if (g->by_default) {
+      out.skipped_by_default.push_back(rel + (fs::is_directory(target_status) ? "/" : ""));
+    }
+    return Status::Ok();
+  }
+  if (fs::is_symlink(st)) {
+    // Inside the folder or out of it, a link is packed as the file it
+    // points to.
+    CARTON_ASSIGN_OR_RETURN(source, FollowSymlink(p, target_status, ec, where));
+    st = target_status;
+  }
+  if (fs::is_directory(st)) return Status::Ok();
+  if (!w.skipped.empty() && p == w.skipped) return Status::Ok();  // the archive being written
+  if (!fs::is_regular_file(st)) {
+    return Unsupported(where + ": " + TypeName(st.type()) + "; only files can be packed");
+  }
+  if (w.carton_layout) {
+    if (rel == "MANIFEST") return Status::Ok();
+    CARTON_RETURN_IF_ERROR(CheckReservedName(rel, where));
+  }
+  // Without model/, the files are the model's (carton.toml aside).
+  std::string name = w.carton_layout || rel == "carton.toml" ? rel : "model/" + rel;
+  Status valid = manifest::ValidateEntryPath(name);
+  if (!valid.ok()) return Unsupported(w.shown + ": " + valid.message());
+  std::uint64_t size = fs::file_size(source, ec);
+  if (ec) return IoError(where + ": " + ec.message());
+  out.files.push_back({std::move(name), source.string(), size});
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<WalkResult> WalkModelPath(const std::string& path, const WalkOptions& options) {
@@ -180,73 +266,22 @@ Result<WalkResult> WalkModelPath(const std::string& path, const WalkOptions& opt
     return Unsupported(shown + ": " + TypeName(root_status.type()) +
                        "; pack takes a folder or a file");
   }
-  fs::path skipped;
-  if (!options.skip.empty()) skipped = fs::weakly_canonical(options.skip, ec);
-  if (ec) skipped.clear();
-  CARTON_ASSIGN_OR_RETURN(std::vector<Glob> globs, LoadGlobs(root, shown, options.exclude));
+  FolderWalk w;
+  w.root = root;
+  w.shown = shown;
+  if (!options.skip.empty()) w.skipped = fs::weakly_canonical(options.skip, ec);
+  if (ec) w.skipped.clear();
+  CARTON_ASSIGN_OR_RETURN(w.globs, LoadGlobs(root, shown, options.exclude));
 
   WalkResult out;
   out.has_config = fs::is_regular_file(root / "carton.toml", ec);
-  const bool carton_layout = fs::is_directory(root / "model", ec);
+  w.carton_layout = fs::is_directory(root / "model", ec);
 
   fs::recursive_directory_iterator it(root, fs::directory_options::none, ec), end;
   if (ec) return IoError(shown + ": " + ec.message());
   for (; it != end; it.increment(ec)) {
     if (ec) return IoError(shown + ": " + ec.message());
-    const fs::path& p = it->path();
-    std::string rel = p.lexically_relative(root).generic_string();
-    std::string where = shown + "/" + rel;
-    fs::file_status st = it->symlink_status(ec);
-    if (ec) return IoError(where + ": " + ec.message());
-    if (rel == kIgnoreFile && fs::is_regular_file(st)) continue;
-    fs::path source = p;
-    fs::file_status target_status = st;
-    if (fs::is_symlink(st)) target_status = fs::status(p, ec);
-    if (const Glob* g = Excluding(globs, rel, fs::is_directory(target_status))) {
-      if (fs::is_directory(st)) it.disable_recursion_pending();
-      if (g->by_default) {
-        out.skipped_by_default.push_back(rel + (fs::is_directory(target_status) ? "/" : ""));
-      }
-      continue;
-    }
-    if (fs::is_symlink(st)) {
-      if (ec || !fs::exists(target_status)) {
-        return Unsupported(where + ": dangling symlink");
-      }
-      if (fs::is_directory(target_status)) {
-        return Unsupported(where + ": symlinks to directories are not supported");
-      }
-      fs::path target = fs::canonical(p, ec);
-      if (ec) return IoError(where + ": " + ec.message());
-      // Inside the folder or out of it, a link is packed as the file it
-      // points to.
-      st = target_status;
-      source = target;
-    }
-    if (fs::is_directory(st)) continue;
-    if (!skipped.empty() && p == skipped) continue;  // the archive being written
-    if (!fs::is_regular_file(st)) {
-      return Unsupported(where + ": " + TypeName(st.type()) + "; only files can be packed");
-    }
-    if (carton_layout) {
-      if (rel == "MANIFEST") continue;
-      if (rel == "LINKS") {
-        return Unsupported(where + ": LINKS cannot be packed; it is written by carton shrink");
-      }
-      if (auto reserved = ReservedTopLevelName(rel)) {
-        return Unsupported(where + ": top-level name \"" + rel.substr(0, rel.find('/')) +
-                           "\" collides with " + std::string(*reserved) +
-                           " (pack writes MANIFEST and shrink writes LINKS; both names are "
-                           "reserved in any letter case)");
-      }
-    }
-    // Without model/, the files are the model's (carton.toml aside).
-    std::string name = carton_layout || rel == "carton.toml" ? rel : "model/" + rel;
-    Status valid = manifest::ValidateEntryPath(name);
-    if (!valid.ok()) return Unsupported(shown + ": " + valid.message());
-    std::uint64_t size = fs::file_size(source, ec);
-    if (ec) return IoError(where + ": " + ec.message());
-    out.files.push_back({std::move(name), source.string(), size});
+    CARTON_RETURN_IF_ERROR(AddEntry(w, it, out));
   }
   std::sort(out.files.begin(), out.files.end(),
             [](const SourceFile& a, const SourceFile& b) { return a.path < b.path; });

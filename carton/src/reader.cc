@@ -16,6 +16,7 @@
 #include "carton/common/notice.h"
 #include "carton/common/temporaries.h"
 #include "carton/links/blob_cache.h"
+#include "carton/links/cache_layout.h"
 #include "carton/manifest/sha256.h"
 #include "carton/net/http_source.h"
 
@@ -62,14 +63,6 @@ Result<std::string> ResolveLinkedFile(const LinkedFile& file, const LinkOptions&
   net::FetchOptions fetch = options.fetch;
   fetch.progress_label = file.path;
   return cache.Fetch(file.sha256, file.urls, 0, fetch);
-}
-
-std::string CartonDownloadPath(const std::string& cache_root, std::string_view manifest_hex) {
-  return cache_root + "/downloads/" + std::string(manifest_hex) + ".carton";
-}
-
-std::string CartonLockPath(const std::string& cache_root, std::string_view manifest_hex) {
-  return cache_root + "/locks/carton-" + std::string(manifest_hex) + ".lock";
 }
 
 // A downloaded copy of a carton given by URL, removed with the reader
@@ -176,11 +169,11 @@ std::optional<Result<CartonReader>> CartonReader::OpenCachedDownload(const std::
     return std::nullopt;
   }
   const std::string hex = manifest::ToHex(remote.manifest_->hash);
-  auto root = options.cache_dir.empty() ? links::DefaultCacheDir() : options.cache_dir;
-  if (!root.ok()) return std::nullopt;
-  auto lock = FileLock::Open(CartonLockPath(*root, hex));
+  auto layout = links::CacheLayout::Open(options.cache_dir);
+  if (!layout.ok()) return std::nullopt;
+  auto lock = FileLock::Open(layout->CartonLockPath(hex));
   if (!lock.ok() || !lock->Lock(FileLock::Mode::kExclusive).ok()) return std::nullopt;
-  const std::string path = CartonDownloadPath(*root, hex);
+  const std::string path = layout->CartonDownloadPath(hex);
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   if (ec) return std::nullopt;

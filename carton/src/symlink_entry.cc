@@ -27,45 +27,54 @@ bool HasEntriesUnder(const ZipReader& zip, const std::string& dir) {
   return false;
 }
 
-}  // namespace
+// The kCorrupt error for symlink entry `link` breaking a rule.
+Status Bad(const ZipEntry& link, const std::string& why) {
+  return Corrupt(link.name + ": symlink " + why);
+}
 
-Result<std::string> ResolveSymlinkEntry(const ZipReader& zip, const ZipEntry& link,
-                                        const manifest::Manifest* m) {
-  auto bad = [&](const std::string& why) { return Corrupt(link.name + ": symlink " + why); };
+// The rules on the symlink entry itself: where it is, how it is stored,
+// how large its data is.
+Status CheckLinkEntry(const ZipEntry& link) {
   if (link.name.rfind(kModelPrefix, 0) != 0) {
-    return bad("entries are allowed only under model/");
+    return Bad(link, "entries are allowed only under model/");
   }
-  if (link.encrypted) return bad("entry is encrypted");
+  if (link.encrypted) return Bad(link, "entry is encrypted");
   if (!CompressionFromZipMethod(link.method)) {
     return Unsupported(link.name + ": compression method " + std::to_string(link.method) +
                        " is not stored, deflate or zstd");
   }
   if (link.size > kMaxSymlinkTargetSize) {
-    return bad("target takes " + std::to_string(link.size) + " bytes, over the limit of " +
-               std::to_string(kMaxSymlinkTargetSize));
+    return Bad(link, "target takes " + std::to_string(link.size) + " bytes, over the limit of " +
+                         std::to_string(kMaxSymlinkTargetSize));
   }
+  return Status::Ok();
+}
+
+// The entry's data, the target's text, read up to kMaxSymlinkTargetSize.
+Result<std::string> ReadTarget(const ZipReader& zip, const ZipEntry& link) {
   std::string target;
   CARTON_RETURN_IF_ERROR(zip.ReadTo(link.name, [&](ByteView chunk) {
     if (chunk.size() > kMaxSymlinkTargetSize - target.size()) {
-      return bad("target is longer than the limit of " + std::to_string(kMaxSymlinkTargetSize) +
-                 " bytes");
+      return Bad(link, "target is longer than the limit of " +
+                           std::to_string(kMaxSymlinkTargetSize) + " bytes");
     }
     target.append(AsChars(chunk));
     return Status::Ok();
   }));
-  if (target.empty()) return bad("target is empty");
-  if (target.find('\0') != std::string::npos) return bad("target contains a NUL byte");
-  const std::string shown = "target " + QuoteForMessage(target);
-  if (target.find('\\') != std::string::npos) return bad(shown + " contains a backslash");
-  if (target.front() == '/') return bad(shown + " is absolute");
+  return target;
+}
 
+// The entry `target` names, resolved lexically against the link's
+// directory; `shown` is the target as errors quote it.
+Result<std::string> ResolveLexically(const ZipEntry& link, const std::string& target,
+                                     const std::string& shown) {
   // Resolve lexically against the link's directory; the root is model/.
   std::vector<std::string_view> parts = Split(link.name);
   parts.pop_back();  // the link's own name
   for (std::string_view p : Split(target)) {
     if (p.empty() || p == ".") continue;
     if (p == "..") {
-      if (parts.size() <= 1) return bad(shown + " leaves model/");
+      if (parts.size() <= 1) return Bad(link, shown + " leaves model/");
       parts.pop_back();
       continue;
     }
@@ -76,22 +85,46 @@ Result<std::string> ResolveSymlinkEntry(const ZipReader& zip, const ZipEntry& li
     if (!resolved.empty()) resolved += '/';
     resolved.append(p);
   }
-  if (parts.size() <= 1) return bad(shown + " names model/ itself, a directory");
+  if (parts.size() <= 1) return Bad(link, shown + " names model/ itself, a directory");
+  return resolved;
+}
+
+// The resolved target must be a file entry of the zip and, when `m` lists
+// both, carry the link's sha256.
+Status CheckTargetEntry(const ZipReader& zip, const ZipEntry& link, const std::string& resolved,
+                        const std::string& shown, const manifest::Manifest* m) {
   const ZipEntry* t = zip.Find(resolved);
   if (t == nullptr) {
-    if (HasEntriesUnder(zip, resolved)) return bad(shown + " names a directory");
-    return bad(shown + " names " + resolved + ", which is not in the archive");
+    if (HasEntriesUnder(zip, resolved)) return Bad(link, shown + " names a directory");
+    return Bad(link, shown + " names " + resolved + ", which is not in the archive");
   }
-  if (t->is_dir) return bad(shown + " names a directory");
-  if (t->is_symlink) return bad(shown + " names another symlink");
+  if (t->is_dir) return Bad(link, shown + " names a directory");
+  if (t->is_symlink) return Bad(link, shown + " names another symlink");
   if (m != nullptr) {
     const manifest::ManifestEntry* ml = m->Find(link.name);
     const manifest::ManifestEntry* mt = m->Find(resolved);
     if (ml != nullptr && mt != nullptr && ml->sha256 != mt->sha256) {
-      return bad("has sha256 " + manifest::ToHex(ml->sha256) + " in MANIFEST but its target " +
-                 resolved + " has " + manifest::ToHex(mt->sha256));
+      return Bad(link, "has sha256 " + manifest::ToHex(ml->sha256) +
+                           " in MANIFEST but its target " + resolved + " has " +
+                           manifest::ToHex(mt->sha256));
     }
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::string> ResolveSymlinkEntry(const ZipReader& zip, const ZipEntry& link,
+                                        const manifest::Manifest* m) {
+  CARTON_RETURN_IF_ERROR(CheckLinkEntry(link));
+  CARTON_ASSIGN_OR_RETURN(std::string target, ReadTarget(zip, link));
+  if (target.empty()) return Bad(link, "target is empty");
+  if (target.find('\0') != std::string::npos) return Bad(link, "target contains a NUL byte");
+  const std::string shown = "target " + QuoteForMessage(target);
+  if (target.find('\\') != std::string::npos) return Bad(link, shown + " contains a backslash");
+  if (target.front() == '/') return Bad(link, shown + " is absolute");
+  CARTON_ASSIGN_OR_RETURN(std::string resolved, ResolveLexically(link, target, shown));
+  CARTON_RETURN_IF_ERROR(CheckTargetEntry(zip, link, resolved, shown, m));
   return resolved;
 }
 

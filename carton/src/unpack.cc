@@ -147,6 +147,69 @@ Result<std::string> DefaultDir(const CartonReader& reader, const std::string& ca
   return InvalidArgument(carton_path + ": no model name to unpack into; give DIR");
 }
 
+// Refuses up front rather than fill the disk and fail halfway. Linked
+// files are not counted: LINKS gives no sizes.
+Status CheckFreeSpace(const ZipReader& zip, const fs::path& abs_parent, const std::string& dir) {
+  std::uint64_t total = 0;
+  for (const auto& e : zip.entries()) {
+    if (!CheckedAdd(total, e.size, &total)) total = ~std::uint64_t{0};
+  }
+  std::error_code ec;
+  fs::space_info space = fs::space(abs_parent, ec);
+  if (!ec && total > space.available) {
+    return IoError(dir + ": the carton's files take " + std::to_string(total) +
+                   " bytes, but only " + std::to_string(space.available) + " are free there");
+  }
+  return Status::Ok();
+}
+
+// The bytes of the zip's file entries that Unpack writes (progress total
+// before linked files are found).
+std::uint64_t ExtractedBytes(const ZipReader& zip) {
+  std::uint64_t total = 0;
+  for (const auto& e : zip.entries()) {
+    if (!e.is_dir && !e.is_symlink && e.name != "LINKS") total += e.size;
+  }
+  return total;
+}
+
+// Writes every file and symlink entry of the zip below `root`.
+Status ExtractEntries(const CartonReader& reader, const fs::path& root,
+                      const std::function<void(std::uint64_t)>& on_bytes) {
+  const ZipReader& zip = reader.zip();
+  for (const auto& e : zip.entries()) {
+    // LINKS is resolved here; the unpacked tree holds the files themselves.
+    if (e.is_dir || e.name == "LINKS") continue;
+    Status s = e.is_symlink ? MakeSymlink(zip, e, root, reader.manifest())
+                            : ExtractOne(reader, e.name, root, on_bytes);
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+// Copies linked file `f` from the blob cache below `root`, fetching it again
+// when the cached copy went bad. Adds its size to the progress `total` once
+// known, and rewinds `done` when the copy starts over.
+Status UnpackLinkedFile(const LinkedFile& f, const LinkOptions& options, const fs::path& root,
+                        std::uint64_t& total, std::uint64_t& done,
+                        const std::function<void(std::uint64_t)>& on_bytes) {
+  auto blob = ResolveLinkedFile(f, options, /*rehash=*/false);
+  if (!blob.ok()) return blob.status().WithContext(f.path);
+  std::error_code size_ec;
+  const std::uint64_t size = fs::file_size(*blob, size_ec);
+  if (!size_ec) total += size;
+  const std::uint64_t before = done;
+  Status s = CopyLinked(f, *blob, root, on_bytes);
+  if (s.code() == StatusCode::kCorrupt) {
+    done = before;
+    // The cached copy went bad on disk: rehashing discards it; fetch again.
+    blob = ResolveLinkedFile(f, options, /*rehash=*/true);
+    if (!blob.ok()) return blob.status().WithContext(f.path);
+    s = CopyLinked(f, *blob, root, on_bytes);
+  }
+  return s;
+}
+
 }  // namespace
 
 Result<std::string> Unpack(const Location& carton_path_at, const std::string& dir_arg,
@@ -169,54 +232,21 @@ Result<std::string> Unpack(const Location& carton_path_at, const std::string& di
   const fs::path parent = ParentOf(dir);
 
   fs::path abs_parent = fs::absolute(parent, ec);
-  if (unpack.check_free_space) {
-    // Refuse up front rather than fill the disk and fail halfway. Linked
-    // files are not counted: LINKS gives no sizes.
-    std::uint64_t total = 0;
-    for (const auto& e : zip.entries()) {
-      if (!CheckedAdd(total, e.size, &total)) total = ~std::uint64_t{0};
-    }
-    fs::space_info space = fs::space(abs_parent, ec);
-    if (!ec && total > space.available) {
-      return IoError(dir + ": the carton's files take " + std::to_string(total) +
-                     " bytes, but only " + std::to_string(space.available) + " are free there");
-    }
-  }
+  if (unpack.check_free_space) CARTON_RETURN_IF_ERROR(CheckFreeSpace(zip, abs_parent, dir));
   std::random_device rd;
   TempTree temp(abs_parent /
                 ("." + target.filename().string() + ".unpack-" + std::to_string(rd())));
   // The temporary directory is an implementation detail: errors name `dir`.
   CARTON_RETURN_IF_ERROR(temp.Create(dir));
-  std::uint64_t total = 0, done = 0;
-  for (const auto& e : zip.entries()) {
-    if (!e.is_dir && !e.is_symlink && e.name != "LINKS") total += e.size;
-  }
+  std::uint64_t total = ExtractedBytes(zip), done = 0;
   const std::function<void(std::uint64_t)> on_bytes = [&](std::uint64_t n) {
     done += n;
     if (unpack.progress) unpack.progress(done, total);
   };
-  for (const auto& e : zip.entries()) {
-    // LINKS is resolved here; the unpacked tree holds the files themselves.
-    if (e.is_dir || e.name == "LINKS") continue;
-    Status s = e.is_symlink ? MakeSymlink(zip, e, temp.path(), reader.manifest())
-                            : ExtractOne(reader, e.name, temp.path(), on_bytes);
-    if (!s.ok()) return s.WithContext(carton_path);
-  }
+  Status extracted = ExtractEntries(reader, temp.path(), on_bytes);
+  if (!extracted.ok()) return extracted.WithContext(carton_path);
   for (const LinkedFile& f : reader.linked_files()) {
-    auto blob = ResolveLinkedFile(f, options, /*rehash=*/false);
-    if (!blob.ok()) return blob.status().WithContext(f.path).WithContext(carton_path);
-    std::error_code size_ec;
-    const std::uint64_t size = fs::file_size(*blob, size_ec);
-    if (!size_ec) total += size;
-    const std::uint64_t before = done;
-    Status s = CopyLinked(f, *blob, temp.path(), on_bytes);
-    if (s.code() == StatusCode::kCorrupt) {
-      done = before;
-      // The cached copy went bad on disk: rehashing discards it; fetch again.
-      blob = ResolveLinkedFile(f, options, /*rehash=*/true);
-      if (!blob.ok()) return blob.status().WithContext(f.path).WithContext(carton_path);
-      s = CopyLinked(f, *blob, temp.path(), on_bytes);
-    }
+    Status s = UnpackLinkedFile(f, options, temp.path(), total, done, on_bytes);
     if (!s.ok()) return s.WithContext(carton_path);
   }
   // An empty target directory is replaced; rename() does that atomically.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -68,67 +69,15 @@ class Checker {
   }
 
   void CheckHashes(const manifest::Manifest& m, unsigned threads, const ProgressFn& progress) {
-    std::vector<const manifest::ManifestEntry*> present;
-    for (const auto& me : m.entries()) {
-      const ZipEntry* e = zip_.Find(me.path);
-      // A symlink entry's data is the target's path; its MANIFEST line has
-      // the target's sha256 (an entry rule), and the target is hashed.
-      if (e != nullptr && !e->is_dir && !e->is_symlink && CompressionFromZipMethod(e->method) &&
-          !e->encrypted) {
-        present.push_back(&me);
-      }
-    }
-    // Largest first so that both cores stay busy to the end.
-    std::sort(present.begin(), present.end(), [&](auto* a, auto* b) {
-      return zip_.Find(a->path)->size > zip_.Find(b->path)->size;
-    });
+    const std::vector<const manifest::ManifestEntry*> present = HashableEntries(m);
     std::atomic<std::uint64_t> bytes{0};
     std::uint64_t total = 0;
     for (const auto* me : present) total += zip_.Find(me->path)->size;
-    auto count = [&](std::uint64_t n) {
+    const std::function<void(std::uint64_t)> count = [&](std::uint64_t n) {
       const std::uint64_t done = bytes += n;
       if (progress) progress(done, total);
     };
-    ParallelFor(present.size(), threads, [&](std::size_t i) {
-      const auto& me = *present[i];
-      manifest::Sha256 h;
-      Status s;
-      Status crc_problem;  // reported only when the sha256 matches
-      auto mapped = zip_.MappedData(me.path);
-      if (mapped.ok()) {
-        // In steps that drop their pages afterwards, so that the resident
-        // set stays small however large the archive. The CRC-32 is checked
-        // too: unpack checks it, so verify must not pass an entry that
-        // unpack refuses.
-        std::uint32_t crc = 0;
-        s = ForEachMappedStep(*mapped, [&](ByteView step) {
-          for (std::size_t off = 0; off < step.size(); off += kCacheStep) {
-            const ByteView piece = step.subspan(off, std::min(kCacheStep, step.size() - off));
-            crc = UpdateCrc32(crc, piece);
-            h.Update(piece);
-          }
-          count(step.size());
-          return Status::Ok();
-        });
-        crc_problem = ZipReader::CheckCrc32(*zip_.Find(me.path), crc);
-      } else {
-        s = zip_.ReadTo(me.path, [&](ByteView chunk) {
-          h.Update(chunk);
-          count(chunk.size());
-          return Status::Ok();
-        });
-      }
-      if (!s.ok()) {
-        Problem(me.path, s.message());
-        return;
-      }
-      manifest::Digest d = h.Finish();
-      if (d != me.sha256) {
-        Problem(me.path, manifest::DigestMismatch(d, me.sha256));
-      } else if (!crc_problem.ok()) {
-        Problem(me.path, crc_problem.message());
-      }
-    });
+    ParallelFor(present.size(), threads, [&](std::size_t i) { HashEntry(*present[i], count); });
     report_->files_hashed = present.size();
     report_->bytes_hashed = bytes;
   }
@@ -182,6 +131,68 @@ class Checker {
   }
 
  private:
+  // The MANIFEST entries whose zip data can be hashed, largest first.
+  std::vector<const manifest::ManifestEntry*> HashableEntries(const manifest::Manifest& m) const {
+    std::vector<const manifest::ManifestEntry*> present;
+    for (const auto& me : m.entries()) {
+      const ZipEntry* e = zip_.Find(me.path);
+      // A symlink entry's data is the target's path; its MANIFEST line has
+      // the target's sha256 (an entry rule), and the target is hashed.
+      if (e != nullptr && !e->is_dir && !e->is_symlink && CompressionFromZipMethod(e->method) &&
+          !e->encrypted) {
+        present.push_back(&me);
+      }
+    }
+    // Largest first so that both cores stay busy to the end.
+    std::sort(present.begin(), present.end(), [&](auto* a, auto* b) {
+      return zip_.Find(a->path)->size > zip_.Find(b->path)->size;
+    });
+    return present;
+  }
+
+  // Hashes one entry's data against its MANIFEST line, counting the bytes
+  // read; a mismatch or unreadable data is a problem. Thread-safe.
+  void HashEntry(const manifest::ManifestEntry& me,
+                 const std::function<void(std::uint64_t)>& count) {
+    manifest::Sha256 h;
+    Status s;
+    Status crc_problem;  // reported only when the sha256 matches
+    auto mapped = zip_.MappedData(me.path);
+    if (mapped.ok()) {
+      // In steps that drop their pages afterwards, so that the resident
+      // set stays small however large the archive. The CRC-32 is checked
+      // too: unpack checks it, so verify must not pass an entry that
+      // unpack refuses.
+      std::uint32_t crc = 0;
+      s = ForEachMappedStep(*mapped, [&](ByteView step) {
+        for (std::size_t off = 0; off < step.size(); off += kCacheStep) {
+          const ByteView piece = step.subspan(off, std::min(kCacheStep, step.size() - off));
+          crc = UpdateCrc32(crc, piece);
+          h.Update(piece);
+        }
+        count(step.size());
+        return Status::Ok();
+      });
+      crc_problem = ZipReader::CheckCrc32(*zip_.Find(me.path), crc);
+    } else {
+      s = zip_.ReadTo(me.path, [&](ByteView chunk) {
+        h.Update(chunk);
+        count(chunk.size());
+        return Status::Ok();
+      });
+    }
+    if (!s.ok()) {
+      Problem(me.path, s.message());
+      return;
+    }
+    manifest::Digest d = h.Finish();
+    if (d != me.sha256) {
+      Problem(me.path, manifest::DigestMismatch(d, me.sha256));
+    } else if (!crc_problem.ok()) {
+      Problem(me.path, crc_problem.message());
+    }
+  }
+
   class ZipFiles : public internal::CartonFiles {
    public:
     explicit ZipFiles(const Checker& c) : c_(c) {}

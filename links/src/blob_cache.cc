@@ -13,12 +13,11 @@
 #include "carton/common/file_lock.h"
 #include "carton/common/posix_error.h"
 #include "carton/common/unique_fd.h"
+#include "carton/links/cache_layout.h"
 
 namespace carton::links {
 namespace {
 
-constexpr char kBlobDir[] = "blobs/sha256";
-constexpr char kLockDir[] = "locks";
 constexpr std::size_t kHashBufferSize = 1 << 20;
 
 const char* NonEmptyEnv(const char* name) {
@@ -72,7 +71,7 @@ class BlobLock {
 };
 
 std::string LockPath(const std::string& root, const std::string& hex) {
-  return root + "/" + kLockDir + "/sha256-" + hex + ".lock";
+  return CacheLayout(root).BlobLockPath(hex);
 }
 
 }  // namespace
@@ -96,7 +95,7 @@ Result<BlobCache> BlobCache::OpenDefault() {
 }
 
 std::string BlobCache::BlobPath(const manifest::Digest& digest) const {
-  return root_ + "/" + kBlobDir + "/" + manifest::ToHex(digest);
+  return CacheLayout(root_).BlobPath(manifest::ToHex(digest));
 }
 
 Result<std::string> BlobCache::Get(const manifest::Digest& digest,
@@ -128,8 +127,8 @@ Result<std::string> BlobCache::Fetch(const manifest::Digest& digest,
   auto hit = Get(digest, expected_size_or_0);
   if (hit.ok() || hit.status().code() != StatusCode::kNotFound) return hit;
 
-  CARTON_RETURN_IF_ERROR(MakeDirs(root_ + "/" + kBlobDir));
-  CARTON_RETURN_IF_ERROR(MakeDirs(root_ + "/" + kLockDir));
+  CARTON_RETURN_IF_ERROR(MakeDirs(CacheLayout(root_).BlobsDir()));
+  CARTON_RETURN_IF_ERROR(MakeDirs(CacheLayout(root_).LocksDir()));
   BlobLock lock(LockPath(root_, manifest::ToHex(digest)), /*wait=*/true);
   // Whoever held the lock before us may have fetched it already.
   hit = Get(digest, expected_size_or_0);
@@ -179,7 +178,7 @@ Status BlobCache::Verify(const manifest::Digest& digest, std::uint64_t expected_
 
 Result<std::vector<BlobInfo>> BlobCache::List() const {
   std::vector<BlobInfo> out;
-  const std::string dir = root_ + "/" + kBlobDir;
+  const std::string dir = CacheLayout(root_).BlobsDir();
   std::error_code ec;
   std::filesystem::directory_iterator it(dir, ec);
   if (ec) {
@@ -212,7 +211,7 @@ Status BlobCache::Remove(const manifest::Digest& digest) const {
     if (errno == ENOENT) return NotFound(path + ": not in the cache");
     return ErrnoIoError(errno, path + ": cannot stat cached blob");
   }
-  CARTON_RETURN_IF_ERROR(MakeDirs(root_ + "/" + kLockDir));
+  CARTON_RETURN_IF_ERROR(MakeDirs(CacheLayout(root_).LocksDir()));
   BlobLock lock(LockPath(root_, hex), /*wait=*/false);
   if (lock.busy()) return InvalidArgument(hex + ": the blob is being fetched");
   if (::unlink(path.c_str()) != 0) {
@@ -225,7 +224,7 @@ Status BlobCache::Remove(const manifest::Digest& digest) const {
 
 Result<std::vector<PartialBlob>> BlobCache::ListPartials() const {
   std::vector<PartialBlob> out;
-  const std::string dir = root_ + "/" + kBlobDir;
+  const std::string dir = CacheLayout(root_).BlobsDir();
   std::error_code ec;
   std::filesystem::directory_iterator it(dir, ec);
   if (ec) {
@@ -257,7 +256,7 @@ std::vector<PartialBlob> BlobCache::RemoveStalePartials() const {
   std::vector<PartialBlob> removed;
   auto partials = ListPartials();
   if (!partials.ok()) return removed;
-  if (MakeDirs(root_ + "/" + kLockDir).ok()) {
+  if (MakeDirs(CacheLayout(root_).LocksDir()).ok()) {
     for (PartialBlob& p : *partials) {
       const std::string hex = manifest::ToHex(p.digest);
       BlobLock lock(LockPath(root_, hex), /*wait=*/false);
@@ -271,7 +270,7 @@ std::vector<PartialBlob> BlobCache::RemoveStalePartials() const {
   }
   // Temporaries of fetches killed without a chance to clean up (kill -9,
   // a crash): ".<hex>.tmp-*" files whose blob's lock is free.
-  const std::string dir = root_ + "/" + kBlobDir;
+  const std::string dir = CacheLayout(root_).BlobsDir();
   std::error_code ec;
   for (std::filesystem::directory_iterator it(dir, ec);
        !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
@@ -286,8 +285,8 @@ std::vector<PartialBlob> BlobCache::RemoveStalePartials() const {
 }
 
 void BlobCache::RemoveStaleLocks() const {
-  const std::string dir = root_ + "/" + kLockDir;
-  constexpr std::string_view kPrefix = "sha256-";
+  const std::string dir = CacheLayout(root_).LocksDir();
+  constexpr std::string_view kPrefix = kBlobLockPrefix;
   constexpr std::string_view kSuffix = ".lock";
   std::error_code ec;
   for (std::filesystem::directory_iterator it(dir, ec);

@@ -22,6 +22,7 @@
 #include "carton/common/temporaries.h"
 #include "carton/format/config.h"
 #include "carton/links/blob_cache.h"
+#include "carton/links/cache_layout.h"
 #include "carton/manifest/hash_files.h"
 #include "carton/manifest/manifest.h"
 
@@ -39,7 +40,8 @@ std::string RandomSuffix() {
 // Moves `dir` out of the way (so no load finds it any more) and deletes it.
 Status Discard(const std::string& root, const std::string& dir, const std::string& hex) {
   std::error_code ec;
-  fs::path trash = fs::path(CartonsDir(root)) / (".trash-" + hex + "-" + RandomSuffix());
+  fs::path trash = fs::path(links::CacheLayout(root).CartonsDir()) /
+                   (std::string(links::kEntryTrashPrefix) + hex + "-" + RandomSuffix());
   fs::rename(dir, trash, ec);
   if (ec) return IoError(dir + ": cannot remove the cache entry: " + ec.message());
   fs::remove_all(trash, ec);
@@ -71,56 +73,33 @@ bool Exists(const std::string& path) {
 
 }  // namespace
 
-std::string CartonsDir(const std::string& root) { return root + "/cartons"; }
-std::string MaterializeLockPath(const std::string& root, const std::string& hex) {
-  // The lock OpenLocal holds while it downloads a carton by URL too.
-  return CartonLockPath(root, hex);
-}
-std::string UseLockPath(const std::string& root, const std::string& hex) {
-  return root + "/locks/carton-" + hex + ".use";
-}
+namespace {
 
-std::string DownloadsDir(const std::string& root) { return root + "/downloads"; }
-
-Result<AcquiredEntry> AcquireEntry(const std::string& root, CartonSource* source,
-                                   const LoadOptions& options, LoadStats* stats) {
-  const manifest::Digest& hash = source->manifest_hash();
-  const std::string hex = manifest::ToHex(hash);
-  const std::string dir = CartonsDir(root) + "/" + hex;
-  CARTON_ASSIGN_OR_RETURN(FileLock use, FileLock::Open(UseLockPath(root, hex)));
-  CARTON_ASSIGN_OR_RETURN(bool locked, use.Lock(FileLock::Mode::kShared));
-  (void)locked;
-  // A whole entry is a hit. Holding the use lock keeps gc from removing it
-  // under us.
-  auto hit = [&]() -> std::optional<AcquiredEntry> {
-    if (!Exists(dir)) return std::nullopt;
-    auto rec = CheckEntry(dir, hash, options.verify_cache_hit);
-    if (!rec.ok()) return std::nullopt;
-    TouchEntry(dir);
-    return AcquiredEntry{dir, std::move(rec).value(), std::move(use), true};
-  };
-  if (auto entry = hit()) return std::move(*entry);
-
-  // A miss: under the materialize lock, so that other processes loading
-  // the same carton wait for this entry instead of making it too.
-  CARTON_ASSIGN_OR_RETURN(FileLock own, FileLock::Open(MaterializeLockPath(root, hex)));
-  CARTON_ASSIGN_OR_RETURN(locked, own.Lock(FileLock::Mode::kExclusive));
-  // Someone may have made (or repaired) it while we waited.
-  if (auto entry = hit()) return std::move(*entry);
-  if (Exists(dir)) CARTON_RETURN_IF_ERROR(Discard(root, dir, hex));
-  // Temporary directories of this hash belong to loads that died (we hold
-  // the lock they would hold).
+// Removes the temporary directories of hash `hex`: they belong to loads
+// that died (the caller holds the lock they would hold).
+void RemoveDeadTemporaries(const links::CacheLayout& layout, const std::string& hex) {
+  const std::string prefix = std::string(links::kEntryTempPrefix) + hex + "-";
   std::error_code ec;
-  for (fs::directory_iterator it(CartonsDir(root), ec); !ec && it != fs::directory_iterator();
+  for (fs::directory_iterator it(layout.CartonsDir(), ec); !ec && it != fs::directory_iterator();
        it.increment(ec)) {
-    if (it->path().filename().string().rfind(".tmp-" + hex + "-", 0) == 0) {
+    if (it->path().filename().string().starts_with(prefix)) {
       std::error_code remove_ec;
       fs::remove_all(it->path(), remove_ec);
     }
   }
+}
+
+// Makes the entry `dir` of hash `hex` from the whole carton: materialized
+// into a registered temporary directory beside it, renamed into place.
+// Returns its record.
+Result<EntryRecord> MakeEntry(const links::CacheLayout& layout, const std::string& hex,
+                              const std::string& dir, CartonSource* source,
+                              const LoadOptions& options, LoadStats* stats) {
   CARTON_ASSIGN_OR_RETURN(const CartonReader* whole,
-                          source->Whole(DownloadsDir(root), options.progress));
-  std::string tmp = CartonsDir(root) + "/.tmp-" + hex + "-" + RandomSuffix();
+                          source->Whole(layout.DownloadsDir(), options.progress));
+  const std::string tmp =
+      layout.CartonsDir() + "/" + std::string(links::kEntryTempPrefix) + hex + "-" + RandomSuffix();
+  std::error_code ec;
   // Registered while it exists: an interrupted load removes it.
   const TemporaryPath registration = TemporaryPath::Create(
       tmp, TemporaryKind::kDirectory, [&] { return fs::create_directories(tmp, ec); });
@@ -130,7 +109,7 @@ Result<AcquiredEntry> AcquireEntry(const std::string& root, CartonSource* source
   MaterializeSource src;
   src.reader = whole;
   src.file = &source->file();
-  src.cache_root = root;
+  src.cache_root = layout.root();
   src.threads = options.threads;
   src.allow_file_links = options.allow_file_links;
   src.progress = options.progress;
@@ -149,112 +128,196 @@ Result<AcquiredEntry> AcquireEntry(const std::string& root, CartonSource* source
     fs::remove_all(tmp, ec);
     return s;
   }
-  return AcquiredEntry{dir, std::move(rec).value(), std::move(use), false};
+  return rec;
 }
+
+}  // namespace
+
+Result<AcquiredEntry> AcquireEntry(const std::string& root, CartonSource* source,
+                                   const LoadOptions& options, LoadStats* stats) {
+  const links::CacheLayout layout(root);
+  const manifest::Digest& hash = source->manifest_hash();
+  const std::string hex = manifest::ToHex(hash);
+  const std::string dir = layout.CartonEntryDir(hex);
+  CARTON_ASSIGN_OR_RETURN(FileLock use, FileLock::Open(layout.CartonUseLockPath(hex)));
+  CARTON_ASSIGN_OR_RETURN(bool locked, use.Lock(FileLock::Mode::kShared));
+  (void)locked;
+  // A whole entry is a hit. Holding the use lock keeps gc from removing it
+  // under us.
+  auto hit = [&]() -> std::optional<AcquiredEntry> {
+    if (!Exists(dir)) return std::nullopt;
+    auto rec = CheckEntry(dir, hash, options.verify_cache_hit);
+    if (!rec.ok()) return std::nullopt;
+    TouchEntry(dir);
+    return AcquiredEntry{dir, std::move(rec).value(), std::move(use), true};
+  };
+  if (auto entry = hit()) return std::move(*entry);
+
+  // A miss: under the materialize lock, so that other processes loading
+  // the same carton wait for this entry instead of making it too.
+  CARTON_ASSIGN_OR_RETURN(FileLock own, FileLock::Open(layout.CartonLockPath(hex)));
+  CARTON_ASSIGN_OR_RETURN(locked, own.Lock(FileLock::Mode::kExclusive));
+  // Someone may have made (or repaired) it while we waited.
+  if (auto entry = hit()) return std::move(*entry);
+  if (Exists(dir)) CARTON_RETURN_IF_ERROR(Discard(root, dir, hex));
+  RemoveDeadTemporaries(layout, hex);
+  CARTON_ASSIGN_OR_RETURN(EntryRecord rec, MakeEntry(layout, hex, dir, source, options, stats));
+  return AcquiredEntry{dir, std::move(rec), std::move(use), false};
+}
+
+namespace {
+
+// One run of VerifyEntryDir: the entry's MANIFEST, its files (those mapped
+// from the source .carton hashed there), and the problems found.
+class EntryVerifier {
+ public:
+  EntryVerifier(const std::string& dir, const ProgressFn& progress)
+      : dir_(dir), progress_(progress) {}
+
+  // MANIFEST: read, named by its hash, parsed. False when it cannot be.
+  bool ReadManifest(const manifest::Digest& hash) {
+    auto bytes = ReadFile(dir_ + "/MANIFEST");
+    if (!bytes.ok()) {
+      problems.push_back("MANIFEST: " + bytes.status().message());
+      return false;
+    }
+    const manifest::Digest got = manifest::Sha256Of(*bytes);
+    if (got != hash) {
+      problems.push_back("MANIFEST: sha256 " + manifest::ToHex(got) + " is not the entry's name");
+    }
+    auto m = manifest::Manifest::Parse(*bytes);
+    if (!m.ok()) {
+      problems.push_back(m.status().message());
+      return false;
+    }
+    manifest_ = std::move(m).value();
+    return true;
+  }
+
+  // The files the entry record says are mapped from the source .carton,
+  // and that source.
+  void OpenMapped() {
+    auto rec = ReadEntryRecord(dir_);
+    if (rec.ok()) {
+      for (const auto& f : rec->files) {
+        if (f.mapped) mapped_[f.path] = {f.data_offset, f.size};
+      }
+    }
+    if (mapped_.empty()) return;
+    auto opened = MappedFile::Open(dir_ + "/" + std::string(kSourceName));
+    if (!opened.ok()) {
+      problems.push_back(std::string(kSourceName) + ": " + opened.status().message());
+    } else {
+      source_ = std::move(opened).value();
+    }
+  }
+
+  // Hashes the mapped files in the source (first, against their own total:
+  // the other files' sizes are known only once listed) and lists the others.
+  void HashMappedListOthers() {
+    for (const auto& [path, at] : mapped_) mapped_total_ += at.size;
+    for (const auto& me : manifest_.entries()) {
+      if (auto it = mapped_.find(me.path); it != mapped_.end()) {
+        listed_.insert(me.path);
+        if (source_) HashMapped(me, it->second);
+        continue;
+      }
+      std::string p = dir_ + "/" + me.path;
+      std::error_code ec;
+      if (!fs::is_regular_file(p, ec)) {
+        problems.push_back(me.path + ": missing");
+        continue;
+      }
+      paths_.push_back(p);
+      listed_.insert(me.path);
+    }
+  }
+
+  // Hashes the entry's own files on `threads`.
+  Status HashOthers(unsigned threads) {
+    std::uint64_t total = mapped_total_;
+    std::atomic<std::uint64_t> done{mapped_done_};
+    for (const auto& p : paths_) {
+      std::error_code size_ec;
+      const auto size = fs::file_size(p, size_ec);
+      if (!size_ec) total += size;
+    }
+    const auto count = [&](std::uint64_t n) {
+      const std::uint64_t now = done += n;
+      if (progress_) progress_(now, total);
+    };
+    CARTON_ASSIGN_OR_RETURN(std::vector<manifest::Digest> digests,
+                            manifest::HashFiles(paths_, threads, {}, count));
+    std::size_t k = 0;
+    for (const auto& me : manifest_.entries()) {
+      if (k < paths_.size() && paths_[k] == dir_ + "/" + me.path) {
+        if (digests[k] != me.sha256) {
+          problems.push_back(me.path + ": " + manifest::DigestMismatch(digests[k], me.sha256));
+        }
+        ++k;
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Files in the entry that MANIFEST does not list.
+  Status ListExtras() {
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir_, ec); !ec && it != fs::end(it);
+         it.increment(ec)) {
+      if (it->is_directory(ec)) continue;
+      std::string rel = fs::relative(it->path(), dir_, ec).generic_string();
+      if (!listed_.count(rel)) problems.push_back(rel + ": not listed in MANIFEST");
+    }
+    if (ec) return IoError(dir_ + ": cannot list: " + ec.message());
+    return Status::Ok();
+  }
+
+  std::vector<std::string> problems;
+
+ private:
+  struct Mapped {
+    std::uint64_t offset = 0;
+    std::uint64_t size = 0;
+  };
+
+  void HashMapped(const manifest::ManifestEntry& me, const Mapped& at) {
+    if (!InBounds(at.offset, at.size, source_->size())) {
+      problems.push_back(me.path + ": outside the source .carton");
+      return;
+    }
+    const manifest::Digest d = manifest::Sha256Of(source_->bytes().subspan(at.offset, at.size));
+    mapped_done_ += at.size;
+    if (progress_) progress_(mapped_done_, mapped_total_);
+    if (d != me.sha256) {
+      problems.push_back(me.path +
+                         " (in the source .carton): " + manifest::DigestMismatch(d, me.sha256));
+    }
+  }
+
+  const std::string& dir_;
+  const ProgressFn& progress_;
+  manifest::Manifest manifest_;
+  std::map<std::string, Mapped> mapped_;  // path -> where in the source
+  std::optional<MappedFile> source_;
+  std::uint64_t mapped_total_ = 0, mapped_done_ = 0;
+  std::vector<std::string> paths_;  // the entry's own files to hash
+  std::set<std::string> listed_ = {"MANIFEST", std::string(kEntryRecordName),
+                                   std::string(kSourceName)};
+};
+
+}  // namespace
 
 Result<std::vector<std::string>> VerifyEntryDir(const std::string& dir,
                                                 const manifest::Digest& hash, unsigned threads,
                                                 const ProgressFn& progress) {
-  std::vector<std::string> problems;
-  auto bytes = ReadFile(dir + "/MANIFEST");
-  if (!bytes.ok()) {
-    problems.push_back("MANIFEST: " + bytes.status().message());
-    return problems;
-  }
-  const manifest::Digest got = manifest::Sha256Of(*bytes);
-  if (got != hash) {
-    problems.push_back("MANIFEST: sha256 " + manifest::ToHex(got) + " is not the entry's name");
-  }
-  auto m = manifest::Manifest::Parse(*bytes);
-  if (!m.ok()) {
-    problems.push_back(m.status().message());
-    return problems;
-  }
-  std::vector<std::string> paths;
-  std::set<std::string> listed = {"MANIFEST", std::string(kEntryRecordName),
-                                  std::string(kSourceName)};
-  // Mapped files are hashed where they are: in the source .carton.
-  std::map<std::string, std::uint64_t> mapped;  // path -> data offset
-  std::map<std::string, std::uint64_t> sizes;
-  auto rec = ReadEntryRecord(dir);
-  if (rec.ok()) {
-    for (const auto& f : rec->files) {
-      if (f.mapped) {
-        mapped[f.path] = f.data_offset;
-        sizes[f.path] = f.size;
-      }
-    }
-  }
-  std::optional<MappedFile> source;
-  if (!mapped.empty()) {
-    auto opened = MappedFile::Open(dir + "/" + std::string(kSourceName));
-    if (!opened.ok()) {
-      problems.push_back(std::string(kSourceName) + ": " + opened.status().message());
-    } else {
-      source = std::move(opened).value();
-    }
-  }
-  // Mapped files are hashed first, against their own total (the other
-  // files' sizes are known only once listed).
-  std::uint64_t mapped_total = 0, mapped_done = 0;
-  for (const auto& [path, size] : sizes) mapped_total += size;
-  for (const auto& me : m->entries()) {
-    if (auto it = mapped.find(me.path); it != mapped.end()) {
-      listed.insert(me.path);
-      if (!source) continue;
-      if (!InBounds(it->second, sizes[me.path], source->size())) {
-        problems.push_back(me.path + ": outside the source .carton");
-        continue;
-      }
-      manifest::Digest d = manifest::Sha256Of(source->bytes().subspan(it->second, sizes[me.path]));
-      mapped_done += sizes[me.path];
-      if (progress) progress(mapped_done, mapped_total);
-      if (d != me.sha256) {
-        problems.push_back(me.path +
-                           " (in the source .carton): " + manifest::DigestMismatch(d, me.sha256));
-      }
-      continue;
-    }
-    std::string p = dir + "/" + me.path;
-    std::error_code ec;
-    if (!fs::is_regular_file(p, ec)) {
-      problems.push_back(me.path + ": missing");
-      continue;
-    }
-    paths.push_back(p);
-    listed.insert(me.path);
-  }
-  std::uint64_t total = mapped_total;
-  std::atomic<std::uint64_t> done{mapped_done};
-  for (const auto& p : paths) {
-    std::error_code size_ec;
-    const auto size = fs::file_size(p, size_ec);
-    if (!size_ec) total += size;
-  }
-  const auto count = [&](std::uint64_t n) {
-    const std::uint64_t now = done += n;
-    if (progress) progress(now, total);
-  };
-  auto digests = manifest::HashFiles(paths, threads, {}, count);
-  if (!digests.ok()) return digests.status();
-  std::size_t k = 0;
-  for (const auto& me : m->entries()) {
-    if (k < paths.size() && paths[k] == dir + "/" + me.path) {
-      if ((*digests)[k] != me.sha256) {
-        problems.push_back(me.path + ": " + manifest::DigestMismatch((*digests)[k], me.sha256));
-      }
-      ++k;
-    }
-  }
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
-       it.increment(ec)) {
-    if (it->is_directory(ec)) continue;
-    std::string rel = fs::relative(it->path(), dir, ec).generic_string();
-    if (!listed.count(rel)) problems.push_back(rel + ": not listed in MANIFEST");
-  }
-  if (ec) return IoError(dir + ": cannot list: " + ec.message());
-  return problems;
+  EntryVerifier v(dir, progress);
+  if (!v.ReadManifest(hash)) return std::move(v.problems);
+  v.OpenMapped();
+  v.HashMappedListOthers();
+  CARTON_RETURN_IF_ERROR(v.HashOthers(threads));
+  CARTON_RETURN_IF_ERROR(v.ListExtras());
+  return std::move(v.problems);
 }
 
 }  // namespace internal
@@ -269,7 +332,7 @@ Result<CartonCache> CartonCache::OpenDefault() {
 }
 
 std::string CartonCache::EntryDir(const manifest::Digest& hash) const {
-  return internal::CartonsDir(root_) + "/" + manifest::ToHex(hash);
+  return links::CacheLayout(root_).CartonEntryDir(manifest::ToHex(hash));
 }
 
 namespace {
@@ -289,7 +352,7 @@ std::uint64_t DirSize(const fs::path& dir) {
 Result<std::vector<CacheEntryInfo>> CartonCache::List() const {
   std::vector<CacheEntryInfo> out;
   std::error_code ec;
-  std::string dir = internal::CartonsDir(root_);
+  std::string dir = links::CacheLayout(root_).CartonsDir();
   if (!fs::exists(dir, ec)) return out;
   for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator();
        it.increment(ec)) {
@@ -353,7 +416,7 @@ Result<std::vector<PartialDownload>> CartonCache::Partials() const {
   // Cartons loaded by URL: "<manifest hash>.carton.partial" in downloads/.
   constexpr std::string_view kSuffix = ".carton.partial";
   std::error_code ec;
-  for (fs::directory_iterator it(internal::DownloadsDir(root_), ec);
+  for (fs::directory_iterator it(links::CacheLayout(root_).DownloadsDir(), ec);
        !ec && it != fs::directory_iterator(); it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.size() != 64 + kSuffix.size() || !name.ends_with(kSuffix)) continue;
@@ -361,7 +424,7 @@ Result<std::vector<PartialDownload>> CartonCache::Partials() const {
     struct stat st {};
     if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
     bool in_use = false;
-    auto lock = FileLock::Open(internal::MaterializeLockPath(root_, name.substr(0, 64)));
+    auto lock = FileLock::Open(links::CacheLayout(root_).CartonLockPath(name.substr(0, 64)));
     if (lock.ok()) {
       auto got = lock->Lock(FileLock::Mode::kExclusive, false);
       in_use = got.ok() && !*got;
@@ -378,8 +441,8 @@ namespace {
 // made or is in use.
 Result<bool> LockForRemoval(const std::string& root, const std::string& hex, FileLock* mat,
                             FileLock* use) {
-  CARTON_ASSIGN_OR_RETURN(*mat, FileLock::Open(internal::MaterializeLockPath(root, hex)));
-  CARTON_ASSIGN_OR_RETURN(*use, FileLock::Open(internal::UseLockPath(root, hex)));
+  CARTON_ASSIGN_OR_RETURN(*mat, FileLock::Open(links::CacheLayout(root).CartonLockPath(hex)));
+  CARTON_ASSIGN_OR_RETURN(*use, FileLock::Open(links::CacheLayout(root).CartonUseLockPath(hex)));
   CARTON_ASSIGN_OR_RETURN(bool got, mat->Lock(FileLock::Mode::kExclusive, false));
   if (!got) return false;
   return use->Lock(FileLock::Mode::kExclusive, false);
@@ -399,7 +462,7 @@ Status RemoveLocked(const std::string& root, const std::string& dir, const std::
 
 // "carton-<hex>.lock" or "carton-<hex>.use": the hash, else "".
 std::string LockFileHash(const std::string& name) {
-  constexpr std::string_view kPrefix = "carton-";
+  constexpr std::string_view kPrefix = links::kCartonLockPrefix;
   if (!name.starts_with(kPrefix) || name.size() < kPrefix.size() + 64) return "";
   std::string hex = name.substr(kPrefix.size(), 64);
   std::string rest = name.substr(kPrefix.size() + 64);
@@ -412,11 +475,11 @@ std::string LockFileHash(const std::string& name) {
 // gc), each only while holding it exclusively.
 void RemoveStaleLockFiles(const std::string& root) {
   std::error_code ec;
-  for (fs::directory_iterator it(root + "/locks", ec); !ec && it != fs::directory_iterator();
-       it.increment(ec)) {
+  for (fs::directory_iterator it(links::CacheLayout(root).LocksDir(), ec);
+       !ec && it != fs::directory_iterator(); it.increment(ec)) {
     std::string hex = LockFileHash(it->path().filename().string());
     if (hex.empty()) continue;
-    std::string entry = internal::CartonsDir(root) + "/" + hex;
+    std::string entry = links::CacheLayout(root).CartonEntryDir(hex);
     std::error_code exists_ec;
     if (fs::exists(entry, exists_ec)) continue;
     auto lock = FileLock::Open(it->path().string());
@@ -433,17 +496,19 @@ void RemoveStaleLockFiles(const std::string& root) {
 // ("<hash>.carton.partial", kept to be resumed) go into `report`.
 void RemoveLeftovers(const std::string& root, GcReport* report) {
   std::error_code ec;
-  std::string cartons = internal::CartonsDir(root);
+  std::string cartons = links::CacheLayout(root).CartonsDir();
   // Leftovers of killed loads: a temporary directory whose hash lock is
   // free belongs to nobody.
   for (fs::directory_iterator it(cartons, ec); !ec && it != fs::directory_iterator();
        it.increment(ec)) {
     std::string name = it->path().filename().string();
     std::error_code remove_ec;  // another gc may be removing the same
-    if (name.rfind(".trash-", 0) == 0) {
+    if (name.starts_with(links::kEntryTrashPrefix)) {
       fs::remove_all(it->path(), remove_ec);
-    } else if (name.rfind(".tmp-", 0) == 0 && name.size() > 5 + 64) {
-      auto lock = FileLock::Open(internal::MaterializeLockPath(root, name.substr(5, 64)));
+    } else if (name.starts_with(links::kEntryTempPrefix) &&
+               name.size() > links::kEntryTempPrefix.size() + 64) {
+      auto lock = FileLock::Open(
+          links::CacheLayout(root).CartonLockPath(name.substr(links::kEntryTempPrefix.size(), 64)));
       if (lock.ok()) {
         auto got = lock->Lock(FileLock::Mode::kExclusive, false);
         if (got.ok() && *got) fs::remove_all(it->path(), remove_ec);
@@ -456,7 +521,7 @@ void RemoveLeftovers(const std::string& root, GcReport* report) {
   // Range is named by its process instead, and is a leftover once that
   // process is gone.
   ec.clear();
-  for (fs::directory_iterator it(internal::DownloadsDir(root), ec);
+  for (fs::directory_iterator it(links::CacheLayout(root).DownloadsDir(), ec);
        !ec && it != fs::directory_iterator(); it.increment(ec)) {
     std::string name = it->path().filename().string();
     if (name.starts_with(kTemporaryDownloadPrefix)) {
@@ -469,7 +534,7 @@ void RemoveLeftovers(const std::string& root, GcReport* report) {
     }
     if (name.starts_with(".")) name.erase(0, 1);
     if (name.size() < 64 || !manifest::ParseHex(name.substr(0, 64))) continue;
-    auto lock = FileLock::Open(internal::MaterializeLockPath(root, name.substr(0, 64)));
+    auto lock = FileLock::Open(links::CacheLayout(root).CartonLockPath(name.substr(0, 64)));
     if (!lock.ok()) continue;
     auto got = lock->Lock(FileLock::Mode::kExclusive, false);
     if (!got.ok() || !*got) continue;
@@ -498,90 +563,132 @@ Status CartonCache::Remove(const manifest::Digest& hash) const {
   return RemoveLocked(root_, dir, hex, &mat, &use);
 }
 
-Result<GcReport> CartonCache::Gc(std::uint64_t max_size) const {
-  GcReport report;
-  RemoveLeftovers(root_, &report);
-  CARTON_ASSIGN_OR_RETURN(auto entries, List());
-  links::BlobCache blob_cache(root_);
-  CARTON_ASSIGN_OR_RETURN(auto blobs, blob_cache.List());
-  // What the cache takes on disk: the entries, and the blobs that are not
-  // also files of entries (hard links).
-  std::uint64_t total = 0;
-  for (const auto& e : entries) total += e.size;
-  for (const auto& b : blobs) {
-    if (b.links <= 1) total += b.size;
+namespace {
+
+// One gc run: the entries and blobs, least recently used first in one
+// list, removed until what the cache takes on disk is at most max_size.
+class Collector {
+ public:
+  Collector(const std::string& root, std::vector<CacheEntryInfo> entries,
+            std::vector<links::BlobInfo> blobs, GcReport* report)
+      : root_(root),
+        blob_cache_(root),
+        entries_(std::move(entries)),
+        blobs_(std::move(blobs)),
+        report_(*report) {
+    // What the cache takes on disk: the entries, and the blobs that are not
+    // also files of entries (hard links).
+    for (const auto& e : entries_) total_ += e.size;
+    for (const auto& b : blobs_) {
+      if (b.links <= 1) total_ += b.size;
+    }
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+      items_.push_back({entries_[i].last_used, false, i});
+    }
+    for (std::size_t i = 0; i < blobs_.size(); ++i)
+      items_.push_back({blobs_[i].last_used, true, i});
+    std::stable_sort(items_.begin(), items_.end(), [](const Item& a, const Item& b) {
+      return a.last_used != b.last_used ? a.last_used < b.last_used : a.blob > b.blob;
+    });
   }
 
-  // Entries and blobs in one list, least recently used first.
+  // A blob shared with an entry frees nothing until that entry goes, and
+  // its blobs are older than the entry: so go round again while something
+  // was removed.
+  Status Run(std::uint64_t max_size) {
+    bool progress = true;
+    while (total_ > max_size && progress) {
+      progress = false;
+      for (auto& item : items_) {
+        if (total_ <= max_size) break;
+        if (item.done) continue;
+        CARTON_ASSIGN_OR_RETURN(bool removed, item.blob ? RemoveBlob(&item) : RemoveEntry(&item));
+        progress = progress || removed;
+      }
+    }
+    report_.remaining = total_;
+    return Status::Ok();
+  }
+
+ private:
   struct Item {
     std::int64_t last_used;
     bool blob;
     std::size_t index;
     bool done = false;
   };
-  std::vector<Item> items;
-  for (std::size_t i = 0; i < entries.size(); ++i)
-    items.push_back({entries[i].last_used, false, i});
-  for (std::size_t i = 0; i < blobs.size(); ++i) items.push_back({blobs[i].last_used, true, i});
-  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
-    return a.last_used != b.last_used ? a.last_used < b.last_used : a.blob > b.blob;
-  });
 
-  // A blob shared with an entry frees nothing until that entry goes, and
-  // its blobs are older than the entry: so go round again while something
-  // was removed.
-  bool progress = true;
-  while (total > max_size && progress) {
-    progress = false;
-    for (auto& item : items) {
-      if (total <= max_size) break;
-      if (item.done) continue;
-      if (item.blob) {
-        links::BlobInfo& b = blobs[item.index];
-        if (b.links > 1) continue;
-        item.done = true;
-        Status s = blob_cache.Remove(b.digest);
-        if (s.code() == StatusCode::kInvalidArgument) continue;  // being fetched
-        if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
-        total -= std::min(total, b.size);
-        if (s.ok()) {
-          report.freed += b.size;
-          report.removed_blobs.push_back(manifest::ToHex(b.digest));
-          progress = true;
-        }
-        continue;
-      }
-      const CacheEntryInfo& e = entries[item.index];
-      item.done = true;
-      FileLock mat, use;
-      auto got = LockForRemoval(root_, e.hash, &mat, &use);
-      if (!got.ok() || !*got) {
-        report.skipped_in_use.push_back(e.hash);
-        continue;
-      }
-      total -= std::min(total, e.size);
-      std::error_code ec;
-      if (!fs::is_directory(e.dir, ec)) continue;  // removed by another process since List()
-      CARTON_RETURN_IF_ERROR(RemoveLocked(root_, e.dir, e.hash, &mat, &use));
-      progress = true;
-      std::uint64_t freed = e.size;
-      // Its linked files were also blobs: those now held by no entry count
-      // as blobs.
-      for (auto& b : blobs) {
-        if (b.links <= 1) continue;
-        struct stat st;
-        if (::stat(b.path.c_str(), &st) != 0) continue;
-        b.links = static_cast<std::uint64_t>(st.st_nlink);
-        if (b.links <= 1) {
-          total += b.size;
-          freed -= std::min(freed, b.size);
-        }
-      }
-      report.freed += freed;
-      report.removed.push_back(e.hash);
-    }
+  // True when the blob was removed.
+  Result<bool> RemoveBlob(Item* item) {
+    links::BlobInfo& b = blobs_[item->index];
+    if (b.links > 1) return false;
+    item->done = true;
+    Status s = blob_cache_.Remove(b.digest);
+    if (s.code() == StatusCode::kInvalidArgument) return false;  // being fetched
+    if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
+    total_ -= std::min(total_, b.size);
+    if (!s.ok()) return false;
+    report_.freed += b.size;
+    report_.removed_blobs.push_back(manifest::ToHex(b.digest));
+    return true;
   }
-  report.remaining = total;
+
+  // True when the entry was removed; one in use is skipped.
+  Result<bool> RemoveEntry(Item* item) {
+    const CacheEntryInfo& e = entries_[item->index];
+    item->done = true;
+    FileLock mat, use;
+    auto got = LockForRemoval(root_, e.hash, &mat, &use);
+    if (!got.ok() || !*got) {
+      report_.skipped_in_use.push_back(e.hash);
+      return false;
+    }
+    total_ -= std::min(total_, e.size);
+    std::error_code ec;
+    if (!fs::is_directory(e.dir, ec)) return false;  // removed by another process since List()
+    CARTON_RETURN_IF_ERROR(RemoveLocked(root_, e.dir, e.hash, &mat, &use));
+    report_.freed += e.size - std::min(e.size, NowUnshared());
+    report_.removed.push_back(e.hash);
+    return true;
+  }
+
+  // An entry's linked files were also blobs: those now held by no entry
+  // count as blobs. Returns their bytes, which removing the entry did not
+  // free.
+  std::uint64_t NowUnshared() {
+    std::uint64_t bytes = 0;
+    for (auto& b : blobs_) {
+      if (b.links <= 1) continue;
+      struct stat st;
+      if (::stat(b.path.c_str(), &st) != 0) continue;
+      b.links = static_cast<std::uint64_t>(st.st_nlink);
+      if (b.links <= 1) {
+        total_ += b.size;
+        bytes += b.size;
+      }
+    }
+    return bytes;
+  }
+
+  const std::string& root_;
+  links::BlobCache blob_cache_;
+  std::vector<CacheEntryInfo> entries_;
+  std::vector<links::BlobInfo> blobs_;
+  GcReport& report_;
+  std::uint64_t total_ = 0;
+  std::vector<Item> items_;
+};
+
+}  // namespace
+
+Result<GcReport> CartonCache::Gc(std::uint64_t max_size) const {
+  GcReport report;
+  RemoveLeftovers(root_, &report);
+  CARTON_ASSIGN_OR_RETURN(auto entries, List());
+  links::BlobCache blob_cache(root_);
+  CARTON_ASSIGN_OR_RETURN(auto blobs, blob_cache.List());
+  Collector collector(root_, std::move(entries), std::move(blobs), &report);
+  CARTON_RETURN_IF_ERROR(collector.Run(max_size));
   RemoveStaleLockFiles(root_);
   // Partial downloads no fetch is writing go whatever the size limit: they
   // are not part of the cache's contents until finished.

@@ -15,10 +15,7 @@
 
 namespace carton::loader::internal {
 
-std::string CartonsDir(const std::string& root);
-std::string MaterializeLockPath(const std::string& root, const std::string& hex);
-std::string UseLockPath(const std::string& root, const std::string& hex);
-std::string DownloadsDir(const std::string& root);
+// The cache's paths are links::CacheLayout's (carton/links/cache_layout.h).
 
 // A cache entry ready to use, with its use lock held shared.
 struct AcquiredEntry {

@@ -10,6 +10,7 @@
 #include "cache_internal.h"
 #include "carton/common/temporaries.h"
 #include "carton/links/blob_cache.h"
+#include "carton/links/cache_layout.h"
 #include "carton/oci/artifact.h"
 #include "oci_remote.h"
 
@@ -67,7 +68,7 @@ Result<LocalCarton> Localize(const Location& location, std::string_view operatio
       break;
   }
   CARTON_ASSIGN_OR_RETURN(std::string root, CacheRoot(options.link.cache_dir));
-  const std::string dir = internal::DownloadsDir(root);
+  const std::string dir = links::CacheLayout(root).DownloadsDir();
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return IoError(dir + ": cannot create: " + ec.message());

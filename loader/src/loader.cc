@@ -7,6 +7,7 @@
 #include "carton/common/atomic_file.h"
 #include "carton/common/mapped_file.h"
 #include "carton/links/blob_cache.h"
+#include "carton/links/cache_layout.h"
 #include "carton/manifest/manifest.h"
 #include "carton/oci/artifact.h"
 #include "loaded.h"
@@ -95,7 +96,8 @@ Result<LoadedCarton> LoadCarton(const Location& path_or_url, const LoadOptions& 
   CARTON_ASSIGN_OR_RETURN(std::string root, CacheRoot(options));
   CARTON_ASSIGN_OR_RETURN(
       internal::CartonSource source,
-      internal::CartonSource::Open(path_or_url, internal::DownloadsDir(root), options.progress));
+      internal::CartonSource::Open(path_or_url, links::CacheLayout(root).DownloadsDir(),
+                                   options.progress));
   LoadStats stats;
   CARTON_ASSIGN_OR_RETURN(internal::AcquiredEntry entry,
                           internal::AcquireEntry(root, &source, options, &stats));
@@ -129,7 +131,8 @@ Result<LoadedCarton> LoadEntryDirectory(const std::string& dir, const LoadOption
   entry.hit = true;
   if (manifest::ParseHex(hex)) {
     std::string root = p.parent_path().parent_path().string();
-    CARTON_ASSIGN_OR_RETURN(entry.use_lock, FileLock::Open(internal::UseLockPath(root, hex)));
+    CARTON_ASSIGN_OR_RETURN(entry.use_lock,
+                            FileLock::Open(links::CacheLayout(root).CartonUseLockPath(hex)));
     CARTON_ASSIGN_OR_RETURN(bool locked, entry.use_lock.Lock(FileLock::Mode::kShared));
     (void)locked;
   }

@@ -189,91 +189,114 @@ Result<MaterializePlan> PlanMaterialize(const MaterializeSource& src, bool sourc
   return plan;
 }
 
+// Runs the plan's tasks on src.threads, counting the bytes of each kind.
+class TaskRunner {
+ public:
+  TaskRunner(const MaterializeSource& src, const MaterializePlan& plan, const std::string& dir)
+      : src_(src), plan_(plan), dir_(dir), blobs_(src.cache_root) {
+    for (const LinkedFile& f : src.reader->linked_files()) urls_[f.path] = &f.urls;
+    for (const auto& task : plan.tasks) total_ += task.size;
+  }
+
+  // Every task's status, in task order.
+  std::vector<Status> RunAll() {
+    std::vector<Status> results(plan_.tasks.size());
+    ParallelFor(plan_.tasks.size(), src_.threads,
+                [&](std::size_t t) { results[t] = Run(plan_.tasks[t]); });
+    return results;
+  }
+
+  void AddTo(LoadStats* stats) const {
+    stats->bytes_hashed += hashed_;
+    stats->bytes_copied += copied_;
+    stats->bytes_decoded += decoded_;
+    stats->bytes_fetched += fetched_;
+  }
+
+ private:
+  Status Run(const MaterializeTask& task) {
+    const auto& me = src_.reader->manifest().entries()[task.file];
+    const std::string out = dir_ + "/" + me.path;
+    switch (task.kind) {
+      case TaskKind::kHashStored:
+        return HashStored(me);
+      case TaskKind::kCopyStored: {
+        const EntryFile& f = plan_.record.files[task.file];
+        Status s = CopyRange(src_.file->fd(), f.data_offset, f.size, out);
+        if (s.ok()) copied_ += f.size;
+        Count(f.size);
+        return s;
+      }
+      case TaskKind::kDecode: {
+        Status s = src_.reader->ExtractTo(me.path, out, [this](std::uint64_t n) { Count(n); });
+        if (s.ok()) {
+          hashed_ += task.size;
+          decoded_ += task.size;
+        }
+        return s;
+      }
+      case TaskKind::kLink:
+        return Link(me, out);
+    }
+    return Internal("unknown materialize task");
+  }
+
+  // A stored file used from the mapping: hashed there.
+  Status HashStored(const manifest::ManifestEntry& me) {
+    auto mapped = src_.reader->zip().MappedData(me.path);
+    if (!mapped.ok()) return mapped.status();
+    manifest::Sha256 h;
+    Status s = ForEachMappedStep(*mapped, [&](ByteView step) {
+      h.Update(step);
+      Count(step.size());
+      return Status::Ok();
+    });
+    hashed_ += mapped->size();
+    if (s.ok()) s = manifest::CheckDigest(me.path, h.Finish(), me.sha256);
+    return s;
+  }
+
+  // A linked file: from the blob cache (fetched into it first if needed).
+  Status Link(const manifest::ManifestEntry& me, const std::string& out) {
+    net::FetchOptions opts;
+    opts.allow_file_links = src_.allow_file_links;
+    opts.show_progress = false;
+    Status s = LinkBlob(blobs_, me, *urls_.at(me.path), opts, out);
+    struct stat st;
+    if (s.ok() && ::stat(out.c_str(), &st) == 0) {
+      fetched_ += static_cast<std::uint64_t>(st.st_size);
+      Count(static_cast<std::uint64_t>(st.st_size));
+    }
+    return s;
+  }
+
+  void Count(std::uint64_t n) {
+    const std::uint64_t now = done_ += n;
+    if (src_.progress) src_.progress(now, total_);
+  }
+
+  const MaterializeSource& src_;
+  const MaterializePlan& plan_;
+  const std::string& dir_;
+  links::BlobCache blobs_;
+  std::map<std::string_view, const std::vector<std::string>*> urls_;
+  std::uint64_t total_ = 0;
+  std::atomic<std::uint64_t> done_{0}, hashed_{0}, copied_{0}, decoded_{0}, fetched_{0};
+};
+
 Status RunMaterialize(const MaterializeSource& src, const MaterializePlan& plan,
                       const std::string& dir, LoadStats* stats) {
   const CartonReader& reader = *src.reader;
-  const ZipReader& zip = reader.zip();
-  const auto& entries = reader.manifest().entries();
-  std::map<std::string_view, const std::vector<std::string>*> urls;
-  for (const LinkedFile& f : reader.linked_files()) urls[f.path] = &f.urls;
-
   std::error_code ec;
-  for (const auto& me : entries) {
+  for (const auto& me : reader.manifest().entries()) {
     fs::create_directories((fs::path(dir) / me.path).parent_path(), ec);
     if (ec) return IoError(dir + "/" + me.path + ": cannot create its directory: " + ec.message());
   }
-
-  std::vector<Status> results(plan.tasks.size());
-  std::atomic<std::uint64_t> hashed{0}, copied{0}, decoded{0}, fetched{0};
-  std::uint64_t total = 0;
-  for (const auto& task : plan.tasks) total += task.size;
-  std::atomic<std::uint64_t> done{0};
-  const auto count = [&](std::uint64_t n) {
-    const std::uint64_t now = done += n;
-    if (src.progress) src.progress(now, total);
-  };
-  links::BlobCache blobs(src.cache_root);
-  ParallelFor(plan.tasks.size(), src.threads, [&](std::size_t t) {
-    const MaterializeTask& task = plan.tasks[t];
-    const auto& me = entries[task.file];
-    std::string out = dir + "/" + me.path;
-    Status s;
-    switch (task.kind) {
-      case TaskKind::kHashStored: {
-        auto mapped = zip.MappedData(me.path);
-        if (!mapped.ok()) {
-          s = mapped.status();
-          break;
-        }
-        manifest::Sha256 h;
-        s = ForEachMappedStep(*mapped, [&](ByteView step) {
-          h.Update(step);
-          count(step.size());
-          return Status::Ok();
-        });
-        hashed += mapped->size();
-        if (s.ok()) s = manifest::CheckDigest(me.path, h.Finish(), me.sha256);
-        break;
-      }
-      case TaskKind::kCopyStored: {
-        const EntryFile& f = plan.record.files[task.file];
-        s = CopyRange(src.file->fd(), f.data_offset, f.size, out);
-        if (s.ok()) copied += f.size;
-        count(f.size);
-        break;
-      }
-      case TaskKind::kDecode: {
-        s = reader.ExtractTo(me.path, out, count);
-        if (s.ok()) {
-          hashed += task.size;
-          decoded += task.size;
-        }
-        break;
-      }
-      case TaskKind::kLink: {
-        net::FetchOptions opts;
-        opts.allow_file_links = src.allow_file_links;
-        opts.show_progress = false;
-        s = LinkBlob(blobs, me, *urls.at(me.path), opts, out);
-        struct stat st;
-        if (s.ok() && ::stat(out.c_str(), &st) == 0) {
-          fetched += static_cast<std::uint64_t>(st.st_size);
-          count(static_cast<std::uint64_t>(st.st_size));
-        }
-        break;
-      }
-    }
-    results[t] = std::move(s);
-  });
-  for (const Status& s : results) {
+  TaskRunner runner(src, plan, dir);
+  for (const Status& s : runner.RunAll()) {
     if (!s.ok()) return s.WithContext(reader.location());
   }
-  if (stats != nullptr) {
-    stats->bytes_hashed += hashed;
-    stats->bytes_copied += copied;
-    stats->bytes_decoded += decoded;
-    stats->bytes_fetched += fetched;
-  }
+  if (stats != nullptr) runner.AddTo(stats);
   return Status::Ok();
 }
 

@@ -60,13 +60,10 @@ Status Aggregate(const manifest::Digest& expected, const std::vector<Status>& fa
 
 // Attempts `url` until it succeeds, fails for good, or runs out of
 // attempts. A failure's message names the attempts when there were several.
-AttemptResult TryUrl(Transfer& transfer, const std::string& url, const manifest::Digest* expected,
-                     std::uint64_t expected_size_or_0, const std::string& dest_path,
-                     const FetchOptions& options, const HttpAccess& access,
-                     StreamSink* stream = nullptr) {
+AttemptResult TryUrl(Transfer& transfer, const AttemptRequest& request) {
+  const FetchOptions& options = *request.options;
   for (int attempt = 1;; ++attempt) {
-    AttemptResult r =
-        transfer.Attempt(url, expected, expected_size_or_0, dest_path, options, access, stream);
+    AttemptResult r = transfer.Attempt(request);
     if (r.status.ok() || r.fatal) return r;
     if (!r.transient || attempt == options.attempts_per_url) {
       if (attempt > 1) {
@@ -100,8 +97,12 @@ Status FetchToFile(const std::vector<std::string>& urls, const manifest::Digest&
       failures.push_back(std::move(allowed));
       continue;
     }
-    AttemptResult r =
-        TryUrl(transfer, url, &expected, expected_size_or_0, dest_path, options, access);
+    AttemptResult r = TryUrl(transfer, {.url = url,
+                                        .expected = &expected,
+                                        .expected_size_or_0 = expected_size_or_0,
+                                        .dest_path = dest_path,
+                                        .options = &options,
+                                        .access = &access});
     if (r.status.ok() || r.fatal) return r.status;
     failures.push_back(std::move(r.status));
   }
@@ -129,7 +130,13 @@ Status FetchToStream(const std::vector<std::string>& urls, const manifest::Diges
       failures.push_back(std::move(allowed));
       continue;
     }
-    AttemptResult r = TryUrl(transfer, url, &expected, size, "", o, access, &sink);
+    AttemptResult r = TryUrl(transfer, {.url = url,
+                                        .expected = &expected,
+                                        .expected_size_or_0 = size,
+                                        .dest_path = "",
+                                        .stream = &sink,
+                                        .options = &o,
+                                        .access = &access});
     if (r.status.ok() || r.fatal) return r.status;
     failures.push_back(std::move(r.status));
   }
@@ -142,7 +149,9 @@ Status DownloadToFile(const std::string& url, const std::string& dest_path,
   CARTON_RETURN_IF_ERROR(CheckAllowed(url, options));
   CARTON_ASSIGN_OR_RETURN(const HttpAccess access, ResolveAccess(options));
   CARTON_ASSIGN_OR_RETURN(Transfer transfer, Transfer::Create());
-  return TryUrl(transfer, url, nullptr, 0, dest_path, options, access).status;
+  return TryUrl(transfer,
+                {.url = url, .dest_path = dest_path, .options = &options, .access = &access})
+      .status;
 }
 
 }  // namespace carton::net

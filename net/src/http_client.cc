@@ -86,6 +86,45 @@ bool Set(CURL* curl, CURLoption option, T value) {
   return curl_easy_setopt(curl, option, value) == CURLE_OK;
 }
 
+// Sets the options that make the request's method, with its body.
+bool SetMethod(CURL* c, State* st) {
+  const HttpRequest& call = *st->call;
+  if (call.method == "HEAD") return Set(c, CURLOPT_NOBODY, 1L);
+  if (call.method == "PUT" || call.method == "PATCH") {
+    return Set(c, CURLOPT_UPLOAD, 1L) &&
+           Set(c, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(call.body.size())) &&
+           Set(c, CURLOPT_READFUNCTION, &OnRead) && Set(c, CURLOPT_READDATA, st) &&
+           Set(c, CURLOPT_SEEKFUNCTION, &OnSeek) && Set(c, CURLOPT_SEEKDATA, st) &&
+           Set(c, CURLOPT_UPLOAD_BUFFERSIZE, kUploadBufferSize) &&
+           (call.method == "PUT" || Set(c, CURLOPT_CUSTOMREQUEST, call.method.c_str()));
+  }
+  if (call.method == "POST") {
+    return Set(c, CURLOPT_POST, 1L) &&
+           Set(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(call.body.size())) &&
+           Set(c, CURLOPT_READFUNCTION, &OnRead) && Set(c, CURLOPT_READDATA, st) &&
+           Set(c, CURLOPT_SEEKFUNCTION, &OnSeek) && Set(c, CURLOPT_SEEKDATA, st);
+  }
+  return call.method == "GET" || Set(c, CURLOPT_CUSTOMREQUEST, call.method.c_str());
+}
+
+// Sets one hop's options (PerformHops sets the rest), starting its response
+// afresh.
+bool ConfigureHop(CURL* c, State* st, const FetchOptions& options, char* error) {
+  st->sent = 0;
+  st->skipping = false;
+  st->status_checked = false;
+  st->reply->body.clear();
+  st->reply->body_truncated = false;
+  return Set(c, CURLOPT_NOSIGNAL, 1L) && Set(c, CURLOPT_ERRORBUFFER, error) &&
+         Set(c, CURLOPT_USERAGENT, kUserAgent) &&
+         Set(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.connect_timeout.count())) &&
+         Set(c, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(options.low_speed_limit)) &&
+         Set(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options.low_speed_time.count())) &&
+         Set(c, CURLOPT_HEADERFUNCTION, &OnHeader) && Set(c, CURLOPT_HEADERDATA, st) &&
+         Set(c, CURLOPT_WRITEFUNCTION, &OnBody) && Set(c, CURLOPT_WRITEDATA, st) &&
+         SetMethod(c, st);
+}
+
 }  // namespace
 
 std::string HttpResponse::Header(std::string_view name) const {
@@ -119,53 +158,21 @@ HttpResponse Call(CURL* curl, const HttpRequest& call, const HttpAccess& access,
   st.call = &call;
   st.reply = &reply;
   std::array<char, CURL_ERROR_SIZE> error{};
-  const bool upload = call.method == "PUT" || call.method == "PATCH";
-  const bool post = call.method == "POST";
-  const bool head = call.method == "HEAD";
   std::vector<std::string> headers = call.headers;
   // No "Expect: 100-continue" round trip before a body: the registry has
   // answered the requests that would refuse it already.
-  if (upload || post) headers.push_back("Expect:");
+  if (call.method == "PUT" || call.method == "PATCH" || call.method == "POST") {
+    headers.push_back("Expect:");
+  }
 
-  auto configure = [&](CURL* c) {
-    st.sent = 0;
-    st.skipping = false;
-    st.status_checked = false;
-    reply.body.clear();
-    reply.body_truncated = false;
-    bool ok =
-        Set(c, CURLOPT_NOSIGNAL, 1L) && Set(c, CURLOPT_ERRORBUFFER, error.data()) &&
-        Set(c, CURLOPT_USERAGENT, kUserAgent) &&
-        Set(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.connect_timeout.count())) &&
-        Set(c, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(options.low_speed_limit)) &&
-        Set(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options.low_speed_time.count())) &&
-        Set(c, CURLOPT_HEADERFUNCTION, &OnHeader) && Set(c, CURLOPT_HEADERDATA, &st) &&
-        Set(c, CURLOPT_WRITEFUNCTION, &OnBody) && Set(c, CURLOPT_WRITEDATA, &st);
-    if (head) {
-      ok = ok && Set(c, CURLOPT_NOBODY, 1L);
-    } else if (upload) {
-      ok = ok && Set(c, CURLOPT_UPLOAD, 1L) &&
-           Set(c, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(call.body.size())) &&
-           Set(c, CURLOPT_READFUNCTION, &OnRead) && Set(c, CURLOPT_READDATA, &st) &&
-           Set(c, CURLOPT_SEEKFUNCTION, &OnSeek) && Set(c, CURLOPT_SEEKDATA, &st) &&
-           Set(c, CURLOPT_UPLOAD_BUFFERSIZE, kUploadBufferSize) &&
-           (call.method == "PUT" || Set(c, CURLOPT_CUSTOMREQUEST, call.method.c_str()));
-    } else if (post) {
-      ok = ok && Set(c, CURLOPT_POST, 1L) &&
-           Set(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(call.body.size())) &&
-           Set(c, CURLOPT_READFUNCTION, &OnRead) && Set(c, CURLOPT_READDATA, &st) &&
-           Set(c, CURLOPT_SEEKFUNCTION, &OnSeek) && Set(c, CURLOPT_SEEKDATA, &st);
-    } else if (call.method != "GET") {
-      ok = ok && Set(c, CURLOPT_CUSTOMREQUEST, call.method.c_str());
-    }
-    return ok;
-  };
   HopRequest request;
   request.access = &access;
   request.origin_headers = call.origin_headers;
   request.max_redirects = options.max_redirects;
-  request.follow_redirects = call.method == "GET" || head;
-  const HopResult hops = PerformHops(curl, call.url, request, headers, configure);
+  request.follow_redirects = call.method == "GET" || call.method == "HEAD";
+  const HopResult hops = PerformHops(curl, call.url, request, headers, [&](CURL* c) {
+    return ConfigureHop(c, &st, options, error.data());
+  });
   reply.status = hops.status;
   reply.url = hops.url;
   reply.refused = hops.refused;

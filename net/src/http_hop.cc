@@ -62,6 +62,78 @@ bool Append(Slist& list, const std::string& header) {
 
 bool IsWeb(const std::string& scheme) { return scheme == "http" || scheme == "https"; }
 
+// The checked target of hop `hop`, to `url`: refused when not http(s), or
+// by CheckTarget (the allowlist, the link-local rule).
+Result<UrlTarget> CheckHop(const std::string& url, const std::string& first_url, int hop,
+                           const HttpAccess& access) {
+  auto parsed = TargetOf(url);
+  if (!parsed.ok()) return parsed.status();
+  if (!IsWeb(parsed->scheme)) {
+    return InvalidArgument(url + ": only http and https urls are fetched");
+  }
+  if (Status s = CheckTarget(url, *parsed, access); !s.ok()) {
+    return hop == 0 ? std::move(s) : Status(s.code(), first_url + ": redirect to " + s.message());
+  }
+  return std::move(parsed).value();
+}
+
+// Appends the hop's headers: `extra_headers`, then, for a web `target`, the
+// origin's (only to the origin) and the configured hosts' (only to them).
+bool AppendHeaders(Slist& headers, const std::vector<std::string>& extra_headers,
+                   const HopRequest& request, const std::optional<UrlTarget>& target,
+                   const std::optional<UrlTarget>& origin) {
+  bool ok = true;
+  for (const std::string& h : extra_headers) ok = ok && Append(headers, h);
+  if (target) {
+    if (origin && SameOrigin(*origin, *target)) {
+      for (const std::string& h : request.origin_headers) ok = ok && Append(headers, h);
+    }
+    for (const HostHeader& h : request.access->headers) {
+      if (HostMatches(h.host, target->host, target->port)) ok = ok && Append(headers, h.header);
+    }
+  }
+  return ok;
+}
+
+// Sets the options PerformHops owns: the URL, the protocols, no redirects,
+// the socket guard, the headers and netrc.
+bool SetHopOptions(CURL* curl, const std::string& url, bool is_file, const Slist& headers,
+                   AddressGuard* guard, const HttpAccess& access) {
+  bool ok = Set(curl, CURLOPT_URL, url.c_str()) &&
+            Set(curl, CURLOPT_PROTOCOLS_STR, is_file ? "file" : "http,https") &&
+            Set(curl, CURLOPT_FOLLOWLOCATION, 0L) &&
+            Set(curl, CURLOPT_OPENSOCKETFUNCTION, &OpenSocket) &&
+            Set(curl, CURLOPT_OPENSOCKETDATA, guard) &&
+            (headers == nullptr || Set(curl, CURLOPT_HTTPHEADER, headers.get()));
+  if (ok && !is_file && access.use_netrc) {
+    ok = Set(curl, CURLOPT_NETRC, static_cast<long>(CURL_NETRC_OPTIONAL)) &&
+         (access.netrc_file.empty() || Set(curl, CURLOPT_NETRC_FILE, access.netrc_file.c_str()));
+  }
+  return ok;
+}
+
+// Where the redirect that answered hop `hop` to `url` leads; nullopt when
+// there is no Location to follow. Errors: a redirect that is refused.
+Result<std::optional<std::string>> RedirectTarget(CURL* curl, const std::string& url, int hop,
+                                                  int max_redirects) {
+  char* location = nullptr;
+  if (curl_easy_getinfo(curl, CURLINFO_REDIRECT_URL, &location) != CURLE_OK ||
+      location == nullptr) {
+    return std::optional<std::string>();  // a 3xx without a usable Location is the final answer
+  }
+  std::string next = location;
+  auto next_target = TargetOf(next);
+  if (!next_target.ok() || !IsWeb(next_target->scheme)) {
+    return NetworkError(url + ": redirect to " + next +
+                        " refused (only http and https redirects are followed)");
+  }
+  if (hop >= max_redirects) {
+    return NetworkError(url + ": too many redirects (more than " + std::to_string(max_redirects) +
+                        ")");
+  }
+  return std::optional<std::string>(std::move(next));
+}
+
 }  // namespace
 
 bool IsRedirectStatus(long status) {
@@ -86,21 +158,12 @@ HopResult PerformHops(CURL* curl, const std::string& first_url, const HopRequest
     const bool is_file = hop == 0 && request.allow_file && SchemeOf(url) == Scheme::kFile;
     std::optional<UrlTarget> target;
     if (!is_file) {
-      auto parsed = TargetOf(url);
-      if (!parsed.ok()) {
-        result.refused = parsed.status();
+      auto checked = CheckHop(url, first_url, hop, *request.access);
+      if (!checked.ok()) {
+        result.refused = checked.status();
         return result;
       }
-      if (!IsWeb(parsed->scheme)) {
-        result.refused = InvalidArgument(url + ": only http and https urls are fetched");
-        return result;
-      }
-      if (Status s = CheckTarget(url, *parsed, *request.access); !s.ok()) {
-        result.refused =
-            hop == 0 ? std::move(s) : Status(s.code(), first_url + ": redirect to " + s.message());
-        return result;
-      }
-      target = std::move(parsed).value();
+      target = std::move(checked).value();
       if (hop == 0) origin = target;
     }
 
@@ -108,28 +171,8 @@ HopResult PerformHops(CURL* curl, const std::string& first_url, const HopRequest
     Slist headers;
     AddressGuard guard;
     guard.allow_link_local = request.access->allow_link_local;
-    bool ok = configure(curl);
-    for (const std::string& h : extra_headers) ok = ok && Append(headers, h);
-    if (target) {
-      if (origin && SameOrigin(*origin, *target)) {
-        for (const std::string& h : request.origin_headers) ok = ok && Append(headers, h);
-      }
-      for (const HostHeader& h : request.access->headers) {
-        if (HostMatches(h.host, target->host, target->port)) ok = ok && Append(headers, h.header);
-      }
-    }
-    ok = ok && Set(curl, CURLOPT_URL, url.c_str()) &&
-         Set(curl, CURLOPT_PROTOCOLS_STR, is_file ? "file" : "http,https") &&
-         Set(curl, CURLOPT_FOLLOWLOCATION, 0L) &&
-         Set(curl, CURLOPT_OPENSOCKETFUNCTION, &OpenSocket) &&
-         Set(curl, CURLOPT_OPENSOCKETDATA, &guard) &&
-         (headers == nullptr || Set(curl, CURLOPT_HTTPHEADER, headers.get()));
-    if (ok && !is_file && request.access->use_netrc) {
-      ok = Set(curl, CURLOPT_NETRC, static_cast<long>(CURL_NETRC_OPTIONAL)) &&
-           (request.access->netrc_file.empty() ||
-            Set(curl, CURLOPT_NETRC_FILE, request.access->netrc_file.c_str()));
-    }
-    if (!ok) {
+    if (!configure(curl) || !AppendHeaders(headers, extra_headers, request, target, origin) ||
+        !SetHopOptions(curl, url, is_file, headers, &guard, *request.access)) {
       result.code = CURLE_FAILED_INIT;
       return result;
     }
@@ -146,24 +189,13 @@ HopResult PerformHops(CURL* curl, const std::string& first_url, const HopRequest
         !IsRedirectStatus(result.status)) {
       return result;
     }
-    char* location = nullptr;
-    if (curl_easy_getinfo(curl, CURLINFO_REDIRECT_URL, &location) != CURLE_OK ||
-        location == nullptr) {
-      return result;  // a 3xx without a usable Location is the final answer
-    }
-    std::string next = location;
-    auto next_target = TargetOf(next);
-    if (!next_target.ok() || !IsWeb(next_target->scheme)) {
-      result.refused = NetworkError(url + ": redirect to " + next +
-                                    " refused (only http and https redirects are followed)");
+    auto next = RedirectTarget(curl, url, hop, request.max_redirects);
+    if (!next.ok()) {
+      result.refused = next.status();
       return result;
     }
-    if (hop >= request.max_redirects) {
-      result.refused = NetworkError(url + ": too many redirects (more than " +
-                                    std::to_string(request.max_redirects) + ")");
-      return result;
-    }
-    url = std::move(next);
+    if (!*next) return result;
+    url = std::move(**next);
   }
 }
 

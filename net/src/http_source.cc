@@ -60,6 +60,9 @@ struct Response {
   bool over_cap = false;
   std::string content_range, etag, last_modified, content_encoding;
   std::vector<std::byte> body;
+  // Once the request is done: libcurl's result and the last status.
+  CURLcode code = CURLE_OK;
+  long status = 0;
 };
 
 std::size_t OnHeader(char* data, std::size_t, std::size_t n, void* user) {
@@ -122,6 +125,91 @@ struct Extent {
   std::vector<std::byte> bytes;
 };
 
+// Sets one hop's options for a range request (PerformHops sets the rest).
+bool ConfigureHop(CURL* h, Response* r, const FetchOptions& f, const std::string& range,
+                  char* error_buffer) {
+  // Each hop of a redirect starts a response of its own.
+  r->status_checked = false;
+  r->skipping = false;
+  return Set(h, CURLOPT_NOSIGNAL, 1L) && Set(h, CURLOPT_ERRORBUFFER, error_buffer) &&
+         Set(h, CURLOPT_USERAGENT, kUserAgent) &&
+         Set(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(f.connect_timeout.count())) &&
+         Set(h, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(f.low_speed_limit)) &&
+         Set(h, CURLOPT_LOW_SPEED_TIME, static_cast<long>(f.low_speed_time.count())) &&
+         Set(h, CURLOPT_RANGE, range.c_str()) && Set(h, CURLOPT_HEADERFUNCTION, &OnHeader) &&
+         Set(h, CURLOPT_HEADERDATA, r) && Set(h, CURLOPT_WRITEFUNCTION, &OnBody) &&
+         Set(h, CURLOPT_WRITEDATA, r);
+}
+
+// Why the answer to `range` is not a 206 that arrived whole, or OK;
+// `*transient` tells whether another request may do better.
+Status CheckAnswer(const Response& r, const std::string& url, const std::string& range,
+                   const char* error_buffer, bool* transient) {
+  const CURLcode code = r.code;
+  const long status = r.status;
+  const std::string what = url + " (range " + range + ")";
+  if (r.refused_status == 200 || (code == CURLE_OK && status == 200)) {
+    return Unsupported(url +
+                       ": the server ignores range requests (it answered 200 with the "
+                       "whole file to \"Range: bytes=" +
+                       range +
+                       "\"); download the "
+                       "file first, or serve it from a server that supports ranges");
+  }
+  if (r.refused_status != 0 || (code == CURLE_OK && status != 206)) {
+    const long shown = r.refused_status != 0 ? r.refused_status : status;
+    *transient = IsTransientStatus(shown);
+    Status s(shown == 404 ? StatusCode::kNotFound : StatusCode::kNetworkError,
+             what + ": http status " + std::to_string(shown) + ", expected 206");
+    return s;
+  }
+  if (r.over_cap) {
+    return NetworkError(what + ": the server sent more than the " + std::to_string(r.cap) +
+                        " bytes asked for");
+  }
+  if (code != CURLE_OK) {
+    std::string message = what + ": " + curl_easy_strerror(code);
+    if (error_buffer[0] != '\0') message += std::string(" (") + error_buffer + ")";
+    *transient = IsTransientCurlError(code);
+    return NetworkError(std::move(message));
+  }
+  return Status::Ok();
+}
+
+// The Content-Range of a 206 whose body is the file's own bytes.
+Result<ContentRange> ContentRangeOf(const Response& r, const std::string& what) {
+  if (!r.content_encoding.empty() && r.content_encoding != "identity") {
+    return NetworkError(what + ": the server sent Content-Encoding " + r.content_encoding +
+                        " for a range it was not asked to encode");
+  }
+  auto cr = ParseContentRange(r.content_range);
+  if (!cr) {
+    return NetworkError(what + ": 206 without a valid Content-Range (\"" + r.content_range + "\")");
+  }
+  return *cr;
+}
+
+// Why the body is not the bytes asked for (`want` of them from where
+// `range` starts; 0: any number), or OK.
+Status CheckExtent(const Response& r, const ContentRange& cr, const std::string& range,
+                   std::uint64_t want, const std::string& what, bool* transient) {
+  const std::uint64_t got = cr.last - cr.first + 1;
+  if (r.body.size() != got) {
+    *transient = true;
+    return NetworkError(what + ": Content-Range " + r.content_range + " but " +
+                        std::to_string(r.body.size()) + " bytes arrived");
+  }
+  if (want != 0 || range.front() != '-') {
+    std::uint64_t first = 0;
+    ParseU64(range.substr(0, range.find('-')), &first);
+    if (cr.first != first || (want != 0 && got != want)) {
+      return NetworkError(what + ": the server answered with another range (" + r.content_range +
+                          ")");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 struct HttpRangeSource::Impl {
@@ -149,92 +237,41 @@ struct HttpRangeSource::Impl {
     r.cap = want != 0 ? want : options.head_size != 0 ? options.head_size : options.tail_size;
     error_buffer.fill('\0');
     const FetchOptions& f = options.fetch;
-    auto configure = [&](CURL* h) {
-      // Each hop of a redirect starts a response of its own.
-      r.status_checked = false;
-      r.skipping = false;
-      return Set(h, CURLOPT_NOSIGNAL, 1L) && Set(h, CURLOPT_ERRORBUFFER, error_buffer.data()) &&
-             Set(h, CURLOPT_USERAGENT, kUserAgent) &&
-             Set(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(f.connect_timeout.count())) &&
-             Set(h, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(f.low_speed_limit)) &&
-             Set(h, CURLOPT_LOW_SPEED_TIME, static_cast<long>(f.low_speed_time.count())) &&
-             Set(h, CURLOPT_RANGE, range.c_str()) && Set(h, CURLOPT_HEADERFUNCTION, &OnHeader) &&
-             Set(h, CURLOPT_HEADERDATA, &r) && Set(h, CURLOPT_WRITEFUNCTION, &OnBody) &&
-             Set(h, CURLOPT_WRITEDATA, &r);
-    };
     HopRequest request;
     request.access = &access;
     request.origin_headers = f.headers;
     request.max_redirects = f.max_redirects;
     ++stats.requests;
-    const HopResult hops = PerformHops(c, url, request, {}, configure);
+    const HopResult hops = PerformHops(c, url, request, {}, [&](CURL* h) {
+      return ConfigureHop(h, &r, f, range, error_buffer.data());
+    });
     if (!hops.refused.ok()) return hops.refused;
     if (hops.code == CURLE_FAILED_INIT) return Internal(url + ": libcurl rejected an option");
-    const CURLcode code = hops.code;
+    r.code = hops.code;
     stats.bytes_received += r.body.size();
-    long status = 0;
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
+    CARTON_RETURN_IF_ERROR(CheckAnswer(r, url, range, error_buffer.data(), transient));
     const std::string what = url + " (range " + range + ")";
-    if (r.refused_status == 200 || (code == CURLE_OK && status == 200)) {
-      return Unsupported(url +
-                         ": the server ignores range requests (it answered 200 with the "
-                         "whole file to \"Range: bytes=" +
-                         range +
-                         "\"); download the "
-                         "file first, or serve it from a server that supports ranges");
-    }
-    if (r.refused_status != 0 || (code == CURLE_OK && status != 206)) {
-      const long shown = r.refused_status != 0 ? r.refused_status : status;
-      *transient = IsTransientStatus(shown);
-      Status s(shown == 404 ? StatusCode::kNotFound : StatusCode::kNetworkError,
-               what + ": http status " + std::to_string(shown) + ", expected 206");
-      return s;
-    }
-    if (r.over_cap) {
-      return NetworkError(what + ": the server sent more than the " + std::to_string(r.cap) +
-                          " bytes asked for");
-    }
-    if (code != CURLE_OK) {
-      std::string message = what + ": " + curl_easy_strerror(code);
-      if (error_buffer[0] != '\0') message += std::string(" (") + error_buffer.data() + ")";
-      *transient = IsTransientCurlError(code);
-      return NetworkError(std::move(message));
-    }
-    if (!r.content_encoding.empty() && r.content_encoding != "identity") {
-      return NetworkError(what + ": the server sent Content-Encoding " + r.content_encoding +
-                          " for a range it was not asked to encode");
-    }
-    auto cr = ParseContentRange(r.content_range);
-    if (!cr) {
-      return NetworkError(what + ": 206 without a valid Content-Range (\"" + r.content_range +
-                          "\")");
-    }
-    const std::string v = !r.etag.empty() ? r.etag : r.last_modified;
+    CARTON_ASSIGN_OR_RETURN(const ContentRange cr, ContentRangeOf(r, what));
+    CARTON_RETURN_IF_ERROR(CheckSameFile(cr, !r.etag.empty() ? r.etag : r.last_modified));
+    CARTON_RETURN_IF_ERROR(CheckExtent(r, cr, range, want, what, transient));
+    return Extent{cr.first, std::move(r.body)};
+  }
+
+  // Why the answer (its total size, its validator `v`) is not from the file
+  // the first answer was, or OK.
+  Status CheckSameFile(const ContentRange& cr, const std::string& v) {
     if (!sized) {
       // The first response: it fixes the size and the validator.
       sized = true;
-      size = cr->total;
+      size = cr.total;
       validator = v;
-    } else if (cr->total != size || v != validator) {
+    } else if (cr.total != size || v != validator) {
       return NetworkError(url + ": the file changed on the server while it was read (size " +
-                          std::to_string(size) + " then " + std::to_string(cr->total) +
+                          std::to_string(size) + " then " + std::to_string(cr.total) +
                           ", validator \"" + validator + "\" then \"" + v + "\")");
     }
-    const std::uint64_t got = cr->last - cr->first + 1;
-    if (r.body.size() != got) {
-      *transient = true;
-      return NetworkError(what + ": Content-Range " + r.content_range + " but " +
-                          std::to_string(r.body.size()) + " bytes arrived");
-    }
-    if (want != 0 || range.front() != '-') {
-      std::uint64_t first = 0;
-      ParseU64(range.substr(0, range.find('-')), &first);
-      if (cr->first != first || (want != 0 && got != want)) {
-        return NetworkError(what + ": the server answered with another range (" + r.content_range +
-                            ")");
-      }
-    }
-    return Extent{cr->first, std::move(r.body)};
+    return Status::Ok();
   }
 
   // RequestOnce with FetchToFile's retry policy for transient failures.

@@ -45,6 +45,23 @@ struct AttemptResult {
   bool fatal = false;
 };
 
+// What one attempt downloads, and where to. The pointers are borrowed for
+// the attempt.
+struct AttemptRequest {
+  // REQUIRES: passed UrlProblem() and its scheme is allowed by `options`.
+  std::string url;
+  // The sha256 the bytes must have; not checked when null.
+  const manifest::Digest* expected = nullptr;
+  // The size the bytes must have; not checked when 0.
+  std::uint64_t expected_size_or_0 = 0;
+  // The file to write; not used with `stream`.
+  std::string dest_path;
+  // Where the bytes go instead of `dest_path`, when not null.
+  StreamSink* stream = nullptr;
+  const FetchOptions* options = nullptr;  // REQUIRES: not null
+  const HttpAccess* access = nullptr;     // REQUIRES: not null
+};
+
 // A libcurl easy handle, reused across attempts so connections are kept.
 // Move-only; one thread at a time.
 class Transfer {
@@ -52,19 +69,15 @@ class Transfer {
   // Errors: kInternal when libcurl cannot be initialised.
   static Result<Transfer> Create();
 
-  // Downloads `url` into a temporary file beside `dest_path`, hashing the
-  // decoded bytes (on a HashingWriter's thread while libcurl decodes), and
-  // renames it over `dest_path` only if the size (when `expected_size_or_0`
-  // is non-zero) and sha256 (when `expected` is not null) match.
-  // Redirects are followed hop by hop under `access` (http_hop.h).
-  // With `stream`, the bytes go to it instead (from the first byte, after
-  // stream->Restart(); `dest_path` and keep_partial are not used).
-  // REQUIRES: `url` passed UrlProblem() and its scheme is allowed by
-  // `options`.
-  AttemptResult Attempt(const std::string& url, const manifest::Digest* expected,
-                        std::uint64_t expected_size_or_0, const std::string& dest_path,
-                        const FetchOptions& options, const HttpAccess& access,
-                        StreamSink* stream = nullptr);
+  // Downloads `request.url` into a temporary file beside `dest_path`,
+  // hashing the decoded bytes (on a HashingWriter's thread while libcurl
+  // decodes), and renames it over `dest_path` only if the size (when
+  // `expected_size_or_0` is non-zero) and sha256 (when `expected` is not
+  // null) match. Redirects are followed hop by hop under `access`
+  // (http_hop.h). With `stream`, the bytes go to it instead (from the first
+  // byte, after stream->Restart(); `dest_path` and keep_partial are not
+  // used).
+  AttemptResult Attempt(const AttemptRequest& request);
 
  private:
   explicit Transfer(CurlEasy curl) : curl_(std::move(curl)) {}

@@ -1,6 +1,6 @@
 // Registry credentials and authentication messages. The only file of the
-// OCI client that sees nlohmann/json and OpenSSL; their exceptions and
-// types stop here.
+// OCI client that sees nlohmann/json (json.cc parses it) and OpenSSL; their
+// exceptions and types stop here.
 #include "auth.h"
 
 #include <openssl/evp.h>
@@ -13,12 +13,16 @@
 #include "carton/common/ascii.h"
 #include "carton/common/atomic_file.h"
 #include "carton/oci/client.h"
+#include "json.h"
 
 namespace carton::oci {
 namespace {
 
-constexpr std::size_t kMaxConfigSize = 4 << 20;
-constexpr int kMaxJsonDepth = 16;
+// Largest docker config.json (or $CARTON_REGISTRY_AUTH file) read.
+constexpr std::size_t kMaxDockerConfigSize = 4 << 20;
+// The deepest nesting read in docker config.json, token server answers and
+// registry error bodies.
+constexpr int kMaxAuthJsonDepth = 16;
 constexpr std::size_t kMaxErrorsShown = 4;
 constexpr std::size_t kMaxMessageLength = 300;
 
@@ -31,22 +35,12 @@ bool IsTokenChar(char c) {
 
 // Parses JSON with a depth limit (deeply nested input would recurse).
 Result<Json> ParseJson(std::string_view text, std::string_view source) {
-  int depth = 0;
-  bool too_deep = false;
-  Json::parser_callback_t limit = [&](int d, Json::parse_event_t event, Json&) {
-    if (event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start) {
-      depth = d;
-      if (d > kMaxJsonDepth) too_deep = true;
-    }
-    return !too_deep;
-  };
-  try {
-    Json j = Json::parse(text.begin(), text.end(), limit);
-    if (too_deep) return InvalidArgument(std::string(source) + ": JSON nested too deeply");
-    return j;
-  } catch (const Json::exception& e) {
-    return InvalidArgument(std::string(source) + ": not valid JSON: " + e.what());
-  }
+  const std::string where(source);
+  return internal::ParseBoundedJson(text, kMaxAuthJsonDepth,
+                                    {.invalid_code = StatusCode::kInvalidArgument,
+                                     .invalid_prefix = where + ": not valid JSON: ",
+                                     .too_deep_code = StatusCode::kInvalidArgument,
+                                     .too_deep_message = where + ": JSON nested too deeply"});
 }
 
 // "HOST[:PORT]" of a docker config key: "host:5000", "https://host/v1/".
@@ -66,9 +60,9 @@ const char* NonEmptyEnv(const char* name) {
 Result<std::string> ReadConfigText(const std::string& path) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
-  if (!ec && size > kMaxConfigSize) {
+  if (!ec && size > kMaxDockerConfigSize) {
     return InvalidArgument(path + ": " + std::to_string(size) + " bytes, more than the limit of " +
-                           std::to_string(kMaxConfigSize));
+                           std::to_string(kMaxDockerConfigSize));
   }
   CARTON_ASSIGN_OR_RETURN(auto bytes, ReadFile(path));
   return std::string(AsChars(bytes));

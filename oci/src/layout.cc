@@ -1,6 +1,6 @@
 // The OCI config blob: writing, parsing (untrusted), and finding it for a
 // carton (oci/FORMAT.md "Cartons as OCI artifacts"). The only file of oci/ that
-// sees nlohmann/json for it; its exceptions stop here.
+// sees nlohmann/json for it (json.cc parses it); its exceptions stop here.
 #include "layout.h"
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include "carton/manifest/manifest.h"
 #include "carton/zip/layout.h"
 #include "carton/zip/writer.h"
+#include "json.h"
 
 namespace carton::oci::internal {
 namespace {
@@ -21,7 +22,6 @@ using Json = nlohmann::json;
 // Compressed entries up to this size are tried at every level when the
 // likely ones do not give their size; larger ones only at those.
 constexpr std::uint64_t kSearchAllLevelsUpTo = 16 << 20;
-constexpr int kMaxJsonDepth = 8;
 
 // The alignments tried, most likely first.
 constexpr std::array<std::uint32_t, 16> kAlignments = {
@@ -117,22 +117,233 @@ struct Reader {
   }
 };
 
-Result<Json> ParseJson(std::string_view text) {
-  bool too_deep = false;
-  Json::parser_callback_t limit = [&](int depth, Json::parse_event_t event, Json&) {
-    if ((event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start) &&
-        depth > kMaxJsonDepth) {
-      too_deep = true;
-    }
-    return !too_deep;
-  };
-  try {
-    Json j = Json::parse(text.begin(), text.end(), limit);
-    if (too_deep) return Corrupt("carton config blob: JSON nested too deeply");
-    return j;
-  } catch (const Json::exception& e) {
-    return Corrupt(std::string("carton config blob: not valid JSON: ") + e.what());
+// kCorrupt: the config blob breaks a rule, `why`.
+Status BadLayout(const std::string& why) { return Corrupt("carton config blob: " + why); }
+
+// The config blob's JSON, checked to be an object of version 1.
+Result<Json> ParseLayoutJson(std::string_view json) {
+  if (json.size() > kMaxOciLayoutSize) {
+    return Corrupt("carton config blob: " + std::to_string(json.size()) +
+                   " bytes, more than the limit of " + std::to_string(kMaxOciLayoutSize));
   }
+  const JsonErrorWording wording{.invalid_code = StatusCode::kCorrupt,
+                                 .invalid_prefix = "carton config blob: not valid JSON: ",
+                                 .too_deep_code = StatusCode::kCorrupt,
+                                 .too_deep_message = "carton config blob: JSON nested too deeply"};
+  CARTON_ASSIGN_OR_RETURN(Json root, ParseBoundedJson(json, kMaxArtifactJsonDepth, wording));
+  if (!root.is_object()) return BadLayout("not a JSON object");
+  auto version = root.find("version");
+  if (version == root.end() || !version->is_number_integer()) {
+    return BadLayout("version is missing or not an integer");
+  }
+  if (version->get<std::int64_t>() != kOciLayoutVersion) {
+    return Unsupported("carton config blob: version " +
+                       std::to_string(version->get<std::int64_t>()) + " is not supported (only 1)");
+  }
+  return root;
+}
+
+// Reads the settings of the config's `zip` object into `layout`; returns
+// its entries array, not yet read.
+Result<const Json*> ReadZipSettings(const Json& zip, OciLayout* layout) {
+  if (!zip.is_object()) return BadLayout("zip must be an object");
+  Reader r;
+  const std::uint64_t alignment = r.Unsigned(zip, "alignment", "zip");
+  const std::string workers = r.String(zip, "zstd_workers", "zip");
+  layout->size = r.Unsigned(zip, "size", "zip");
+  const Json* entries = r.Field(zip, "entries", "zip");
+  if (!r.error.empty()) return BadLayout(r.error);
+  if (alignment == 0 || alignment > kZipMaxAlignment || (alignment & (alignment - 1)) != 0) {
+    return BadLayout("zip.alignment " + std::to_string(alignment) +
+                     " is not a power of two in 1.." + std::to_string(kZipMaxAlignment));
+  }
+  layout->alignment = static_cast<std::uint32_t>(alignment);
+  if (workers != "multithreaded" && workers != "none") {
+    return BadLayout("zip.zstd_workers must be \"multithreaded\" or \"none\"");
+  }
+  layout->zstd_multithreaded = workers == "multithreaded";
+  if (auto it = zip.find("layout_sha256"); it != zip.end()) {
+    std::optional<manifest::Digest> d;
+    if (it->is_string()) d = manifest::ParseHex(it->get<std::string>());
+    if (!d) return BadLayout("zip.layout_sha256 is not 64 lowercase hex digits");
+    layout->layout_sha256 = *d;
+  }
+  if (!entries->is_array()) return BadLayout("zip.entries must be an array");
+  if (entries->size() > kZipMaxEntries) return BadLayout("zip.entries lists too many entries");
+  return entries;
+}
+
+// Reads the method, compressed size and level of a file or symlink entry
+// into `e`, through `r` (which may hold an error already).
+Status ReadCompression(const Json& j, const std::string& where, Reader& r, OciZipEntry* e) {
+  const std::string method = r.String(j, "method", where);
+  e->compressed_size = r.Unsigned(j, "compressed_size", where);
+  const Json* level = r.Field(j, "level", where);
+  if (!r.error.empty()) return BadLayout(r.error);
+  auto parsed_method = ParseCompression(method);
+  if (!parsed_method.ok()) return BadLayout(where + ".method " + parsed_method.status().message());
+  e->method = *parsed_method;
+  if (!level->is_number_integer()) return BadLayout(where + ".level must be an integer");
+  const std::int64_t l = level->get<std::int64_t>();
+  if (e->method == Compression::kStored) {
+    if (l != 0) return BadLayout(where + ".level must be 0 for a stored entry");
+  } else if (l < -1000 || l > 1000 || !ResolveZipLevel(e->method, static_cast<int>(l)).ok() ||
+             l == 0) {
+    return BadLayout(where + ".level " + std::to_string(l) + " is not a level of " + method);
+  }
+  e->level = static_cast<int>(l);
+  return Status::Ok();
+}
+
+// One item of zip.entries, `where` in messages; `names` holds the names of
+// the entries before it and gets this one's.
+Result<OciZipEntry> ReadEntry(const Json& j, const std::string& where,
+                              std::set<std::string>* names) {
+  if (!j.is_object()) return BadLayout(where + " must be an object");
+  Reader r;
+  OciZipEntry e;
+  e.name = r.String(j, "name", where);
+  const std::string kind = r.String(j, "kind", where);
+  if (!r.error.empty()) return BadLayout(r.error);
+  if (auto why = ZipEntryNameProblem(e.name)) {
+    return BadLayout(where + ".name " + QuoteZipEntryName(e.name) + " " + *why);
+  }
+  if (!names->insert(e.name).second) return BadLayout(where + ": duplicate name " + e.name);
+  if (kind == "directory") {
+    e.kind = OciEntryKind::kDirectory;
+    if (e.name.back() != '/') return BadLayout(where + ": a directory name ends with '/'");
+    return e;
+  }
+  if (kind == "file") {
+    e.kind = OciEntryKind::kFile;
+  } else if (kind == "symlink") {
+    e.kind = OciEntryKind::kSymlink;
+    e.target = r.String(j, "target", where);
+    if (r.error.empty()) {
+      // A MANIFEST path, like every name these messages print.
+      if (Status s = manifest::ValidateEntryPath(e.target); !s.ok()) {
+        return BadLayout(where + ".target: " + s.message());
+      }
+    }
+  } else {
+    return BadLayout(where + ".kind must be \"file\", \"directory\" or \"symlink\"");
+  }
+  if (e.name.back() == '/') return BadLayout(where + ": a file name does not end with '/'");
+  CARTON_RETURN_IF_ERROR(ReadCompression(j, where, r, &e));
+  return e;
+}
+
+// Reads the config's `linked` paths into `layout`: valid MANIFEST paths,
+// none of them one of the zip entries' `names`.
+Status ReadLinked(const Json& linked, const std::set<std::string>& names, OciLayout* layout) {
+  if (!linked.is_array()) return BadLayout("linked must be an array of paths");
+  for (const Json& p : linked) {
+    if (!p.is_string()) return BadLayout("linked must be an array of paths");
+    layout->linked.push_back(p.get<std::string>());
+    if (Status s = manifest::ValidateEntryPath(layout->linked.back()); !s.ok()) {
+      return BadLayout("linked: " + s.message());
+    }
+    if (names.count(layout->linked.back()) != 0) {
+      return BadLayout("linked file " + layout->linked.back() + " is also a zip entry");
+    }
+  }
+  return Status::Ok();
+}
+
+// The entries of the carton `reader` reads, and its linked files, with
+// what needs no search; clears `*reproducible` for what ZipWriter does not
+// write (symlink and encrypted entries).
+Result<OciLayout> ListEntries(const CartonReader& reader, bool* reproducible) {
+  const ZipReader& zip = reader.zip();
+  OciLayout layout;
+  layout.manifest_hash = reader.manifest_file().hash;
+  layout.size = zip.archive().size();
+  for (const ZipEntry& e : zip.entries()) {
+    OciZipEntry o;
+    o.name = e.name;
+    if (e.is_dir) {
+      o.kind = OciEntryKind::kDirectory;
+      layout.entries.push_back(std::move(o));
+      continue;
+    }
+    CARTON_ASSIGN_OR_RETURN(o.method, MethodOf(e));
+    o.compressed_size = e.compressed_size;
+    if (e.is_symlink) {
+      o.kind = OciEntryKind::kSymlink;
+      CARTON_ASSIGN_OR_RETURN(o.target, reader.DataEntry(e.name));
+      *reproducible = false;  // ZipWriter writes no symlink entries
+    }
+    if (e.encrypted) *reproducible = false;
+    layout.entries.push_back(std::move(o));
+  }
+  for (const LinkedFile& f : reader.linked_files()) layout.linked.push_back(f.path);
+  return layout;
+}
+
+// The first of kAlignments at which ZipWriter puts every stored file's data
+// where it is in `zip`, or nullopt.
+std::optional<std::uint32_t> FindAlignment(const ZipReader& zip, std::uint64_t file_size) {
+  for (std::uint32_t a : kAlignments) {
+    if (OffsetsMatch(zip, a, file_size)) return a;
+  }
+  return std::nullopt;
+}
+
+// The level at which `e` compresses to its size with `method` (`hint`
+// first), or nullopt; zstd is tried in the worker mode `*multithreaded`
+// once it is known, else in both, and a zstd level found sets it.
+Result<std::optional<int>> FindLevel(const ZipReader& zip, const ZipEntry& e, Compression method,
+                                     std::optional<int> hint, int workers,
+                                     std::optional<bool>* multithreaded) {
+  const bool all = e.size <= kSearchAllLevelsUpTo;
+  std::vector<bool> modes;
+  if (method == Compression::kZstd && *multithreaded) {
+    modes = {**multithreaded};
+  } else {
+    modes = {true, false};
+  }
+  for (bool mt : modes) {
+    if (method != Compression::kZstd && !mt) break;
+    for (int level : CandidateLevels(method, hint, all)) {
+      CARTON_ASSIGN_OR_RETURN(bool same,
+                              ZipEntryCompressesTo(zip, e, method, level, mt ? workers : 0));
+      if (same) {
+        if (method == Compression::kZstd) *multithreaded = mt;
+        return std::optional<int>(level);
+      }
+    }
+  }
+  return std::optional<int>();
+}
+
+// Sets the level of each compressed entry of `layout` and the zstd worker
+// mode, searching while `*reproducible`; clears it when a search fails.
+Status InferLevels(const ZipReader& zip, unsigned threads, OciLayout* layout, bool* reproducible) {
+  // The level (and zstd worker mode) of each compressed entry: the one
+  // that gives its compressed size. One pack uses one level per method, so
+  // the level found last is tried first.
+  const int workers = carton::CartonWriterOptions(threads).zstd_workers;
+  std::optional<int> hint[3];
+  std::optional<bool> multithreaded;
+  for (OciZipEntry& o : layout->entries) {
+    if (o.kind == OciEntryKind::kDirectory || o.method == Compression::kStored) continue;
+    const ZipEntry& e = *zip.Find(o.name);
+    auto& h = hint[static_cast<int>(o.method)];
+    std::optional<int> found;
+    if (*reproducible) {
+      CARTON_ASSIGN_OR_RETURN(found, FindLevel(zip, e, o.method, h, workers, &multithreaded));
+    }
+    if (found) {
+      h = *found;
+      o.level = *found;
+    } else {
+      *reproducible = false;
+      auto d = ResolveZipLevel(o.method, 0);
+      o.level = h.value_or(d.ok() ? *d : 1);
+    }
+  }
+  layout->zstd_multithreaded = multithreaded.value_or(true);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -162,202 +373,37 @@ std::string WriteOciLayout(const OciLayout& layout) {
 }
 
 Result<OciLayout> ParseOciLayout(std::string_view json) {
-  if (json.size() > kMaxOciLayoutSize) {
-    return Corrupt("carton config blob: " + std::to_string(json.size()) +
-                   " bytes, more than the limit of " + std::to_string(kMaxOciLayoutSize));
-  }
-  CARTON_ASSIGN_OR_RETURN(Json root, ParseJson(json));
-  auto bad = [](const std::string& why) { return Corrupt("carton config blob: " + why); };
-  if (!root.is_object()) return bad("not a JSON object");
-  auto version = root.find("version");
-  if (version == root.end() || !version->is_number_integer()) {
-    return bad("version is missing or not an integer");
-  }
-  if (version->get<std::int64_t>() != kOciLayoutVersion) {
-    return Unsupported("carton config blob: version " +
-                       std::to_string(version->get<std::int64_t>()) + " is not supported (only 1)");
-  }
+  CARTON_ASSIGN_OR_RETURN(Json root, ParseLayoutJson(json));
   Reader r;
   OciLayout layout;
   const std::string hash = r.String(root, "manifest_hash", "config");
   const Json* zip = r.Field(root, "zip", "config");
   const Json* linked = r.Field(root, "linked", "config");
-  if (!r.error.empty()) return bad(r.error);
+  if (!r.error.empty()) return BadLayout(r.error);
   auto parsed_hash = manifest::ParseHex(hash);
-  if (!parsed_hash) return bad("manifest_hash is not 64 lowercase hex digits");
+  if (!parsed_hash) return BadLayout("manifest_hash is not 64 lowercase hex digits");
   layout.manifest_hash = *parsed_hash;
-  if (!zip->is_object()) return bad("zip must be an object");
-  const std::uint64_t alignment = r.Unsigned(*zip, "alignment", "zip");
-  const std::string workers = r.String(*zip, "zstd_workers", "zip");
-  layout.size = r.Unsigned(*zip, "size", "zip");
-  const Json* entries = r.Field(*zip, "entries", "zip");
-  if (!r.error.empty()) return bad(r.error);
-  if (alignment == 0 || alignment > kZipMaxAlignment || (alignment & (alignment - 1)) != 0) {
-    return bad("zip.alignment " + std::to_string(alignment) + " is not a power of two in 1.." +
-               std::to_string(kZipMaxAlignment));
-  }
-  layout.alignment = static_cast<std::uint32_t>(alignment);
-  if (workers != "multithreaded" && workers != "none") {
-    return bad("zip.zstd_workers must be \"multithreaded\" or \"none\"");
-  }
-  layout.zstd_multithreaded = workers == "multithreaded";
-  if (auto it = zip->find("layout_sha256"); it != zip->end()) {
-    std::optional<manifest::Digest> d;
-    if (it->is_string()) d = manifest::ParseHex(it->get<std::string>());
-    if (!d) return bad("zip.layout_sha256 is not 64 lowercase hex digits");
-    layout.layout_sha256 = *d;
-  }
-  if (!entries->is_array()) return bad("zip.entries must be an array");
-  if (entries->size() > kZipMaxEntries) return bad("zip.entries lists too many entries");
+  CARTON_ASSIGN_OR_RETURN(const Json* entries, ReadZipSettings(*zip, &layout));
   std::set<std::string> names;
   for (std::size_t i = 0; i < entries->size(); ++i) {
-    const Json& j = (*entries)[i];
     const std::string where = "zip.entries[" + std::to_string(i) + "]";
-    if (!j.is_object()) return bad(where + " must be an object");
-    OciZipEntry e;
-    e.name = r.String(j, "name", where);
-    const std::string kind = r.String(j, "kind", where);
-    if (!r.error.empty()) return bad(r.error);
-    if (auto why = ZipEntryNameProblem(e.name)) {
-      return bad(where + ".name " + QuoteZipEntryName(e.name) + " " + *why);
-    }
-    if (!names.insert(e.name).second) return bad(where + ": duplicate name " + e.name);
-    if (kind == "directory") {
-      e.kind = OciEntryKind::kDirectory;
-      if (e.name.back() != '/') return bad(where + ": a directory name ends with '/'");
-      layout.entries.push_back(std::move(e));
-      continue;
-    }
-    if (kind == "file") {
-      e.kind = OciEntryKind::kFile;
-    } else if (kind == "symlink") {
-      e.kind = OciEntryKind::kSymlink;
-      e.target = r.String(j, "target", where);
-      if (r.error.empty()) {
-        // A MANIFEST path, like every name these messages print.
-        if (Status s = manifest::ValidateEntryPath(e.target); !s.ok()) {
-          return bad(where + ".target: " + s.message());
-        }
-      }
-    } else {
-      return bad(where + ".kind must be \"file\", \"directory\" or \"symlink\"");
-    }
-    if (e.name.back() == '/') return bad(where + ": a file name does not end with '/'");
-    const std::string method = r.String(j, "method", where);
-    e.compressed_size = r.Unsigned(j, "compressed_size", where);
-    const Json* level = r.Field(j, "level", where);
-    if (!r.error.empty()) return bad(r.error);
-    auto parsed_method = ParseCompression(method);
-    if (!parsed_method.ok()) return bad(where + ".method " + parsed_method.status().message());
-    e.method = *parsed_method;
-    if (!level->is_number_integer()) return bad(where + ".level must be an integer");
-    const std::int64_t l = level->get<std::int64_t>();
-    if (e.method == Compression::kStored) {
-      if (l != 0) return bad(where + ".level must be 0 for a stored entry");
-    } else if (l < -1000 || l > 1000 || !ResolveZipLevel(e.method, static_cast<int>(l)).ok() ||
-               l == 0) {
-      return bad(where + ".level " + std::to_string(l) + " is not a level of " + method);
-    }
-    e.level = static_cast<int>(l);
+    CARTON_ASSIGN_OR_RETURN(OciZipEntry e, ReadEntry((*entries)[i], where, &names));
     layout.entries.push_back(std::move(e));
   }
-  if (!linked->is_array()) return bad("linked must be an array of paths");
-  for (const Json& p : *linked) {
-    if (!p.is_string()) return bad("linked must be an array of paths");
-    layout.linked.push_back(p.get<std::string>());
-    if (Status s = manifest::ValidateEntryPath(layout.linked.back()); !s.ok()) {
-      return bad("linked: " + s.message());
-    }
-    if (names.count(layout.linked.back()) != 0) {
-      return bad("linked file " + layout.linked.back() + " is also a zip entry");
-    }
-  }
+  CARTON_RETURN_IF_ERROR(ReadLinked(*linked, names, &layout));
   return layout;
 }
 
 Result<OciLayout> InferOciLayout(const CartonReader& reader, unsigned threads) {
   const ZipReader& zip = reader.zip();
-  const std::uint64_t file_size = zip.archive().size();
-  OciLayout layout;
-  layout.manifest_hash = reader.manifest_file().hash;
-  layout.size = file_size;
   bool reproducible = true;
-  for (const ZipEntry& e : zip.entries()) {
-    OciZipEntry o;
-    o.name = e.name;
-    if (e.is_dir) {
-      o.kind = OciEntryKind::kDirectory;
-      layout.entries.push_back(std::move(o));
-      continue;
-    }
-    CARTON_ASSIGN_OR_RETURN(o.method, MethodOf(e));
-    o.compressed_size = e.compressed_size;
-    if (e.is_symlink) {
-      o.kind = OciEntryKind::kSymlink;
-      CARTON_ASSIGN_OR_RETURN(o.target, reader.DataEntry(e.name));
-      reproducible = false;  // ZipWriter writes no symlink entries
-    }
-    if (e.encrypted) reproducible = false;
-    layout.entries.push_back(std::move(o));
-  }
-  for (const LinkedFile& f : reader.linked_files()) layout.linked.push_back(f.path);
-
+  CARTON_ASSIGN_OR_RETURN(OciLayout layout, ListEntries(reader, &reproducible));
   // The alignment ZipWriter must have used, if it wrote this archive.
   std::optional<std::uint32_t> alignment;
-  if (reproducible) {
-    for (std::uint32_t a : kAlignments) {
-      if (OffsetsMatch(zip, a, file_size)) {
-        alignment = a;
-        break;
-      }
-    }
-  }
+  if (reproducible) alignment = FindAlignment(zip, zip.archive().size());
   layout.alignment = alignment.value_or(ZipWriterOptions{}.alignment);
   reproducible = reproducible && alignment.has_value();
-
-  // The level (and zstd worker mode) of each compressed entry: the one
-  // that gives its compressed size. One pack uses one level per method, so
-  // the level found last is tried first.
-  const int workers = carton::CartonWriterOptions(threads).zstd_workers;
-  std::optional<int> hint[3];
-  std::optional<bool> multithreaded;
-  for (OciZipEntry& o : layout.entries) {
-    if (o.kind == OciEntryKind::kDirectory || o.method == Compression::kStored) continue;
-    const ZipEntry& e = *zip.Find(o.name);
-    auto& h = hint[static_cast<int>(o.method)];
-    std::optional<int> found;
-    if (reproducible) {
-      const bool all = e.size <= kSearchAllLevelsUpTo;
-      std::vector<bool> modes;
-      if (o.method == Compression::kZstd && multithreaded) {
-        modes = {*multithreaded};
-      } else {
-        modes = {true, false};
-      }
-      for (bool mt : modes) {
-        if (o.method != Compression::kZstd && !mt) break;
-        for (int level : CandidateLevels(o.method, h, all)) {
-          CARTON_ASSIGN_OR_RETURN(bool same,
-                                  ZipEntryCompressesTo(zip, e, o.method, level, mt ? workers : 0));
-          if (same) {
-            found = level;
-            if (o.method == Compression::kZstd) multithreaded = mt;
-            break;
-          }
-        }
-        if (found) break;
-      }
-    }
-    if (found) {
-      h = *found;
-      o.level = *found;
-    } else {
-      reproducible = false;
-      auto d = ResolveZipLevel(o.method, 0);
-      o.level = h.value_or(d.ok() ? *d : 1);
-    }
-  }
-  layout.zstd_multithreaded = multithreaded.value_or(true);
+  CARTON_RETURN_IF_ERROR(InferLevels(zip, threads, &layout, &reproducible));
   if (reproducible) {
     CARTON_ASSIGN_OR_RETURN(layout.layout_sha256, LayoutSha256(zip));
   }

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "carton/common/unique_fd.h"
+#include "carton/links/cache_layout.h"
 
 namespace carton::oci {
 namespace {
@@ -16,7 +17,7 @@ namespace {
 constexpr std::size_t kMaxRecordSize = 64 << 10;
 
 std::string RecordPath(const std::string& root, const manifest::Digest& digest) {
-  return root + "/oci/mounts/" + manifest::ToHex(digest);
+  return links::CacheLayout(root).OciMountPath(manifest::ToHex(digest));
 }
 
 std::vector<std::string> ReadLines(const std::string& path) {
@@ -77,7 +78,7 @@ void RememberRepository(const std::string& cache_root, const std::string& regist
   const auto lines = ReadLines(path);
   if (!lines.empty() && lines.back() == line) return;
   std::error_code ec;
-  std::filesystem::create_directories(cache_root + "/oci/mounts", ec);
+  std::filesystem::create_directories(links::CacheLayout(cache_root).OciMountsDir(), ec);
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
   if (!fd.valid()) return;
   const std::string text = line + "\n";

@@ -351,12 +351,36 @@ class BlobPipe final : public net::StreamSink {
 
 using Streams = std::map<manifest::Digest, std::shared_ptr<BlobStream>>;
 using Pipes = std::map<manifest::Digest, std::shared_ptr<BlobPipe>>;
+using BlobPaths = std::map<manifest::Digest, std::string>;
+
+// The blobs written into the carton while they download, and what their
+// downloads gave.
+struct Streamed {
+  Streams streams;
+  Pipes pipes;
+  std::set<manifest::Digest> digests;
+  // The streamed blobs in the order of their entries: downloads start in
+  // this order, so the one the archive writer waits for is always running
+  // (a pipe holds only kPipeCapacity bytes).
+  std::vector<const internal::OciLayer*> layers;
+  std::vector<Status> status;      // per layer, its download's result
+  std::vector<std::string> paths;  // streams: the cached blob
+
+  // Whether a download started over after the carton took some of its
+  // bytes (or a stream could not follow its download).
+  bool restarted() const {
+    bool restarted = false;
+    for (const auto& [digest, pipe] : pipes) restarted = restarted || pipe->restarted();
+    for (const auto& [digest, stream] : streams) restarted = restarted || stream->restarted();
+    return restarted;
+  }
+};
 
 // The blob cache path of every distinct blob of the artifact but those in
 // `streams`, fetched with `jobs` transfers at once.
-Result<std::map<manifest::Digest, std::string>> FetchAll(
-    const Pulled& p, unsigned jobs, const std::set<manifest::Digest>& was_cached,
-    const std::set<manifest::Digest>& skip, OciPullReport* report) {
+Result<BlobPaths> FetchAll(const Pulled& p, unsigned jobs,
+                           const std::set<manifest::Digest>& was_cached,
+                           const std::set<manifest::Digest>& skip, OciPullReport* report) {
   const OciSession& s = p.session;
   std::map<manifest::Digest, const internal::OciLayer*> unique;
   for (const internal::OciLayer& l : p.artifact.layers) {
@@ -369,7 +393,7 @@ Result<std::map<manifest::Digest, std::string>> FetchAll(
     const internal::OciLayer& l = *todo[i];
     paths[i] = s.client->FetchBlob(s.cache, s.ref.repository, l.digest, l.size);
   });
-  std::map<manifest::Digest, std::string> out;
+  BlobPaths out;
   for (std::size_t i = 0; i < todo.size(); ++i) {
     if (!paths[i].ok()) return paths[i].status().WithContext(s.where + ": " + todo[i]->title);
     out[todo[i]->digest] = *paths[i];
@@ -386,6 +410,227 @@ std::string TempName(const std::string& out_path) {
   std::random_device rd;
   return (p.parent_path() / ("." + p.filename().string() + ".pull-" + std::to_string(rd())))
       .string();
+}
+
+// What the cache holds of the artifact's blobs before this pull, for the
+// report.
+std::set<manifest::Digest> CachedBlobs(const Pulled& p) {
+  const OciSession& s = p.session;
+  std::set<manifest::Digest> was_cached;
+  if (s.cache.Get(p.artifact.config_digest).ok()) {
+    was_cached.insert(p.artifact.config_digest);
+  }
+  for (const internal::OciLayer& l : p.artifact.layers) {
+    if (s.cache.Get(l.digest).ok()) was_cached.insert(l.digest);
+  }
+  return was_cached;
+}
+
+// The report's start: the artifact, and its config blob.
+OciPullReport StartReport(const Pulled& p, const std::set<manifest::Digest>& was_cached) {
+  OciPullReport report;
+  report.reference = p.session.where;
+  report.manifest_digest = p.manifest_digest;
+  report.manifest_hash = p.artifact.manifest_hash;
+  const bool config_cached = was_cached.count(p.artifact.config_digest) != 0;
+  report.blobs.push_back({"(config)", p.artifact.config_digest, p.artifact.config_size,
+                          config_cached ? "cached" : "downloaded"});
+  if (!config_cached) report.bytes_downloaded += p.artifact.config_size;
+  return report;
+}
+
+// Chooses the blobs written into the carton while they download.
+Streamed PlanStreams(const Pulled& p, const std::set<manifest::Digest>& was_cached,
+                     bool cache_large_blobs) {
+  // Large stored blobs not cached yet are written into the carton as they
+  // download: straight from the download (pipes), or, to keep them in the
+  // blob cache too, from the download's file there (streams). A blob that
+  // more than one entry needs goes through the cache. Every other blob is
+  // fetched first.
+  std::map<manifest::Digest, int> uses;
+  for (const auto& e : p.layout.entries) {
+    if (e.kind == internal::OciEntryKind::kDirectory) continue;
+    ++uses[p.artifact.Find(e.kind == internal::OciEntryKind::kSymlink ? e.target : e.name)->digest];
+  }
+  Streamed out;
+  for (const auto& e : p.layout.entries) {
+    if (e.kind != internal::OciEntryKind::kFile || e.method != Compression::kStored) continue;
+    const internal::OciLayer* layer = p.artifact.Find(e.name);
+    if (layer->size < kStreamMinSize || was_cached.count(layer->digest) != 0 ||
+        out.digests.count(layer->digest) != 0) {
+      continue;
+    }
+    if (cache_large_blobs) {
+      out.streams.emplace(layer->digest, std::make_shared<BlobStream>(layer->size));
+    } else if (uses[layer->digest] == 1) {
+      out.pipes.emplace(layer->digest, std::make_shared<BlobPipe>(layer->size));
+    } else {
+      continue;
+    }
+    out.digests.insert(layer->digest);
+    out.layers.push_back(layer);
+  }
+  out.status.assign(out.layers.size(), Internal("not fetched"));
+  out.paths.resize(out.layers.size());
+  return out;
+}
+
+// Downloads the streamed blobs, `jobs` at once: a pipe's straight into its
+// entry, a stream's into the blob cache. Records each one's result.
+void DownloadStreamed(const OciSession& s, unsigned jobs, Streamed* streamed) {
+  ParallelFor(streamed->layers.size(), jobs, [&](std::size_t i) {
+    const internal::OciLayer& layer = *streamed->layers[i];
+    if (auto pipe = streamed->pipes.find(layer.digest); pipe != streamed->pipes.end()) {
+      streamed->status[i] =
+          s.client->FetchBlobToStream(s.ref.repository, layer.digest, layer.size, *pipe->second);
+      pipe->second->Done(streamed->status[i]);
+      return;
+    }
+    BlobStream* stream = streamed->streams.at(layer.digest).get();
+    auto path = s.client->FetchBlob(
+        s.cache, s.ref.repository, layer.digest, layer.size,
+        [stream](int fd, std::uint64_t length) { stream->OnWritten(fd, length); });
+    stream->Done(path);
+    streamed->status[i] = path.status();
+    if (path.ok()) streamed->paths[i] = *path;
+  });
+}
+
+// The rebuild: the recorded entries, in order, with the recorded
+// settings, each file's bytes from its blob, or from its download.
+class CartonRebuild {
+ public:
+  CartonRebuild(const Pulled& p, const Streamed& streamed, const BlobPaths& blobs, unsigned threads,
+                const std::string& temp, const std::string& out_path)
+      : p_(p),
+        streamed_(streamed),
+        blobs_(blobs),
+        threads_(threads),
+        temp_(temp),
+        out_path_(out_path) {}
+
+  // Writes the carton at `temp`; with `stream`, the streamed blobs from
+  // their downloads, else every blob from `blobs`.
+  Status Write(bool stream) {
+    ZipWriterOptions zip_options = CartonWriterOptions(threads_, p_.layout.alignment);
+    if (!p_.layout.zstd_multithreaded) zip_options.zstd_workers = 0;
+    CARTON_ASSIGN_OR_RETURN(ZipWriter zip, ZipWriter::Create(temp_, zip_options));
+    differs_.clear();
+    for (const auto& e : p_.layout.entries) {
+      if (e.kind == internal::OciEntryKind::kDirectory) {
+        CARTON_RETURN_IF_ERROR(zip.AddDirectory(e.name));
+        continue;
+      }
+      Result<ZipAddResult> added = AddFile(zip, e, stream);
+      if (!added.ok()) return added.status().WithContext(Where());
+      if (differs_.empty() && added->compressed_size != e.compressed_size) {
+        differs_ = e.name + " came out " + std::to_string(added->compressed_size) +
+                   " bytes long, the pushed carton had " + std::to_string(e.compressed_size);
+      }
+    }
+    if (Status st = zip.Finish(); !st.ok()) {
+      return st.WithContext(Where());
+    }
+    return Status::Ok();
+  }
+
+  // The first entry that came out unlike the pushed one, or empty.
+  const std::string& differs() const { return differs_; }
+
+ private:
+  std::string Where() const { return p_.session.where + ": rebuilding " + out_path_; }
+
+  // Adds the file or symlink entry `e` with its blob's bytes.
+  Result<ZipAddResult> AddFile(ZipWriter& zip, const internal::OciZipEntry& e, bool stream) const {
+    const std::string source = e.kind == internal::OciEntryKind::kSymlink ? e.target : e.name;
+    const internal::OciLayer* layer = p_.artifact.Find(source);
+    auto in_pipes = streamed_.pipes.find(layer->digest);
+    auto in_streams = streamed_.streams.find(layer->digest);
+    const bool stored_file =
+        e.kind == internal::OciEntryKind::kFile && e.method == Compression::kStored;
+    if (stream && stored_file && in_pipes != streamed_.pipes.end()) {
+      return zip.AddStream(e.name, layer->size, [b = in_pipes->second.get()](std::uint64_t offset) {
+        return b->Read(offset);
+      });
+    }
+    if (stream && stored_file && in_streams != streamed_.streams.end()) {
+      return zip.AddStream(
+          e.name, layer->size,
+          [b = in_streams->second.get()](std::uint64_t offset) { return b->Read(offset); });
+    }
+    const std::string& blob = blobs_.at(layer->digest);
+    return e.method == Compression::kStored ? zip.AddFileUnread(e.name, blob)
+                                            : zip.AddFile(e.name, blob, e.method, e.level);
+  }
+
+  const Pulled& p_;
+  const Streamed& streamed_;
+  const BlobPaths& blobs_;
+  const unsigned threads_;
+  const std::string& temp_;
+  const std::string& out_path_;
+  std::string differs_;
+};
+
+// After the downloads: the first that failed on its own; else the
+// streamed blobs go into the report, and the streams' cached blobs into
+// `blobs`.
+Status TakeDownloads(const OciSession& s, const Streamed& streamed, bool restarted,
+                     BlobPaths* blobs, OciPullReport* report) {
+  for (std::size_t i = 0; i < streamed.layers.size(); ++i) {
+    const internal::OciLayer& layer = *streamed.layers[i];
+    auto pipe = streamed.pipes.find(layer.digest);
+    // A pipe's download fails when the pull gives up on it; the pull's
+    // reason is the rebuild's failure (`built`) then.
+    const bool own_failure = pipe == streamed.pipes.end() || pipe->second->failed_on_its_own();
+    if (!streamed.status[i].ok() && own_failure && !(pipe != streamed.pipes.end() && restarted)) {
+      return streamed.status[i].WithContext(s.where + ": " + layer.title);
+    }
+    if (pipe == streamed.pipes.end()) (*blobs)[layer.digest] = streamed.paths[i];
+    report->blobs.push_back({layer.title, layer.digest, layer.size, "downloaded"});
+    report->bytes_downloaded += layer.size;
+  }
+  return Status::Ok();
+}
+
+// Fetches the blobs that went through pipes into the blob cache.
+Status FetchPiped(const OciSession& s, const Streamed& streamed, BlobPaths* blobs) {
+  for (const internal::OciLayer* layer : streamed.layers) {
+    if (streamed.pipes.count(layer->digest) == 0) continue;
+    auto path = s.client->FetchBlob(s.cache, s.ref.repository, layer->digest, layer->size);
+    if (!path.ok()) return path.status().WithContext(s.where + ": " + layer->title);
+    (*blobs)[layer->digest] = *path;
+  }
+  return Status::Ok();
+}
+
+// Records in `report` whether the carton rebuilt at `temp` is the pushed
+// one byte for byte, and if not why. Errors: reading the rebuilt carton.
+Status CompareWithPushed(const Pulled& p, const std::string& temp, const std::string& differs,
+                         OciPullReport* report) {
+  if (!p.layout.layout_sha256) {
+    report->not_identical_reason =
+        "the pushed carton was not written by carton's zip writer (the same manifest hash is "
+        "the guarantee)";
+    return Status::Ok();
+  }
+  if (!differs.empty()) {
+    report->not_identical_reason = differs;
+    return Status::Ok();
+  }
+  auto rebuilt = ZipReader::Open(temp);
+  if (!rebuilt.ok()) return rebuilt.status().WithContext(p.session.where + ": the rebuilt carton");
+  CARTON_ASSIGN_OR_RETURN(const manifest::Digest hash, internal::LayoutSha256(*rebuilt));
+  std::error_code ec;
+  const auto size = fs::file_size(temp, ec);
+  if (hash == *p.layout.layout_sha256 && !ec && size == p.layout.size) {
+    report->byte_identical = true;
+  } else {
+    report->not_identical_reason =
+        "the rebuilt carton's layout differs from the pushed one (another zip or zstd "
+        "version?)";
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -465,153 +710,32 @@ Result<OciPullReport> PullCarton(const Location& reference, const std::string& o
   CARTON_RETURN_IF_ERROR(CheckOutputPath(out_path, "the .carton"));
   CARTON_ASSIGN_OR_RETURN(Pulled p, OpenArtifact(reference, options));
   const OciSession& s = p.session;
-  // What the cache holds before this pull, for the report.
-  std::set<manifest::Digest> was_cached;
-  if (s.cache.Get(p.artifact.config_digest).ok()) {
-    was_cached.insert(p.artifact.config_digest);
-  }
-  for (const internal::OciLayer& l : p.artifact.layers) {
-    if (s.cache.Get(l.digest).ok()) was_cached.insert(l.digest);
-  }
+  const std::set<manifest::Digest> was_cached = CachedBlobs(p);
   CARTON_RETURN_IF_ERROR(LoadLayout(p));
-  OciPullReport report;
-  report.reference = s.where;
-  report.manifest_digest = p.manifest_digest;
-  report.manifest_hash = p.artifact.manifest_hash;
-  const bool config_cached = was_cached.count(p.artifact.config_digest) != 0;
-  report.blobs.push_back({"(config)", p.artifact.config_digest, p.artifact.config_size,
-                          config_cached ? "cached" : "downloaded"});
-  if (!config_cached) report.bytes_downloaded += p.artifact.config_size;
-  // Large stored blobs not cached yet are written into the carton as they
-  // download: straight from the download (pipes), or, to keep them in the
-  // blob cache too, from the download's file there (streams). A blob that
-  // more than one entry needs goes through the cache. Every other blob is
-  // fetched first.
-  std::map<manifest::Digest, int> uses;
-  for (const auto& e : p.layout.entries) {
-    if (e.kind == internal::OciEntryKind::kDirectory) continue;
-    ++uses[p.artifact.Find(e.kind == internal::OciEntryKind::kSymlink ? e.target : e.name)->digest];
-  }
-  Streams streams;
-  Pipes pipes;
-  std::set<manifest::Digest> streamed_digests;
-  // The streamed blobs in the order of their entries: downloads start in
-  // this order, so the one the archive writer waits for is always running
-  // (a pipe holds only kPipeCapacity bytes).
-  std::vector<const internal::OciLayer*> streamed;
-  for (const auto& e : p.layout.entries) {
-    if (e.kind != internal::OciEntryKind::kFile || e.method != Compression::kStored) continue;
-    const internal::OciLayer* layer = p.artifact.Find(e.name);
-    if (layer->size < kStreamMinSize || was_cached.count(layer->digest) != 0 ||
-        streamed_digests.count(layer->digest) != 0) {
-      continue;
-    }
-    if (options.cache_large_blobs) {
-      streams.emplace(layer->digest, std::make_shared<BlobStream>(layer->size));
-    } else if (uses[layer->digest] == 1) {
-      pipes.emplace(layer->digest, std::make_shared<BlobPipe>(layer->size));
-    } else {
-      continue;
-    }
-    streamed_digests.insert(layer->digest);
-    streamed.push_back(layer);
-  }
-  CARTON_ASSIGN_OR_RETURN(auto blobs,
-                          FetchAll(p, options.jobs, was_cached, streamed_digests, &report));
-  std::vector<Status> streamed_status(streamed.size(), Internal("not fetched"));
-  std::vector<std::string> streamed_paths(streamed.size());  // streams: the cached blob
-  std::thread downloads([&] {
-    ParallelFor(streamed.size(), options.jobs, [&](std::size_t i) {
-      const internal::OciLayer& layer = *streamed[i];
-      if (auto pipe = pipes.find(layer.digest); pipe != pipes.end()) {
-        streamed_status[i] =
-            s.client->FetchBlobToStream(s.ref.repository, layer.digest, layer.size, *pipe->second);
-        pipe->second->Done(streamed_status[i]);
-        return;
-      }
-      BlobStream* stream = streams.at(layer.digest).get();
-      auto path = s.client->FetchBlob(
-          s.cache, s.ref.repository, layer.digest, layer.size,
-          [stream](int fd, std::uint64_t length) { stream->OnWritten(fd, length); });
-      stream->Done(path);
-      streamed_status[i] = path.status();
-      if (path.ok()) streamed_paths[i] = *path;
-    });
-  });
+  OciPullReport report = StartReport(p, was_cached);
+  Streamed streamed = PlanStreams(p, was_cached, options.cache_large_blobs);
+  CARTON_ASSIGN_OR_RETURN(BlobPaths blobs,
+                          FetchAll(p, options.jobs, was_cached, streamed.digests, &report));
+  std::thread downloads([&] { DownloadStreamed(s, options.jobs, &streamed); });
 
-  // The rebuild: the recorded entries, in order, with the recorded
-  // settings, each file's bytes from its blob, or from its download.
   const std::string temp = TempName(out_path);
   // Between Finish() and the rename the rebuilt carton is a plain file: an
   // interrupt removes it too.
   const TemporaryPath registration(temp, TemporaryKind::kFile);
-  std::string differs;  // the first entry that came out unlike the pushed one
-  auto rebuild = [&](bool stream) -> Status {
-    ZipWriterOptions zip_options = CartonWriterOptions(options.threads, p.layout.alignment);
-    if (!p.layout.zstd_multithreaded) zip_options.zstd_workers = 0;
-    CARTON_ASSIGN_OR_RETURN(ZipWriter zip, ZipWriter::Create(temp, zip_options));
-    differs.clear();
-    for (const auto& e : p.layout.entries) {
-      if (e.kind == internal::OciEntryKind::kDirectory) {
-        CARTON_RETURN_IF_ERROR(zip.AddDirectory(e.name));
-        continue;
-      }
-      const std::string source = e.kind == internal::OciEntryKind::kSymlink ? e.target : e.name;
-      const internal::OciLayer* layer = p.artifact.Find(source);
-      Result<ZipAddResult> added = Status(Internal("not added"));
-      auto in_pipes = pipes.find(layer->digest);
-      auto in_streams = streams.find(layer->digest);
-      const bool stored_file =
-          e.kind == internal::OciEntryKind::kFile && e.method == Compression::kStored;
-      if (stream && stored_file && in_pipes != pipes.end()) {
-        added = zip.AddStream(
-            e.name, layer->size,
-            [b = in_pipes->second.get()](std::uint64_t offset) { return b->Read(offset); });
-      } else if (stream && stored_file && in_streams != streams.end()) {
-        added = zip.AddStream(
-            e.name, layer->size,
-            [b = in_streams->second.get()](std::uint64_t offset) { return b->Read(offset); });
-      } else {
-        const std::string& blob = blobs.at(layer->digest);
-        added = e.method == Compression::kStored ? zip.AddFileUnread(e.name, blob)
-                                                 : zip.AddFile(e.name, blob, e.method, e.level);
-      }
-      if (!added.ok()) return added.status().WithContext(s.where + ": rebuilding " + out_path);
-      if (differs.empty() && added->compressed_size != e.compressed_size) {
-        differs = e.name + " came out " + std::to_string(added->compressed_size) +
-                  " bytes long, the pushed carton had " + std::to_string(e.compressed_size);
-      }
-    }
-    if (Status st = zip.Finish(); !st.ok()) {
-      return st.WithContext(s.where + ": rebuilding " + out_path);
-    }
-    return Status::Ok();
-  };
-  Status built = rebuild(/*stream=*/true);
+  CartonRebuild rebuild(p, streamed, blobs, options.threads, temp, out_path);
+  Status built = rebuild.Write(/*stream=*/true);
   if (!built.ok()) {
-    for (auto& [digest, pipe] : pipes) pipe->Abandon();
+    for (auto& [digest, pipe] : streamed.pipes) pipe->Abandon();
   }
   downloads.join();
   auto cleanup = [&] {
     std::error_code ec;
     fs::remove(temp, ec);
   };
-  bool restarted = false;
-  for (const auto& [digest, pipe] : pipes) restarted = restarted || pipe->restarted();
-  for (const auto& [digest, stream] : streams) restarted = restarted || stream->restarted();
-  for (std::size_t i = 0; i < streamed.size(); ++i) {
-    const internal::OciLayer& layer = *streamed[i];
-    auto pipe = pipes.find(layer.digest);
-    // A pipe's download fails when the pull gives up on it; the pull's
-    // reason is `built` then.
-    const bool own_failure = pipe == pipes.end() || pipe->second->failed_on_its_own();
-    if (!streamed_status[i].ok() && own_failure && !(pipe != pipes.end() && restarted)) {
-      cleanup();
-      return streamed_status[i].WithContext(s.where + ": " + layer.title);
-    }
-    if (pipe == pipes.end()) blobs[layer.digest] = streamed_paths[i];
-    report.blobs.push_back({layer.title, layer.digest, layer.size, "downloaded"});
-    report.bytes_downloaded += layer.size;
+  const bool restarted = streamed.restarted();
+  if (Status st = TakeDownloads(s, streamed, restarted, &blobs, &report); !st.ok()) {
+    cleanup();
+    return st;
   }
   if (!built.ok()) {
     if (!restarted) return built;
@@ -619,40 +743,12 @@ Result<OciPullReport> PullCarton(const Location& reference, const std::string& o
     // carton: write the carton again from verified blobs. What went
     // through pipes is only in the abandoned carton, so those blobs are
     // fetched into the blob cache now.
-    for (const internal::OciLayer* layer : streamed) {
-      if (pipes.count(layer->digest) == 0) continue;
-      auto path = s.client->FetchBlob(s.cache, s.ref.repository, layer->digest, layer->size);
-      if (!path.ok()) return path.status().WithContext(s.where + ": " + layer->title);
-      blobs[layer->digest] = *path;
-    }
-    CARTON_RETURN_IF_ERROR(rebuild(/*stream=*/false));
+    CARTON_RETURN_IF_ERROR(FetchPiped(s, streamed, &blobs));
+    CARTON_RETURN_IF_ERROR(rebuild.Write(/*stream=*/false));
   }
-  if (!p.layout.layout_sha256) {
-    report.not_identical_reason =
-        "the pushed carton was not written by carton's zip writer (the same manifest hash is "
-        "the guarantee)";
-  } else if (!differs.empty()) {
-    report.not_identical_reason = differs;
-  } else {
-    auto rebuilt = ZipReader::Open(temp);
-    if (!rebuilt.ok()) {
-      cleanup();
-      return rebuilt.status().WithContext(s.where + ": the rebuilt carton");
-    }
-    auto hash = internal::LayoutSha256(*rebuilt);
-    if (!hash.ok()) {
-      cleanup();
-      return hash.status();
-    }
-    std::error_code ec;
-    const auto size = fs::file_size(temp, ec);
-    if (*hash == *p.layout.layout_sha256 && !ec && size == p.layout.size) {
-      report.byte_identical = true;
-    } else {
-      report.not_identical_reason =
-          "the rebuilt carton's layout differs from the pushed one (another zip or zstd "
-          "version?)";
-    }
+  if (Status st = CompareWithPushed(p, temp, rebuild.differs(), &report); !st.ok()) {
+    cleanup();
+    return st;
   }
   std::error_code ec;
   fs::rename(temp, out_path, ec);

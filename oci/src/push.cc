@@ -82,6 +82,240 @@ std::string_view LayerType(const std::string& path) {
   return kOciFileMediaType;
 }
 
+// The blobs of one push: one item per distinct digest, and the item of
+// each layer.
+struct PushPlan {
+  std::vector<PushItem> items;
+  std::map<manifest::Digest, std::size_t> by_digest;
+  std::vector<std::size_t> layer_item;  // MANIFEST order
+  std::size_t manifest_item = 0;
+  std::optional<std::size_t> links_item;
+  std::size_t config_item = 0;
+
+  // Adds the item of the next MANIFEST file, or lets it stand for the
+  // item with its digest when it has the bytes where that one does not.
+  void AddFile(PushItem item) {
+    auto [it, inserted] = by_digest.emplace(item.digest, items.size());
+    if (inserted) {
+      items.push_back(std::move(item));
+    } else if ((items[it->second].source == PushItem::Source::kLinked &&
+                item.source == PushItem::Source::kEntry) ||
+               (items[it->second].symlink && item.source == PushItem::Source::kEntry &&
+                !item.symlink)) {
+      // The zip has the bytes after all; or the blob is reported under a
+      // file rather than a link to it.
+      items[it->second] = std::move(item);
+    }
+    layer_item.push_back(it->second);
+  }
+
+  // Adds an item of bytes (MANIFEST, LINKS, the config) unless an item has
+  // their digest; returns that item's index.
+  std::size_t AddBytes(std::string path, std::string bytes) {
+    PushItem item;
+    item.path = std::move(path);
+    item.digest = manifest::Sha256Of(AsBytes(bytes));
+    item.size = bytes.size();
+    item.source = PushItem::Source::kBytes;
+    item.bytes = std::move(bytes);
+    auto [it, inserted] = by_digest.emplace(item.digest, items.size());
+    if (inserted) items.push_back(std::move(item));
+    return it->second;
+  }
+};
+
+// The item of MANIFEST file `me`: its bytes are in its entry, in its
+// symlink entry's target, or behind LINKS. Errors: reading the target.
+Result<PushItem> FileItem(const CartonReader& reader, const manifest::ManifestEntry& me,
+                          const std::map<std::string, const LinkedFile*>& linked_by_path) {
+  const ZipReader& zip = reader.zip();
+  PushItem item;
+  item.path = me.path;
+  item.digest = me.sha256;
+  const ZipEntry* e = zip.Find(me.path);
+  if (e == nullptr) {
+    item.source = PushItem::Source::kLinked;
+    item.urls = &linked_by_path.at(me.path)->urls;
+    return item;
+  }
+  item.entry = e->name;
+  if (e->is_symlink) {
+    item.symlink = true;
+    // Its bytes are the target's (Check() resolved it and compared
+    // their sha256 with MANIFEST's).
+    CARTON_ASSIGN_OR_RETURN(item.entry, reader.DataEntry(e->name));
+  }
+  item.size = zip.Find(item.entry)->size;
+  return item;
+}
+
+// The items of every blob the push sends: MANIFEST's files, MANIFEST,
+// LINKS when there is one, and the config blob written from `layout`.
+Result<PushPlan> PlanPush(const CartonReader& reader, const internal::OciLayout& layout,
+                          const std::string& carton_path) {
+  const ManifestFile& mf = reader.manifest_file();
+  std::map<std::string, const LinkedFile*> linked_by_path;
+  for (const LinkedFile& f : reader.linked_files()) linked_by_path[f.path] = &f;
+  // One item per distinct digest; a file's bytes come from a regular entry
+  // when one has them (a symlink entry's digest is its target's).
+  PushPlan plan;
+  for (const auto& me : mf.manifest.entries()) {
+    auto item = FileItem(reader, me, linked_by_path);
+    if (!item.ok()) return item.status().WithContext(carton_path);
+    plan.AddFile(std::move(item).value());
+  }
+  plan.manifest_item = plan.AddBytes("MANIFEST", mf.text);
+  if (reader.zip().Find("LINKS") != nullptr) {
+    auto text = reader.ReadText("LINKS", links::kMaxLinksSize);
+    if (!text.ok()) return text.status().WithContext(carton_path);
+    plan.links_item = plan.AddBytes("LINKS", std::move(text).value());
+  }
+  plan.config_item = plan.AddBytes("(config)", internal::WriteOciLayout(layout));
+  return plan;
+}
+
+// Sends the items' blobs the registry lacks, recording each item's action
+// or its error. Push() may run for different items at once.
+class BlobPusher {
+ public:
+  BlobPusher(const OciSession& s, const ZipReader& zip, const LinkOptions& link,
+             std::vector<PushItem>* items)
+      : s_(s), zip_(zip), link_(link), items_(*items), errors_(items->size()) {}
+
+  // Pushes item `i`; a failure goes to errors()[i], naming its path.
+  void Push(std::size_t i) {
+    PushItem& item = items_[i];
+    if (Status st = PushBlob(item); !st.ok()) {
+      errors_[i] = st.WithContext(s_.where + ": " + item.path);
+    }
+  }
+
+  const std::vector<Status>& errors() const { return errors_; }
+  // The bytes uploaded, once no Push() runs.
+  std::uint64_t bytes_uploaded() const { return bytes_uploaded_; }
+
+ private:
+  // Sends `item`'s blob unless the registry has it; sets its action.
+  Status PushBlob(PushItem& item) {
+    Decoded decoded;
+    MappedFile blob;
+    if (item.source == PushItem::Source::kLinked) {
+      CARTON_ASSIGN_OR_RETURN(const bool present, MapLinked(item, &blob));
+      if (present) return Status::Ok();
+    }
+    auto produce = [&]() -> Result<ByteView> { return Produce(item, blob, &decoded); };
+    auto how = s_.client->PushBlobLazily(s_.ref.repository, item.digest, item.size, produce);
+    if (!how.ok()) return how.status();
+    item.action = std::string(oci::BlobPushName(*how));
+    if (item.source == PushItem::Source::kEntry && zip_.Find(item.entry)->method == 0) {
+      if (auto view = zip_.MappedData(item.entry); view.ok()) ReleaseMappedPages(*view);
+    }
+    if (*how == oci::BlobPush::kUploaded) {
+      std::lock_guard lock(mu_);
+      bytes_uploaded_ += item.size;
+    }
+    return Status::Ok();
+  }
+
+  // A linked item: true when the registry has its blob (its size and
+  // action set); else false, its blob mapped into `blob`.
+  Result<bool> MapLinked(PushItem& item, MappedFile* blob) {
+    // The registry may have it already; else it comes through LINKS into
+    // the blob cache first.
+    auto present = s_.client->StatBlob(s_.ref.repository, item.digest);
+    if (!present.ok()) return present.status();
+    if (*present) {
+      item.size = **present;
+      item.action = std::string(oci::BlobPushName(oci::BlobPush::kPresent));
+      return true;
+    }
+    LinkedFile f{item.path, item.digest, *item.urls};
+    CARTON_ASSIGN_OR_RETURN(std::string path, ResolveLinkedFile(f, link_, /*rehash=*/false));
+    CARTON_ASSIGN_OR_RETURN(*blob, MappedFile::Open(path));
+    item.size = blob->size();
+    return false;
+  }
+
+  // The bytes of `item`: its own, its mapped linked `blob`, or its zip
+  // entry's (a compressed one decoded into `decoded`).
+  Result<ByteView> Produce(const PushItem& item, const MappedFile& blob, Decoded* decoded) const {
+    switch (item.source) {
+      case PushItem::Source::kBytes:
+        return AsBytes(item.bytes);
+      case PushItem::Source::kLinked:
+        return blob.bytes();
+      case PushItem::Source::kEntry:
+        break;
+    }
+    const ZipEntry* e = zip_.Find(item.entry);
+    if (e->method == 0) return zip_.MappedData(item.entry);
+    CARTON_ASSIGN_OR_RETURN(*decoded, Decode(zip_, *e, s_.cache_root + "/tmp"));
+    return decoded->view;
+  }
+
+  const OciSession& s_;
+  const ZipReader& zip_;
+  const LinkOptions& link_;
+  std::vector<PushItem>& items_;
+  std::vector<Status> errors_;  // one per item, each written by its Push()
+  std::mutex mu_;
+  std::uint64_t bytes_uploaded_ = 0;  // guarded by mu_
+};
+
+// Pushes every item's blob, `jobs` at once, and the config's last; the
+// first item's error.
+Status PushBlobs(BlobPusher& pusher, const PushPlan& plan, unsigned jobs) {
+  // The config goes last: it names the others (registries do not check
+  // that, but a reader that sees it may expect them).
+  ParallelFor(plan.items.size(), jobs, [&](std::size_t i) {
+    if (i != plan.config_item) pusher.Push(i);
+  });
+  for (const Status& e : pusher.errors()) {
+    if (!e.ok()) return e;
+  }
+  pusher.Push(plan.config_item);
+  return pusher.errors()[plan.config_item];
+}
+
+// The OCI image manifest of the pushed carton: a layer per MANIFEST file,
+// in its order, then MANIFEST and LINKS.
+internal::OciArtifact ArtifactOf(const PushPlan& plan, const manifest::Manifest& m,
+                                 const manifest::Digest& manifest_hash) {
+  const std::vector<PushItem>& items = plan.items;
+  internal::OciArtifact artifact;
+  artifact.config_digest = items[plan.config_item].digest;
+  artifact.config_size = items[plan.config_item].size;
+  artifact.manifest_hash = manifest_hash;
+  for (std::size_t k = 0; k < m.entries().size(); ++k) {
+    const PushItem& item = items[plan.layer_item[k]];
+    const std::string& path = m.entries()[k].path;
+    artifact.layers.push_back({std::string(LayerType(path)), item.digest, item.size, path});
+  }
+  artifact.layers.push_back({std::string(kOciManifestMediaType), items[plan.manifest_item].digest,
+                             items[plan.manifest_item].size, "MANIFEST"});
+  if (plan.links_item) {
+    artifact.layers.push_back({std::string(kOciLinksMediaType), items[*plan.links_item].digest,
+                               items[*plan.links_item].size, "LINKS"});
+  }
+  return artifact;
+}
+
+// Puts the image manifest of `artifact` under the session's tag; its
+// digest.
+Result<manifest::Digest> PutArtifact(const OciSession& s, const internal::OciArtifact& artifact,
+                                     const std::string& carton_path) {
+  const std::string manifest_json = internal::WriteOciArtifact(artifact);
+  if (manifest_json.size() > kMaxImageManifestSize) {
+    return Unsupported(s.where + ": " + carton_path + " has too many files for one OCI manifest (" +
+                       std::to_string(manifest_json.size()) + " bytes; registries accept " +
+                       std::to_string(kMaxImageManifestSize) + ")");
+  }
+  auto digest = s.client->PutManifest(s.ref.repository, s.ref.tag, oci::kImageManifestMediaType,
+                                      AsBytes(manifest_json));
+  if (!digest.ok()) return digest.status().WithContext(s.where);
+  return *digest;
+}
+
 }  // namespace
 
 Result<OciPushReport> PushCarton(const Location& carton, const Location& reference,
@@ -102,168 +336,23 @@ Result<OciPushReport> PushCarton(const Location& carton, const Location& referen
       CartonReader::OpenLocal(carton, std::filesystem::temp_directory_path().string(), link));
   // The entry rules, MANIFEST, LINKS and which files it covers.
   CARTON_RETURN_IF_ERROR(reader.Check());
-  const ZipReader& zip = reader.zip();
   const ManifestFile& mf = reader.manifest_file();
-  const manifest::Manifest& m = mf.manifest;
-  const manifest::Digest manifest_hash = mf.hash;
-  std::map<std::string, const LinkedFile*> linked_by_path;
-  for (const LinkedFile& f : reader.linked_files()) linked_by_path[f.path] = &f;
-
   auto layout = internal::InferOciLayout(reader, options.threads);
   if (!layout.ok()) return layout.status().WithContext(carton_path);
 
-  // One item per distinct digest; a file's bytes come from a regular entry
-  // when one has them (a symlink entry's digest is its target's).
-  std::vector<PushItem> items;
-  std::map<manifest::Digest, std::size_t> by_digest;
-  std::vector<std::size_t> layer_item;  // MANIFEST order
-  for (const auto& me : m.entries()) {
-    PushItem item;
-    item.path = me.path;
-    item.digest = me.sha256;
-    const ZipEntry* e = zip.Find(me.path);
-    if (e == nullptr) {
-      item.source = PushItem::Source::kLinked;
-      item.urls = &linked_by_path.at(me.path)->urls;
-    } else {
-      item.entry = e->name;
-      if (e->is_symlink) {
-        item.symlink = true;
-        // Its bytes are the target's (Check() resolved it and compared
-        // their sha256 with MANIFEST's).
-        auto target = reader.DataEntry(e->name);
-        if (!target.ok()) return target.status().WithContext(carton_path);
-        item.entry = *target;
-      }
-      item.size = zip.Find(item.entry)->size;
-    }
-    auto [it, inserted] = by_digest.emplace(me.sha256, items.size());
-    if (inserted) {
-      items.push_back(std::move(item));
-    } else if ((items[it->second].source == PushItem::Source::kLinked &&
-                item.source == PushItem::Source::kEntry) ||
-               (items[it->second].symlink && item.source == PushItem::Source::kEntry &&
-                !item.symlink)) {
-      // The zip has the bytes after all; or the blob is reported under a
-      // file rather than a link to it.
-      items[it->second] = std::move(item);
-    }
-    layer_item.push_back(it->second);
-  }
-  auto add_bytes = [&](std::string path, std::string bytes) {
-    PushItem item;
-    item.path = std::move(path);
-    item.digest = manifest::Sha256Of(AsBytes(bytes));
-    item.size = bytes.size();
-    item.source = PushItem::Source::kBytes;
-    item.bytes = std::move(bytes);
-    auto [it, inserted] = by_digest.emplace(item.digest, items.size());
-    if (inserted) items.push_back(std::move(item));
-    return it->second;
-  };
-  const std::size_t manifest_item = add_bytes("MANIFEST", mf.text);
-  std::optional<std::size_t> links_item;
-  if (zip.Find("LINKS") != nullptr) {
-    auto text = reader.ReadText("LINKS", links::kMaxLinksSize);
-    if (!text.ok()) return text.status().WithContext(carton_path);
-    links_item = add_bytes("LINKS", std::move(text).value());
-  }
-  const std::string config = internal::WriteOciLayout(*layout);
-  const std::size_t config_item = add_bytes("(config)", config);
+  CARTON_ASSIGN_OR_RETURN(PushPlan plan, PlanPush(reader, *layout, carton_path));
+  BlobPusher pusher(s, reader.zip(), link, &plan.items);
+  CARTON_RETURN_IF_ERROR(PushBlobs(pusher, plan, options.jobs));
+  CARTON_ASSIGN_OR_RETURN(const manifest::Digest digest,
+                          PutArtifact(s, ArtifactOf(plan, mf.manifest, mf.hash), carton_path));
 
-  const std::string& repo = s.ref.repository;
-  std::vector<Status> errors(items.size());
-  std::mutex mu;
   OciPushReport report;
-  auto push_one = [&](std::size_t i) {
-    PushItem& item = items[i];
-    auto fail = [&](const Status& e) { errors[i] = e.WithContext(s.where + ": " + item.path); };
-    Decoded decoded;
-    MappedFile blob;
-    if (item.source == PushItem::Source::kLinked) {
-      // The registry may have it already; else it comes through LINKS into
-      // the blob cache first.
-      auto present = s.client->StatBlob(repo, item.digest);
-      if (!present.ok()) return fail(present.status());
-      if (*present) {
-        item.size = **present;
-        item.action = std::string(oci::BlobPushName(oci::BlobPush::kPresent));
-        return;
-      }
-      LinkedFile f{item.path, item.digest, *item.urls};
-      auto path = ResolveLinkedFile(f, link, /*rehash=*/false);
-      if (!path.ok()) return fail(path.status());
-      auto mapped = MappedFile::Open(*path);
-      if (!mapped.ok()) return fail(mapped.status());
-      blob = std::move(mapped).value();
-      item.size = blob.size();
-    }
-    auto produce = [&]() -> Result<ByteView> {
-      switch (item.source) {
-        case PushItem::Source::kBytes:
-          return AsBytes(item.bytes);
-        case PushItem::Source::kLinked:
-          return blob.bytes();
-        case PushItem::Source::kEntry:
-          break;
-      }
-      const ZipEntry* e = zip.Find(item.entry);
-      if (e->method == 0) return zip.MappedData(item.entry);
-      CARTON_ASSIGN_OR_RETURN(decoded, Decode(zip, *e, s.cache_root + "/tmp"));
-      return decoded.view;
-    };
-    auto how = s.client->PushBlobLazily(repo, item.digest, item.size, produce);
-    if (!how.ok()) return fail(how.status());
-    item.action = std::string(oci::BlobPushName(*how));
-    if (item.source == PushItem::Source::kEntry && zip.Find(item.entry)->method == 0) {
-      if (auto view = zip.MappedData(item.entry); view.ok()) ReleaseMappedPages(*view);
-    }
-    if (*how == oci::BlobPush::kUploaded) {
-      std::lock_guard lock(mu);
-      report.bytes_uploaded += item.size;
-    }
-  };
-  // The config goes last: it names the others (registries do not check
-  // that, but a reader that sees it may expect them).
-  ParallelFor(items.size(), options.jobs, [&](std::size_t i) {
-    if (i != config_item) push_one(i);
-  });
-  for (const Status& e : errors) {
-    if (!e.ok()) return e;
-  }
-  push_one(config_item);
-  if (!errors[config_item].ok()) return errors[config_item];
-
-  internal::OciArtifact artifact;
-  artifact.config_digest = items[config_item].digest;
-  artifact.config_size = items[config_item].size;
-  artifact.manifest_hash = manifest_hash;
-  for (std::size_t k = 0; k < m.entries().size(); ++k) {
-    const PushItem& item = items[layer_item[k]];
-    const std::string& path = m.entries()[k].path;
-    artifact.layers.push_back({std::string(LayerType(path)), item.digest, item.size, path});
-  }
-  artifact.layers.push_back({std::string(kOciManifestMediaType), items[manifest_item].digest,
-                             items[manifest_item].size, "MANIFEST"});
-  if (links_item) {
-    artifact.layers.push_back({std::string(kOciLinksMediaType), items[*links_item].digest,
-                               items[*links_item].size, "LINKS"});
-  }
-  const std::string manifest_json = internal::WriteOciArtifact(artifact);
-  if (manifest_json.size() > kMaxImageManifestSize) {
-    return Unsupported(s.where + ": " + carton_path + " has too many files for one OCI manifest (" +
-                       std::to_string(manifest_json.size()) + " bytes; registries accept " +
-                       std::to_string(kMaxImageManifestSize) + ")");
-  }
-  auto digest =
-      s.client->PutManifest(repo, s.ref.tag, oci::kImageManifestMediaType, AsBytes(manifest_json));
-  if (!digest.ok()) return digest.status().WithContext(s.where);
-
   report.reference = s.where;
-  report.manifest_digest = *digest;
-  report.manifest_hash = manifest_hash;
+  report.manifest_digest = digest;
+  report.manifest_hash = mf.hash;
+  report.bytes_uploaded = pusher.bytes_uploaded();
   report.reproducible = layout->layout_sha256.has_value();
-  for (const PushItem& item : items) {
+  for (const PushItem& item : plan.items) {
     report.blobs.push_back({item.path, item.digest, item.size, item.action});
   }
   return report;

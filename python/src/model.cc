@@ -28,9 +28,9 @@ namespace carton::python {
 namespace {
 
 namespace fs = std::filesystem;
+using carton::Tensor;
 using loader::LoadedCarton;
 using runner::RunnerProcess;
-using runner::Tensor;
 
 // What load and load_unpacked hand the Model.
 struct Started {

@@ -36,7 +36,7 @@ std::optional<DataType> Declared(const std::vector<TensorSpec>& specs, const std
   return std::nullopt;
 }
 
-TensorValue ToValue(const runner::Tensor& t, std::string name) {
+TensorValue ToValue(const carton::Tensor& t, std::string name) {
   TensorValue v;
   v.name = std::move(name);
   v.dtype = t.dtype;

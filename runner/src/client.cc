@@ -95,6 +95,95 @@ struct RunnerProcess::Impl {
     return Internal("runner " + path + " " + what + (tail.empty() ? "" : "; its stderr: " + tail));
   }
 
+  // Which output arenas the caller still holds.
+  using HeldArenas = std::array<bool, internal::kMaxOutputArenas>;
+  HeldArenas Held() const {
+    HeldArenas held{};
+    for (std::size_t i = 0; i < outputs.size(); ++i) held[i] = !outputs[i].held.expired();
+    return held;
+  }
+
+  // Asks the runner to infer on the `size` bytes of inputs (sending the
+  // input arena's fd when it was `replaced`) and returns its reply once
+  // the reply says ok.
+  Result<internal::Message> Exchange(std::size_t size, bool replaced, const HeldArenas& held) {
+    // An arena is busy while a view of it lives; the runner writes this
+    // reply elsewhere.
+    nlohmann::json busy = nlohmann::json::array();
+    for (std::size_t i = 0; i < held.size(); ++i) {
+      if (held[i]) busy.push_back(i);
+    }
+    nlohmann::json request = {{"op", "infer"}, {"size", size}, {"busy", busy}};
+    Status sent = internal::SendMessage(sock.get(), request.dump(), replaced ? inputs.fd() : -1);
+    if (!sent.ok()) return Failure("while inferring", sent);
+    auto reply =
+        internal::ReceiveMessage(sock.get(), static_cast<int>(options.infer_timeout.count()));
+    if (!reply.ok()) return Failure("while inferring", reply.status());
+    Status s = internal::StatusOfReply(reply->text);
+    if (!s.ok()) {
+      if (s.code() == StatusCode::kInternal) broken = true;
+      return Status(s.code(), "runner " + path + ": " + s.message());
+    }
+    return reply;
+  }
+
+  // Where a reply's outputs are: `size` bytes in output arena `arena`.
+  struct ReplyPlace {
+    std::size_t size = 0;
+    int arena = -1;  // a one-off arena, not kept by the runner
+  };
+  Result<ReplyPlace> ParsePlace(const std::string& text) {
+    ReplyPlace place;
+    try {
+      auto j = nlohmann::json::parse(text);
+      place.size = j.at("size").get<std::size_t>();
+      if (auto it = j.find("arena"); it != j.end()) place.arena = it->get<int>();
+    } catch (const std::exception&) {
+      return Broken("reply without a size, or with a bad arena number");
+    }
+    if (place.arena < -1 || place.arena >= static_cast<int>(outputs.size())) {
+      return Broken("reply in output arena " + std::to_string(place.arena) + ", past the " +
+                    std::to_string(outputs.size()) + " a runner may keep");
+    }
+    return place;
+  }
+
+  // The owner of the views of a reply in `arena` (sent with `fd`, or
+  // invalid when the arena was sent before), which must not be one the
+  // caller `held`; sets `mapping` to the arena's mapping.
+  Result<std::shared_ptr<const void>> ReplyOwner(
+      int arena, UniqueFd fd, const HeldArenas& held,
+      std::shared_ptr<const internal::ArenaMapping>* mapping) {
+    if (fd.valid()) {
+      auto mapped = internal::ArenaMapping::Map(std::move(fd), /*writable=*/true);
+      if (!mapped.ok()) {
+        broken = true;
+        return Status(mapped.status().code(), "runner " + path + ": " + mapped.status().message());
+      }
+      *mapping = std::move(mapped).value();
+    }
+    if (arena < 0) {
+      if (*mapping == nullptr) return Broken("reply in a one-off arena without its fd");
+      return std::shared_ptr<const void>(*mapping);
+    }
+    OutputArena& slot = outputs[static_cast<std::size_t>(arena)];
+    if (held[static_cast<std::size_t>(arena)]) {
+      return Broken("reply in output arena " + std::to_string(arena) +
+                    ", which the caller still holds");
+    }
+    if (*mapping != nullptr) slot.mapping = *mapping;
+    if (slot.mapping == nullptr) {
+      return Broken("reply in output arena " + std::to_string(arena) + ", never sent");
+    }
+    *mapping = slot.mapping;
+    // One owner per reply: the views hold it (and through it the mapping);
+    // the slot watches it.
+    std::shared_ptr<const void> owner =
+        std::make_shared<const std::shared_ptr<const internal::ArenaMapping>>(*mapping);
+    slot.held = owner;
+    return owner;
+  }
+
   std::chrono::milliseconds TimeoutFor(std::string_view during) const {
     return during == "while loading the model" ? options.load_timeout : options.infer_timeout;
   }
@@ -167,70 +256,15 @@ Result<std::vector<Tensor>> RunnerProcess::Infer(const std::vector<Tensor>& inpu
   if (im.broken) return Internal("runner " + im.path + " is no longer usable");
   bool replaced = false;
   CARTON_ASSIGN_OR_RETURN(std::size_t size, im.inputs.Write(inputs, &replaced));
-  // An arena is busy while a view of it lives; the runner writes this
-  // reply elsewhere. Listed before sending: an output dropped meanwhile
-  // only frees its arena for a later call.
-  std::array<bool, internal::kMaxOutputArenas> held{};
-  nlohmann::json busy = nlohmann::json::array();
-  for (std::size_t i = 0; i < im.outputs.size(); ++i) {
-    held[i] = !im.outputs[i].held.expired();
-    if (held[i]) busy.push_back(i);
-  }
-  nlohmann::json request = {{"op", "infer"}, {"size", size}, {"busy", busy}};
-  Status sent =
-      internal::SendMessage(im.sock.get(), request.dump(), replaced ? im.inputs.fd() : -1);
-  if (!sent.ok()) return im.Failure("while inferring", sent);
-  auto reply =
-      internal::ReceiveMessage(im.sock.get(), static_cast<int>(im.options.infer_timeout.count()));
-  if (!reply.ok()) return im.Failure("while inferring", reply.status());
-  Status s = internal::StatusOfReply(reply->text);
-  if (!s.ok()) {
-    if (s.code() == StatusCode::kInternal) im.broken = true;
-    return Status(s.code(), "runner " + im.path + ": " + s.message());
-  }
-  std::size_t out_size = 0;
-  int arena = -1;  // a one-off arena, not kept by the runner
-  try {
-    auto j = nlohmann::json::parse(reply->text);
-    out_size = j.at("size").get<std::size_t>();
-    if (auto it = j.find("arena"); it != j.end()) arena = it->get<int>();
-  } catch (const std::exception&) {
-    return im.Broken("reply without a size, or with a bad arena number");
-  }
-  if (arena < -1 || arena >= static_cast<int>(im.outputs.size())) {
-    return im.Broken("reply in output arena " + std::to_string(arena) + ", past the " +
-                     std::to_string(im.outputs.size()) + " a runner may keep");
-  }
+  // Listed before sending: an output dropped meanwhile only frees its arena
+  // for a later call.
+  const Impl::HeldArenas held = im.Held();
+  CARTON_ASSIGN_OR_RETURN(internal::Message reply, im.Exchange(size, replaced, held));
+  CARTON_ASSIGN_OR_RETURN(Impl::ReplyPlace place, im.ParsePlace(reply.text));
   std::shared_ptr<const internal::ArenaMapping> mapping;
-  if (reply->fd.valid()) {
-    auto mapped = internal::ArenaMapping::Map(std::move(reply->fd), /*writable=*/true);
-    if (!mapped.ok()) {
-      im.broken = true;
-      return Status(mapped.status().code(), "runner " + im.path + ": " + mapped.status().message());
-    }
-    mapping = std::move(mapped).value();
-  }
-  std::shared_ptr<const void> owner;
-  if (arena < 0) {
-    if (mapping == nullptr) return im.Broken("reply in a one-off arena without its fd");
-    owner = mapping;
-  } else {
-    Impl::OutputArena& slot = im.outputs[static_cast<std::size_t>(arena)];
-    if (held[static_cast<std::size_t>(arena)]) {
-      return im.Broken("reply in output arena " + std::to_string(arena) +
-                       ", which the caller still holds");
-    }
-    if (mapping != nullptr) slot.mapping = mapping;
-    if (slot.mapping == nullptr) {
-      return im.Broken("reply in output arena " + std::to_string(arena) + ", never sent");
-    }
-    mapping = slot.mapping;
-    // One owner per reply: the views hold it (and through it the mapping);
-    // the slot watches it.
-    owner = std::make_shared<const std::shared_ptr<const internal::ArenaMapping>>(mapping);
-    slot.held = owner;
-  }
-  auto outputs = mapping->Read(out_size, std::move(owner));
+  CARTON_ASSIGN_OR_RETURN(std::shared_ptr<const void> owner,
+                          im.ReplyOwner(place.arena, std::move(reply.fd), held, &mapping));
+  auto outputs = mapping->Read(place.size, std::move(owner));
   if (!outputs.ok()) {
     return Status(outputs.status().code(),
                   "runner " + im.path + ": outputs: " + outputs.status().message());

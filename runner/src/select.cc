@@ -66,18 +66,34 @@ std::vector<std::string> RunnerSearchPath() {
   return dirs;
 }
 
+namespace {
+
+// The carton-runner-* executables in `dir`. A directory that is missing or
+// cannot be read (also part way through) gives what was read of it: the
+// search goes on with the next one. Never throws: the iterator is advanced
+// with increment(ec), which reports instead of throwing.
+std::vector<fs::path> RunnerFiles(const std::string& dir) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const fs::path& path = it->path();
+    const std::string name = path.filename().string();
+    if (name.rfind(kPrefix, 0) != 0 || name.size() == kPrefix.size()) continue;
+    std::error_code type_ec;
+    if (!it->is_regular_file(type_ec) || ::access(path.c_str(), X_OK) != 0) continue;
+    files.push_back(path);
+  }
+  return files;
+}
+
+}  // namespace
+
 std::vector<RunnerCandidate> FindRunners(std::chrono::milliseconds info_timeout) {
   std::vector<RunnerCandidate> out;
   std::set<std::string> seen;
   for (const auto& dir : RunnerSearchPath()) {
-    std::error_code ec;
-    std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(dir, ec)) {
-      std::string name = e.path().filename().string();
-      if (name.rfind(kPrefix, 0) != 0 || name.size() == kPrefix.size()) continue;
-      if (!e.is_regular_file(ec) || ::access(e.path().c_str(), X_OK) != 0) continue;
-      files.push_back(e.path());
-    }
+    std::vector<fs::path> files = RunnerFiles(dir);
     std::sort(files.begin(), files.end());
     for (const auto& f : files) {
       // The first directory that has a name wins, like $PATH.

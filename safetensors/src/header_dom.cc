@@ -147,6 +147,95 @@ Status ParseMetadata(element e, ParsedHeader* out) {
   return Status::Ok();
 }
 
+// The "dtype" field of tensor `tname`: a known dtype name.
+Status ParseDtypeField(element value, std::string_view tname, Dtype* dtype) {
+  if (value.type() != element_type::STRING) {
+    return Fail(ErrorKind::kNotAnObject, "tensor " + QuoteForMessage(tname) +
+                                             ": dtype must be a string, got " + ElementText(value));
+  }
+  std::string_view s = StringOf(value);
+  auto d = ParseDtype(s);
+  if (!d) {
+    return Fail(ErrorKind::kUnknownDtype,
+                "tensor " + QuoteForMessage(tname) + ": unknown dtype " + QuoteForMessage(s));
+  }
+  *dtype = *d;
+  return Status::Ok();
+}
+
+// The fields of tensor `tname`'s object `e`: dtype, shape (appended to
+// ex->dims) and data_offsets into `v`, each present once.
+Status ParseTensorFields(element e, std::string_view tname, RawTensor* v, Extracted* ex) {
+  bool seen_dtype = false, seen_shape = false, seen_offsets = false;
+  std::vector<std::string_view> other_keys;
+  auto dup = [&](std::string_view key) {
+    return Fail(ErrorKind::kDuplicateKey,
+                "tensor " + QuoteForMessage(tname) + ": duplicate key " + QuoteForMessage(key));
+  };
+  for (auto kv : ObjectOf(e)) {
+    if (kv.key == "dtype") {
+      if (seen_dtype) return dup(kv.key);
+      seen_dtype = true;
+      CARTON_RETURN_IF_ERROR(ParseDtypeField(kv.value, tname, &v->dtype));
+    } else if (kv.key == "shape") {
+      if (seen_shape) return dup(kv.key);
+      seen_shape = true;
+      CARTON_RETURN_IF_ERROR(ParseShape(kv.value, tname, &ex->dims));
+    } else if (kv.key == "data_offsets") {
+      if (seen_offsets) return dup(kv.key);
+      seen_offsets = true;
+      CARTON_RETURN_IF_ERROR(ParseOffsets(kv.value, tname, &v->begin, &v->end));
+    } else {
+      // Unknown fields are ignored, like the reference does (FORMAT.md).
+      if (std::find(other_keys.begin(), other_keys.end(), kv.key) != other_keys.end()) {
+        return dup(kv.key);
+      }
+      other_keys.push_back(kv.key);
+      CARTON_RETURN_IF_ERROR(CheckNoDuplicates(kv.value, "tensor " + QuoteForMessage(tname)));
+    }
+  }
+  const char* missing = !seen_dtype     ? "dtype"
+                        : !seen_shape   ? "shape"
+                        : !seen_offsets ? "data_offsets"
+                                        : nullptr;
+  if (missing) {
+    return Fail(ErrorKind::kMissingField,
+                "tensor " + QuoteForMessage(tname) + ": missing field \"" + missing + "\"");
+  }
+  return Status::Ok();
+}
+
+// Sets the rank of `v` from ex->dims and checks that its data_offsets span
+// exactly the bytes its dtype and shape need.
+Status CheckTensorSize(std::string_view tname, const Extracted& ex, RawTensor* v) {
+  std::size_t rank = ex.dims.size() - v->shape_begin;
+  if (rank > UINT32_MAX)
+    return Fail(ErrorKind::kInvalidShape, "tensor " + QuoteForMessage(tname) + ": rank too large");
+  v->rank = static_cast<std::uint32_t>(rank);
+
+  std::span<const std::uint64_t> shape(ex.dims.data() + v->shape_begin, v->rank);
+  auto numel = CheckedNumel(shape);
+  std::uint64_t bits;
+  if (!numel || !CheckedMul(*numel, DtypeBits(v->dtype), &bits)) {
+    return Fail(ErrorKind::kNumelOverflow,
+                "tensor " + QuoteForMessage(tname) + ": " + std::string(DtypeName(v->dtype)) + " " +
+                    ShapeToString(shape) + " has a byte size beyond 2^64");
+  }
+  if (bits % 8 != 0) {
+    return Fail(ErrorKind::kPartialByte, "tensor " + QuoteForMessage(tname) + ": " +
+                                             std::string(DtypeName(v->dtype)) + " " +
+                                             ShapeToString(shape) + " is " + std::to_string(bits) +
+                                             " bits, not a whole number of bytes");
+  }
+  if (v->end - v->begin != bits / 8) {
+    return Fail(ErrorKind::kSizeMismatch,
+                "tensor " + QuoteForMessage(tname) + ": data_offsets [" + std::to_string(v->begin) +
+                    ", " + std::to_string(v->end) + "] but " + std::string(DtypeName(v->dtype)) +
+                    " " + ShapeToString(shape) + " needs " + std::to_string(bits / 8) + " bytes");
+  }
+  return Status::Ok();
+}
+
 Status ParseTensor(std::string_view name, element e, ParsedHeader* out, Extracted* ex) {
   std::string_view tname = name;
   if (e.type() != element_type::OBJECT) {
@@ -166,78 +255,8 @@ Status ParseTensor(std::string_view name, element e, ParsedHeader* out, Extracte
               Dtype::kU8,
               0,
               0};
-  bool seen_dtype = false, seen_shape = false, seen_offsets = false;
-  std::vector<std::string_view> other_keys;
-  auto dup = [&](std::string_view key) {
-    return Fail(ErrorKind::kDuplicateKey,
-                "tensor " + QuoteForMessage(tname) + ": duplicate key " + QuoteForMessage(key));
-  };
-  for (auto kv : ObjectOf(e)) {
-    if (kv.key == "dtype") {
-      if (seen_dtype) return dup(kv.key);
-      seen_dtype = true;
-      if (kv.value.type() != element_type::STRING) {
-        return Fail(ErrorKind::kNotAnObject, "tensor " + QuoteForMessage(tname) +
-                                                 ": dtype must be a string, got " +
-                                                 ElementText(kv.value));
-      }
-      std::string_view s = StringOf(kv.value);
-      auto d = ParseDtype(s);
-      if (!d) {
-        return Fail(ErrorKind::kUnknownDtype,
-                    "tensor " + QuoteForMessage(tname) + ": unknown dtype " + QuoteForMessage(s));
-      }
-      v.dtype = *d;
-    } else if (kv.key == "shape") {
-      if (seen_shape) return dup(kv.key);
-      seen_shape = true;
-      CARTON_RETURN_IF_ERROR(ParseShape(kv.value, tname, &ex->dims));
-    } else if (kv.key == "data_offsets") {
-      if (seen_offsets) return dup(kv.key);
-      seen_offsets = true;
-      CARTON_RETURN_IF_ERROR(ParseOffsets(kv.value, tname, &v.begin, &v.end));
-    } else {
-      // Unknown fields are ignored, like the reference does (FORMAT.md).
-      if (std::find(other_keys.begin(), other_keys.end(), kv.key) != other_keys.end()) {
-        return dup(kv.key);
-      }
-      other_keys.push_back(kv.key);
-      CARTON_RETURN_IF_ERROR(CheckNoDuplicates(kv.value, "tensor " + QuoteForMessage(tname)));
-    }
-  }
-  const char* missing = !seen_dtype     ? "dtype"
-                        : !seen_shape   ? "shape"
-                        : !seen_offsets ? "data_offsets"
-                                        : nullptr;
-  if (missing) {
-    return Fail(ErrorKind::kMissingField,
-                "tensor " + QuoteForMessage(tname) + ": missing field \"" + missing + "\"");
-  }
-  std::size_t rank = ex->dims.size() - v.shape_begin;
-  if (rank > UINT32_MAX)
-    return Fail(ErrorKind::kInvalidShape, "tensor " + QuoteForMessage(tname) + ": rank too large");
-  v.rank = static_cast<std::uint32_t>(rank);
-
-  std::span<const std::uint64_t> shape(ex->dims.data() + v.shape_begin, v.rank);
-  auto numel = CheckedNumel(shape);
-  std::uint64_t bits;
-  if (!numel || !CheckedMul(*numel, DtypeBits(v.dtype), &bits)) {
-    return Fail(ErrorKind::kNumelOverflow,
-                "tensor " + QuoteForMessage(tname) + ": " + std::string(DtypeName(v.dtype)) + " " +
-                    ShapeToString(shape) + " has a byte size beyond 2^64");
-  }
-  if (bits % 8 != 0) {
-    return Fail(ErrorKind::kPartialByte, "tensor " + QuoteForMessage(tname) + ": " +
-                                             std::string(DtypeName(v.dtype)) + " " +
-                                             ShapeToString(shape) + " is " + std::to_string(bits) +
-                                             " bits, not a whole number of bytes");
-  }
-  if (v.end - v.begin != bits / 8) {
-    return Fail(ErrorKind::kSizeMismatch,
-                "tensor " + QuoteForMessage(tname) + ": data_offsets [" + std::to_string(v.begin) +
-                    ", " + std::to_string(v.end) + "] but " + std::string(DtypeName(v.dtype)) +
-                    " " + ShapeToString(shape) + " needs " + std::to_string(bits / 8) + " bytes");
-  }
+  CARTON_RETURN_IF_ERROR(ParseTensorFields(e, tname, &v, ex));
+  CARTON_RETURN_IF_ERROR(CheckTensorSize(tname, *ex, &v));
   v.name = out->names.emplace_back(name).data();
   ex->tensors.push_back(v);
   return Status::Ok();

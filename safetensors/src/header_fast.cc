@@ -128,45 +128,13 @@ class FastReader {
       const od::raw_json_string key = field.key();
       if (key.unsafe_is_equal("dtype") && !seen_dtype) {
         seen_dtype = true;
-        od::raw_json_string text;
-        std::string_view s;
-        if (field.value().get_raw_json_string().get(text) || !PlainString(text, end_, &s)) {
-          return false;
-        }
-        // Most tensors of a file share a dtype.
-        if (s != last_dtype_name_) {
-          auto dtype = ParseDtype(s);
-          if (!dtype) return false;
-          last_dtype_ = *dtype;
-          last_dtype_name_ = s;
-        }
-        t.dtype = last_dtype_;
+        if (!DtypeField(field.value(), &t)) return false;
       } else if (key.unsafe_is_equal("shape") && !seen_shape) {
         seen_shape = true;
-        od::array shape;
-        if (field.value().get_array().get(shape)) return false;
-        for (auto dim_result : shape) {
-          od::value dim;
-          std::uint64_t d;
-          if (std::move(dim_result).get(dim) || !Count(dim, &d) || d > INT64_MAX) return false;
-          dims.push_back(d);
-        }
+        if (!ShapeField(field.value(), &dims)) return false;
       } else if (key.unsafe_is_equal("data_offsets") && !seen_offsets) {
         seen_offsets = true;
-        od::array offsets;
-        if (field.value().get_array().get(offsets)) return false;
-        std::uint64_t o[2];
-        std::size_t n = 0;
-        for (auto offset_result : offsets) {
-          od::value offset;
-          if (n == 2 || std::move(offset_result).get(offset) || !Count(offset, &o[n])) {
-            return false;
-          }
-          ++n;
-        }
-        if (n != 2) return false;
-        t.begin = o[0];
-        t.end = o[1];
+        if (!OffsetsField(field.value(), &t)) return false;
       } else {
         return false;  // an unknown or repeated field
       }
@@ -176,6 +144,52 @@ class FastReader {
     t.rank = static_cast<std::uint32_t>(rank);
     std::span<const std::uint64_t> shape(dims.data() + t.shape_begin, t.rank);
     return SizeMatches(t.dtype, shape, t.begin, t.end);
+  }
+
+  // The "dtype" field: an unescaped, known dtype name, into t->dtype.
+  bool DtypeField(od::value& value, RawTensor* t) {
+    od::raw_json_string text;
+    std::string_view s;
+    if (value.get_raw_json_string().get(text) || !PlainString(text, end_, &s)) return false;
+    // Most tensors of a file share a dtype.
+    if (s != last_dtype_name_) {
+      auto dtype = ParseDtype(s);
+      if (!dtype) return false;
+      last_dtype_ = *dtype;
+      last_dtype_name_ = s;
+    }
+    t->dtype = last_dtype_;
+    return true;
+  }
+
+  // The "shape" field: counts below 2^63, appended to `dims`.
+  static bool ShapeField(od::value& value, std::vector<std::uint64_t>* dims) {
+    od::array shape;
+    if (value.get_array().get(shape)) return false;
+    for (auto dim_result : shape) {
+      od::value dim;
+      std::uint64_t d;
+      if (std::move(dim_result).get(dim) || !Count(dim, &d) || d > INT64_MAX) return false;
+      dims->push_back(d);
+    }
+    return true;
+  }
+
+  // The "data_offsets" field: two counts, into t->begin and t->end.
+  static bool OffsetsField(od::value& value, RawTensor* t) {
+    od::array offsets;
+    if (value.get_array().get(offsets)) return false;
+    std::uint64_t o[2];
+    std::size_t n = 0;
+    for (auto offset_result : offsets) {
+      od::value offset;
+      if (n == 2 || std::move(offset_result).get(offset) || !Count(offset, &o[n])) return false;
+      ++n;
+    }
+    if (n != 2) return false;
+    t->begin = o[0];
+    t->end = o[1];
+    return true;
   }
 
   const char* end_;

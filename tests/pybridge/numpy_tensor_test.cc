@@ -16,7 +16,7 @@
 
 using namespace carton;
 namespace py = pybind11;
-using runner::Tensor;
+using carton::Tensor;
 
 namespace {
 

@@ -83,12 +83,12 @@ TensorData NumpyData(const std::string& first_expected = "alpha") {
 // A float32 input file for `carton infer`.
 std::string InputFile(const std::string& path, const std::vector<float>& values) {
   auto t =
-      runner::Tensor::Owned("x", DataType::kFloat32, {values.size()}, EncodeNumeric<float>(values));
+      carton::Tensor::Owned("x", DataType::kFloat32, {values.size()}, EncodeNumeric<float>(values));
   REQUIRE(runner::WriteTensorsFile(path, {t}).ok());
   return path;
 }
 
-std::vector<float> FloatsOf(const runner::Tensor& t) {
+std::vector<float> FloatsOf(const carton::Tensor& t) {
   std::vector<float> v(t.data.size() / 4);
   for (std::size_t i = 0; i < v.size(); ++i) {
     std::uint32_t bits = LoadLE32(t.data.data() + 4 * i);
@@ -97,7 +97,7 @@ std::vector<float> FloatsOf(const runner::Tensor& t) {
   return v;
 }
 
-const runner::Tensor* Find(const std::vector<runner::Tensor>& ts, const std::string& name) {
+const carton::Tensor* Find(const std::vector<carton::Tensor>& ts, const std::string& name) {
   for (const auto& t : ts) {
     if (t.name == name) return &t;
   }

@@ -58,6 +58,22 @@ RunnerInfo Wanted(const std::string& req = ">=1.0.0, <2", std::uint64_t compat =
 
 }  // namespace
 
+TEST_CASE("runner: the search path's odd entries are skipped, never thrown from",
+          "[runner][errors]") {
+  Fixture f;
+  // A missing directory, a file where a directory should be, a directory
+  // and a dangling symlink named like runners, and one real runner.
+  const std::string odd = f.tmp.file("odd");
+  fs::create_directories(odd + "/carton-runner-dir");
+  fs::create_symlink(odd + "/nowhere", odd + "/carton-runner-dangling");
+  std::ofstream(f.tmp.file("a-file")) << "x";
+  ScopedEnv path("CARTON_RUNNER_PATH", f.tmp.file("missing") + ":" + f.tmp.file("a-file") + ":" +
+                                           odd + ":" + NoopRunnerDir());
+  const auto found = runner::FindRunners();
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].path == NoopRunnerDir() + "/carton-runner-noop");
+}
+
 TEST_CASE("runner: selection by name, framework version and compat version", "[runner]") {
   Fixture f;
   ScopedEnv path("CARTON_RUNNER_PATH", f.runners);

@@ -56,12 +56,9 @@ Json RefsJson(const TensorRefs& refs) {
   return j;
 }
 
-Json InfoJson(const std::string& model, const CartonInfo& info) {
-  const auto& c = info.config;
-  Json j;
-  j["model"] = model;
-  j["ok"] = true;
-  j["manifest_hash"] = manifest::ToHex(info.manifest_hash);
+// carton.toml's metadata and runner, as `info --json` shows them.
+void AddConfigJson(const CartonConfig& c, Json* out) {
+  Json& j = *out;
   auto opt = [&](const char* key, const std::optional<std::string>& v) {
     j[key] = v ? Json(*v) : Json(nullptr);
   };
@@ -82,6 +79,11 @@ Json InfoJson(const std::string& model, const CartonInfo& info) {
   j["runner"]["opts"] = std::move(opts);
   j["inputs"] = SpecsJson(c.inputs);
   j["outputs"] = SpecsJson(c.outputs);
+}
+
+// The self-tests' and examples' tensor references.
+void AddTensorSetsJson(const CartonConfig& c, Json* out) {
+  Json& j = *out;
   j["self_tests"] = Json::array();
   for (const auto& t : c.self_tests) {
     Json e;
@@ -98,6 +100,11 @@ Json InfoJson(const std::string& model, const CartonInfo& info) {
     e["sample_out"] = RefsJson(x.sample_out);
     j["examples"].push_back(std::move(e));
   }
+}
+
+// The files and the tensor index.
+void AddContentsJson(const CartonInfo& info, Json* out) {
+  Json& j = *out;
   j["files"] = Json::array();
   for (const auto& f : info.files) {
     j["files"].push_back({{"path", f.path},
@@ -107,18 +114,27 @@ Json InfoJson(const std::string& model, const CartonInfo& info) {
                           {"linked", f.linked}});
   }
   j["tensors"] = Json::array();
-  if (info.tensor_index) {
-    for (const auto& t : info.tensor_index->tensors) {
-      Json e;
-      e["name"] = t.name;
-      e["dtype"] = t.nested() ? "nested" : std::string(DataTypeName(*t.dtype));
-      if (t.nested())
-        e["inner"] = t.inner;
-      else
-        e["shape"] = t.shape;
-      j["tensors"].push_back(std::move(e));
-    }
+  if (!info.tensor_index) return;
+  for (const auto& t : info.tensor_index->tensors) {
+    Json e;
+    e["name"] = t.name;
+    e["dtype"] = t.nested() ? "nested" : std::string(DataTypeName(*t.dtype));
+    if (t.nested())
+      e["inner"] = t.inner;
+    else
+      e["shape"] = t.shape;
+    j["tensors"].push_back(std::move(e));
   }
+}
+
+Json InfoJson(const std::string& model, const CartonInfo& info) {
+  Json j;
+  j["model"] = model;
+  j["ok"] = true;
+  j["manifest_hash"] = manifest::ToHex(info.manifest_hash);
+  AddConfigJson(info.config, &j);
+  AddTensorSetsJson(info.config, &j);
+  AddContentsJson(info, &j);
   return j;
 }
 

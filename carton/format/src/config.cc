@@ -137,6 +137,16 @@ class ConfigParser {
   Status ParsePlatforms(const toml::table& root, std::vector<std::string>& out) const;
   Status ParseRunner(const toml::table& root, RunnerInfo& out) const;
   Status ParseOpts(const toml::table& runner, std::map<std::string, RunnerOpt>& out) const;
+  // spec_version, first: a newer spec may change any other field.
+  Status ParseSpecVersion(const toml::table& root, std::int64_t& out) const;
+  // The optional string fields of the root table (model_name, license, ...).
+  Status ParseStringFields(const toml::table& root, CartonConfig& out) const;
+  // The [[input]] and [[output]] tables.
+  Status ParseTensors(const toml::table& root, CartonConfig& out) const;
+  // The [[self_test]] tables, noting where each starts in details_.
+  Status ParseSelfTests(const toml::table& root, std::vector<SelfTest>& out) const;
+  // The [[example]] tables, noting where each starts in details_.
+  Status ParseExamples(const toml::table& root, std::vector<Example>& out) const;
 
   // Notes each key of `t` outside `known` in details_->warnings. `where`
   // names the table ("" for the root, "[runner]", "[[input]] 2").
@@ -380,34 +390,36 @@ Status ConfigParser::ParseRunner(const toml::table& root, RunnerInfo& out) const
   return ParseOpts(*runner, out.opts);
 }
 
-Result<CartonConfig> ConfigParser::Parse(const toml::table& root) {
-  CartonConfig config;
-  // The version comes first: a newer spec may change any other field.
-  CARTON_RETURN_IF_ERROR(
-      GetInteger(root, nullptr, "spec_version", "spec_version", config.spec_version));
-  if (std::string e = CheckSpecVersion(config.spec_version); !e.empty()) {
+Status ConfigParser::ParseSpecVersion(const toml::table& root, std::int64_t& out) const {
+  CARTON_RETURN_IF_ERROR(GetInteger(root, nullptr, "spec_version", "spec_version", out));
+  if (std::string e = CheckSpecVersion(out); !e.empty()) {
     return Unsupported(Where(root.get("spec_version")) + ": " + e);
   }
+  return Status::Ok();
+}
 
+Status ConfigParser::ParseStringFields(const toml::table& root, CartonConfig& out) const {
   struct OptionalField {
     std::string_view key;
     std::optional<std::string>* out;
   };
   const OptionalField fields[] = {
-      {"model_name", &config.model_name},
-      {"short_description", &config.short_description},
-      {"model_description", &config.model_description},
-      {"license", &config.license},
-      {"repository", &config.repository},
-      {"homepage", &config.homepage},
+      {"model_name", &out.model_name},
+      {"short_description", &out.short_description},
+      {"model_description", &out.model_description},
+      {"license", &out.license},
+      {"repository", &out.repository},
+      {"homepage", &out.homepage},
   };
   for (const OptionalField& f : fields) {
     CARTON_RETURN_IF_ERROR(GetString(root, nullptr, f.key, std::string(f.key), false, *f.out));
   }
-  CARTON_RETURN_IF_ERROR(ParsePlatforms(root, config.required_platforms));
+  return Status::Ok();
+}
 
+Status ConfigParser::ParseTensors(const toml::table& root, CartonConfig& out) const {
   const std::pair<std::string_view, std::vector<TensorSpec>*> tensor_lists[] = {
-      {"input", &config.inputs}, {"output", &config.outputs}};
+      {"input", &out.inputs}, {"output", &out.outputs}};
   for (const auto& [key, list] : tensor_lists) {
     std::vector<const toml::table*> tables;
     CARTON_RETURN_IF_ERROR(GetTables(root, key, tables));
@@ -420,7 +432,10 @@ Result<CartonConfig> ConfigParser::Parse(const toml::table& root) {
       list->push_back(std::move(spec));
     }
   }
+  return Status::Ok();
+}
 
+Status ConfigParser::ParseSelfTests(const toml::table& root, std::vector<SelfTest>& out) const {
   std::vector<const toml::table*> tables;
   CARTON_RETURN_IF_ERROR(GetTables(root, "self_test", tables));
   for (std::size_t i = 0; i < tables.size(); ++i) {
@@ -439,10 +454,13 @@ Result<CartonConfig> ConfigParser::Parse(const toml::table& root) {
     test.inputs = std::move(*inputs);
     CARTON_RETURN_IF_ERROR(ParseRefs(t, "expected_out", path + ".expected_out", CheckSelfTestRef,
                                      false, test.expected_out));
-    config.self_tests.push_back(std::move(test));
+    out.push_back(std::move(test));
   }
+  return Status::Ok();
+}
 
-  tables.clear();
+Status ConfigParser::ParseExamples(const toml::table& root, std::vector<Example>& out) const {
+  std::vector<const toml::table*> tables;
   CARTON_RETURN_IF_ERROR(GetTables(root, "example", tables));
   for (std::size_t i = 0; i < tables.size(); ++i) {
     const toml::table& t = *tables[i];
@@ -460,9 +478,20 @@ Result<CartonConfig> ConfigParser::Parse(const toml::table& root) {
     CARTON_RETURN_IF_ERROR(
         ParseRefs(t, "sample_out", path + ".sample_out", CheckExampleRef, true, refs));
     example.sample_out = std::move(*refs);
-    config.examples.push_back(std::move(example));
+    out.push_back(std::move(example));
   }
+  return Status::Ok();
+}
 
+Result<CartonConfig> ConfigParser::Parse(const toml::table& root) {
+  CartonConfig config;
+  // The version comes first: a newer spec may change any other field.
+  CARTON_RETURN_IF_ERROR(ParseSpecVersion(root, config.spec_version));
+  CARTON_RETURN_IF_ERROR(ParseStringFields(root, config));
+  CARTON_RETURN_IF_ERROR(ParsePlatforms(root, config.required_platforms));
+  CARTON_RETURN_IF_ERROR(ParseTensors(root, config));
+  CARTON_RETURN_IF_ERROR(ParseSelfTests(root, config.self_tests));
+  CARTON_RETURN_IF_ERROR(ParseExamples(root, config.examples));
   CARTON_RETURN_IF_ERROR(ParseRunner(root, config.runner));
   WarnUnknownKeys(root, "",
                   {"spec_version", "model_name", "short_description", "model_description",

@@ -12,7 +12,8 @@ namespace carton {
 namespace format_internal {
 namespace {
 
-constexpr std::size_t kMaxQuotedBytes = 120;
+// The most bytes of a carton.toml value quoted in a message.
+constexpr std::size_t kMaxQuotedConfigValueBytes = 120;
 constexpr std::string_view kTensorDataPrefix = "@tensor_data/";
 constexpr std::string_view kMiscPrefix = "@misc/";
 
@@ -77,7 +78,7 @@ std::string CheckSpecVersion(std::int64_t v) {
 }
 
 std::string QuoteForMessage(std::string_view s) {
-  return carton::QuoteForMessage(s, kMaxQuotedBytes);
+  return carton::QuoteForMessage(s, kMaxQuotedConfigValueBytes);
 }
 
 bool IsBareKey(std::string_view key) {

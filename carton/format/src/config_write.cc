@@ -144,15 +144,9 @@ void AppendOpt(std::string& out, const RunnerOpt& opt) {
       opt);
 }
 
-}  // namespace
-
-Result<std::string> WriteConfig(const CartonConfig& config, bool commented) {
-  CARTON_RETURN_IF_ERROR(ValidateConfig(config));
-  const Notes note(commented);
-  std::string out;
-  note(out, "carton.toml: what carton needs to know about the model (spec v1).");
-  note(out, "Optional fields are commented out; remove the '# ' to set one.");
-  note(out, "");
+// spec_version and the optional string fields of the top-level table, each
+// absent one shown commented out in the commented form.
+void AppendStringFields(std::string& out, const CartonConfig& config, const Notes& note) {
   note(out, "The carton spec version; always 1.");
   out += "spec_version = " + std::to_string(config.spec_version) + "\n";
   struct Field {
@@ -181,19 +175,28 @@ Result<std::string> WriteConfig(const CartonConfig& config, bool commented) {
     }
     AppendStringField(out, f.key, f.value, f.multiline);
   }
-  if (config.required_platforms.empty()) {
+}
+
+// required_platforms, or in the commented form an example when empty.
+void AppendPlatforms(std::string& out, const std::vector<std::string>& platforms,
+                     const Notes& note) {
+  if (platforms.empty()) {
     note(out, "Target triples the model runs on; empty or absent: all.");
     if (note.on()) out += "# required_platforms = [\"x86_64-unknown-linux-gnu\"]\n";
   }
-  if (!config.required_platforms.empty()) {
+  if (!platforms.empty()) {
     out += "required_platforms = [";
-    for (std::size_t i = 0; i < config.required_platforms.size(); ++i) {
+    for (std::size_t i = 0; i < platforms.size(); ++i) {
       if (i > 0) out += ", ";
-      AppendString(out, config.required_platforms[i]);
+      AppendString(out, platforms[i]);
     }
     out += "]\n";
   }
+}
 
+// The [[input]] and [[output]] tables, or in the commented form an example
+// when there are none.
+void AppendTensors(std::string& out, const CartonConfig& config, const Notes& note) {
   if (config.inputs.empty() && config.outputs.empty() && note.on()) {
     out += "\n";
     note(out, "Inputs and outputs, in order (optional; declare all of them or none):");
@@ -204,7 +207,10 @@ Result<std::string> WriteConfig(const CartonConfig& config, bool commented) {
   }
   for (const TensorSpec& t : config.inputs) AppendTensor(out, "input", t, note);
   for (const TensorSpec& t : config.outputs) AppendTensor(out, "output", t, note);
+}
 
+// The [[self_test]] and [[example]] tables.
+void AppendTestsAndExamples(std::string& out, const CartonConfig& config, const Notes& note) {
   for (const SelfTest& t : config.self_tests) {
     out += "\n[[self_test]]\n";
     AppendStringField(out, "name", t.name);
@@ -223,8 +229,10 @@ Result<std::string> WriteConfig(const CartonConfig& config, bool commented) {
     AppendRefs(out, "inputs", e.inputs);
     AppendRefs(out, "sample_out", e.sample_out);
   }
+}
 
-  const RunnerInfo& r = config.runner;
+// The [runner] table and its [runner.opts], last in the file.
+void AppendRunner(std::string& out, const RunnerInfo& r, const Notes& note) {
   out += "\n[runner]\n";
   note(out, "The runner that runs the model (carton runners lists those installed).");
   out += "runner_name = ";
@@ -247,6 +255,23 @@ Result<std::string> WriteConfig(const CartonConfig& config, bool commented) {
       out += '\n';
     }
   }
+}
+
+}  // namespace
+
+Result<std::string> WriteConfig(const CartonConfig& config, bool commented) {
+  CARTON_RETURN_IF_ERROR(ValidateConfig(config));
+  const Notes note(commented);
+  std::string out;
+  note(out, "carton.toml: what carton needs to know about the model (spec v1).");
+  note(out, "Optional fields are commented out; remove the '# ' to set one.");
+  note(out, "");
+  AppendStringFields(out, config, note);
+  AppendPlatforms(out, config.required_platforms, note);
+
+  AppendTensors(out, config, note);
+  AppendTestsAndExamples(out, config, note);
+  AppendRunner(out, config.runner, note);
   return out;
 }
 

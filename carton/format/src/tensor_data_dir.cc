@@ -73,6 +73,74 @@ Status CheckPlain(const PlainTensorRef& t) {
   return Status::Ok();
 }
 
+// Adds an index entry for each nested tensor, and its inner tensors to
+// `unnested` under generated names.
+Status FlattenNested(const std::vector<NestedTensorRef>& nested,
+                     std::vector<PlainTensorRef>& unnested, TensorDataIndex& index) {
+  for (const NestedTensorRef& n : nested) {
+    if (n.name.empty()) return InvalidArgument("tensor_data: a tensor has an empty name");
+    if (!IsValidUtf8(n.name)) {
+      return InvalidArgument("tensor_data: tensor name is not valid UTF-8");
+    }
+    TensorDataEntry e;
+    e.name = n.name;
+    for (std::size_t k = 0; k < n.inner.size(); ++k) {
+      PlainTensorRef inner = n.inner[k];
+      inner.name = std::string(kNestedInnerPrefix) + n.name + "_" + std::to_string(k);
+      e.inner.push_back(inner.name);
+      unnested.push_back(std::move(inner));
+    }
+    index.tensors.push_back(std::move(e));
+  }
+  return Status::Ok();
+}
+
+// Checks each non-nested tensor and adds its index entry; returns its file
+// (tensor_<i>.bin, borrowing the tensor's bytes, or tensor_<i>.toml).
+Result<std::vector<PendingFile>> EncodePlain(const std::vector<PlainTensorRef>& unnested,
+                                             TensorDataIndex& index) {
+  std::vector<PendingFile> files;
+  files.reserve(unnested.size());
+  for (std::size_t i = 0; i < unnested.size(); ++i) {
+    const PlainTensorRef& t = unnested[i];
+    CARTON_RETURN_IF_ERROR(CheckPlain(t));
+    TensorDataEntry e;
+    e.name = t.name;
+    e.dtype = t.dtype;
+    e.shape.assign(t.shape.begin(), t.shape.end());
+    PendingFile f;
+    if (t.dtype == DataType::kString) {
+      e.file = "tensor_" + std::to_string(i) + ".toml";
+      Result<std::string> text = EncodeStrings(t.strings);
+      if (!text.ok()) return text.status().WithContext("tensor_data: " + Label(t.name));
+      f.text = std::move(text).value();
+      f.is_text = true;
+    } else {
+      e.file = "tensor_" + std::to_string(i) + ".bin";
+      f.bytes = t.data;
+    }
+    f.file = e.file;
+    files.push_back(std::move(f));
+    index.tensors.push_back(std::move(e));
+  }
+  return files;
+}
+
+// Every name in the index, generated ones included, must be unique.
+Status CheckUniqueNames(const TensorDataIndex& index) {
+  std::unordered_set<std::string_view> names;
+  for (const TensorDataEntry& e : index.tensors) {
+    if (!names.insert(e.name).second) {
+      return InvalidArgument("tensor_data: duplicate tensor name \"" + e.name + "\"" +
+                             (e.name.starts_with(kNestedInnerPrefix)
+                                  ? " (names starting with " + std::string(kNestedInnerPrefix) +
+                                        " are used for the inner tensors of nested tensors)"
+                                  : std::string()));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<MappedFile> OpenTensorFile(const std::string& dir, const TensorDataEntry& entry) {
@@ -104,57 +172,9 @@ Result<EncodedTensorData> EncodeTensorRefs(const std::vector<PlainTensorRef>& pl
   // tensors of each nested tensor under generated names.
   std::vector<PlainTensorRef> unnested = plain;
   TensorDataIndex index;
-  for (const NestedTensorRef& n : nested) {
-    if (n.name.empty()) return InvalidArgument("tensor_data: a tensor has an empty name");
-    if (!IsValidUtf8(n.name)) {
-      return InvalidArgument("tensor_data: tensor name is not valid UTF-8");
-    }
-    TensorDataEntry e;
-    e.name = n.name;
-    for (std::size_t k = 0; k < n.inner.size(); ++k) {
-      PlainTensorRef inner = n.inner[k];
-      inner.name = std::string(kNestedInnerPrefix) + n.name + "_" + std::to_string(k);
-      e.inner.push_back(inner.name);
-      unnested.push_back(std::move(inner));
-    }
-    index.tensors.push_back(std::move(e));
-  }
-
-  std::vector<PendingFile> files;
-  files.reserve(unnested.size());
-  for (std::size_t i = 0; i < unnested.size(); ++i) {
-    const PlainTensorRef& t = unnested[i];
-    CARTON_RETURN_IF_ERROR(CheckPlain(t));
-    TensorDataEntry e;
-    e.name = t.name;
-    e.dtype = t.dtype;
-    e.shape.assign(t.shape.begin(), t.shape.end());
-    PendingFile f;
-    if (t.dtype == DataType::kString) {
-      e.file = "tensor_" + std::to_string(i) + ".toml";
-      Result<std::string> text = EncodeStrings(t.strings);
-      if (!text.ok()) return text.status().WithContext("tensor_data: " + Label(t.name));
-      f.text = std::move(text).value();
-      f.is_text = true;
-    } else {
-      e.file = "tensor_" + std::to_string(i) + ".bin";
-      f.bytes = t.data;
-    }
-    f.file = e.file;
-    files.push_back(std::move(f));
-    index.tensors.push_back(std::move(e));
-  }
-
-  std::unordered_set<std::string_view> names;
-  for (const TensorDataEntry& e : index.tensors) {
-    if (!names.insert(e.name).second) {
-      return InvalidArgument("tensor_data: duplicate tensor name \"" + e.name + "\"" +
-                             (e.name.starts_with(kNestedInnerPrefix)
-                                  ? " (names starting with " + std::string(kNestedInnerPrefix) +
-                                        " are used for the inner tensors of nested tensors)"
-                                  : std::string()));
-    }
-  }
+  CARTON_RETURN_IF_ERROR(FlattenNested(nested, unnested, index));
+  CARTON_ASSIGN_OR_RETURN(std::vector<PendingFile> files, EncodePlain(unnested, index));
+  CARTON_RETURN_IF_ERROR(CheckUniqueNames(index));
   std::string index_text = WriteIndex(index);
   // Everything above was checked, so this holds unless the writer is wrong.
   if (Result<TensorDataIndex> reparsed = ParseIndex(index_text); !reparsed.ok()) {

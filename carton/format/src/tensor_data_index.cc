@@ -212,6 +212,74 @@ void AppendStringArray(std::string* out, const std::vector<std::string>& items) 
   out->push_back(']');
 }
 
+// An inner name of nested entry `entry`, checked once every name is known.
+struct InnerRef {
+  std::size_t entry;
+  std::size_t k;
+  toml::source_region where;
+};
+
+// Entry positions by name; the names are borrowed from the index's entries.
+using NameMap = std::unordered_map<std::string_view, std::size_t>;
+
+// Parses each [[tensor]] table of `items` into `index`, collecting the
+// inner names of nested entries in `inner_refs`.
+Status ParseEntries(const toml::array& items, TensorDataIndex& index,
+                    std::vector<InnerRef>& inner_refs) {
+  index.tensors.reserve(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const toml::node& item = items[i];
+    if (!item.is_table()) {
+      return Corrupt(At(kSource, item.source(),
+                        "tensor[" + std::to_string(i) + "] is " +
+                            std::string(TypeName(item.type())) + ", not a table"));
+    }
+    EntryParser parser(*item.as_table(), i);
+    CARTON_ASSIGN_OR_RETURN(TensorDataEntry entry, parser.Parse());
+    for (std::size_t k = 0; k < parser.inner_sources().size(); ++k) {
+      inner_refs.push_back({i, k, parser.inner_sources()[k]});
+    }
+    index.tensors.push_back(std::move(entry));
+  }
+  return Status::Ok();
+}
+
+// Indexes the entries by name, refusing a duplicate. REQUIRES: `index`
+// holds the parsed tables of `items` and no longer grows.
+Result<NameMap> IndexNames(const TensorDataIndex& index, const toml::array& items) {
+  NameMap by_name;
+  for (std::size_t i = 0; i < index.tensors.size(); ++i) {
+    const std::string& name = index.tensors[i].name;
+    auto [it, inserted] = by_name.emplace(name, i);
+    if (!inserted) {
+      const toml::node* n = items[i].as_table()->get("name");
+      return Corrupt(At(kSource, n->source(),
+                        "tensor " + QuoteForMessage(name) + ": duplicate name (also tensor[" +
+                            std::to_string(it->second) + "])"));
+    }
+  }
+  return by_name;
+}
+
+// Each inner name must be an entry of the index, and not a nested one.
+Status CheckInnerRefs(const TensorDataIndex& index, const std::vector<InnerRef>& inner_refs,
+                      const NameMap& by_name) {
+  for (const InnerRef& ref : inner_refs) {
+    const TensorDataEntry& outer = index.tensors[ref.entry];
+    const std::string& target = outer.inner[ref.k];
+    auto it = by_name.find(target);
+    const std::string label = "tensor " + QuoteForMessage(outer.name) + ": inner[" +
+                              std::to_string(ref.k) + "] " + QuoteForMessage(target);
+    if (it == by_name.end()) {
+      return Corrupt(At(kSource, ref.where, label + " is not in the index"));
+    }
+    if (index.tensors[it->second].nested()) {
+      return Corrupt(At(kSource, ref.where, label + " is itself nested"));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 const TensorDataEntry* TensorDataIndex::Find(std::string_view name) const {
@@ -237,53 +305,12 @@ Result<TensorDataIndex> ParseIndex(std::string_view toml_text, const TensorDataL
            "tensor is " + std::string(TypeName(list->type())) + ", not an array of tables"));
   }
 
-  struct InnerRef {
-    std::size_t entry;
-    std::size_t k;
-    toml::source_region where;
-  };
-  std::vector<InnerRef> inner_refs;
-  std::unordered_map<std::string_view, std::size_t> by_name;
   const toml::array& items = *list->as_array();
-  index.tensors.reserve(items.size());
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    const toml::node& item = items[i];
-    if (!item.is_table()) {
-      return Corrupt(At(kSource, item.source(),
-                        "tensor[" + std::to_string(i) + "] is " +
-                            std::string(TypeName(item.type())) + ", not a table"));
-    }
-    EntryParser parser(*item.as_table(), i);
-    CARTON_ASSIGN_OR_RETURN(TensorDataEntry entry, parser.Parse());
-    for (std::size_t k = 0; k < parser.inner_sources().size(); ++k) {
-      inner_refs.push_back({i, k, parser.inner_sources()[k]});
-    }
-    index.tensors.push_back(std::move(entry));
-  }
+  std::vector<InnerRef> inner_refs;
+  CARTON_RETURN_IF_ERROR(ParseEntries(items, index, inner_refs));
   // Names are stable now that the vector is full: index them.
-  for (std::size_t i = 0; i < index.tensors.size(); ++i) {
-    const std::string& name = index.tensors[i].name;
-    auto [it, inserted] = by_name.emplace(name, i);
-    if (!inserted) {
-      const toml::node* n = items[i].as_table()->get("name");
-      return Corrupt(At(kSource, n->source(),
-                        "tensor " + QuoteForMessage(name) + ": duplicate name (also tensor[" +
-                            std::to_string(it->second) + "])"));
-    }
-  }
-  for (const InnerRef& ref : inner_refs) {
-    const TensorDataEntry& outer = index.tensors[ref.entry];
-    const std::string& target = outer.inner[ref.k];
-    auto it = by_name.find(target);
-    const std::string label = "tensor " + QuoteForMessage(outer.name) + ": inner[" +
-                              std::to_string(ref.k) + "] " + QuoteForMessage(target);
-    if (it == by_name.end()) {
-      return Corrupt(At(kSource, ref.where, label + " is not in the index"));
-    }
-    if (index.tensors[it->second].nested()) {
-      return Corrupt(At(kSource, ref.where, label + " is itself nested"));
-    }
-  }
+  CARTON_ASSIGN_OR_RETURN(const NameMap by_name, IndexNames(index, items));
+  CARTON_RETURN_IF_ERROR(CheckInnerRefs(index, inner_refs, by_name));
   return index;
 }
 

@@ -21,7 +21,7 @@ std::string At(std::string_view source, const toml::source_region& where,
 }
 
 Status CheckKeyDepth(std::string_view text, std::string_view source) {
-  return ScreenTomlDottedKeys(text, source, kMaxDottedKeyParts);
+  return ScreenTomlDottedKeys(text, source, kMaxFormatTomlDottedKeyParts);
 }
 
 Result<toml::table> ParseToml(std::string_view text, std::string_view source) {

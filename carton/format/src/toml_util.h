@@ -21,12 +21,14 @@ std::string At(std::string_view source, const toml::source_region& where, std::s
 // part of a dotted key (`a.b.c = 1`) with no limit of its own, so a long
 // dotted key overflows the stack (about 40,000 parts on an 8 MiB stack).
 // Inline tables and arrays nest at most 256 deep (TOML_MAX_NESTED_VALUES);
-// with this limit the depth stays below 256 * (kMaxDottedKeyParts + 1)
-// plus two header/key paths: a few thousand levels.
-inline constexpr std::size_t kMaxDottedKeyParts = 8;
+// with this limit the depth stays below 256 * (kMaxFormatTomlDottedKeyParts
+// + 1) plus two header/key paths: a few thousand levels. It bounds the keys
+// of every TOML file this module reads: carton.toml, tensor_data/index.toml
+// and the string tensors' files.
+inline constexpr std::size_t kMaxFormatTomlDottedKeyParts = 8;
 
 // kCorrupt "<source>:<line>:<col>: ..." if a key in `text` has more than
-// kMaxDottedKeyParts parts. A conservative lexical scan: between two of
+// kMaxFormatTomlDottedKeyParts parts. A conservative lexical scan: between two of
 // `= , [ ] { }` or line ends, outside strings and comments, it counts dots;
 // a value has at most one (1.5, 07:32:00.25).
 Status CheckKeyDepth(std::string_view text, std::string_view source);

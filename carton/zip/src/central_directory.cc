@@ -55,15 +55,20 @@ Status ReadZip64Extra(ByteView extra, std::uint32_t size32, std::uint32_t csize3
   return Status::Ok();
 }
 
-}  // namespace
+// The fields of the end record (APPNOTE 4.3.16) that locate the central
+// directory.
+struct EndRecord {
+  std::uint16_t disk, cd_disk, disk_entries, entries;
+  std::uint32_t cd_size, cd_offset;
+};
 
-Result<CentralDirectoryLocation> LocateCentralDirectory(ByteView archive) {
-  return LocateCentralDirectory(archive, 0);
+EndRecord DecodeEndRecord(const std::byte* p) {
+  return {LoadLE16(p + 4),  LoadLE16(p + 6),  LoadLE16(p + 8),
+          LoadLE16(p + 10), LoadLE32(p + 12), LoadLE32(p + 16)};
 }
 
-// Positions below are offsets into `archive` (the tail); offsets read from
-// the records are offsets in the whole archive, `base` more.
-Result<CentralDirectoryLocation> LocateCentralDirectory(ByteView archive, std::uint64_t base) {
+// Where the end record starts in `archive`.
+Result<std::uint64_t> FindEndRecord(ByteView archive) {
   const std::uint64_t size = archive.size();
   if (size < kEndSize) {
     return Corrupt("too short to be a zip archive (" + std::to_string(size) + " bytes)");
@@ -73,74 +78,60 @@ Result<CentralDirectoryLocation> LocateCentralDirectory(ByteView archive, std::u
   // archive are rejected.
   const std::uint64_t last = size - kEndSize;
   const std::uint64_t first = last - std::min<std::uint64_t>(last, kMaxCommentSize);
-  std::optional<std::uint64_t> found;
   for (std::uint64_t pos = last + 1; pos-- > first;) {
     const std::byte* p = archive.data() + pos;
-    if (LoadLE32(p) == kEndSignature && LoadLE16(p + 20) == last - pos) {
-      found = pos;
-      break;
-    }
+    if (LoadLE32(p) == kEndSignature && LoadLE16(p + 20) == last - pos) return pos;
   }
-  if (!found) {
-    return Corrupt("no end of central directory record (not a zip archive, or truncated)");
-  }
-  const std::uint64_t eocd = *found;
-  const std::byte* p = archive.data() + eocd;
-  const std::uint16_t disk = LoadLE16(p + 4);
-  const std::uint16_t cd_disk = LoadLE16(p + 6);
-  const std::uint16_t disk_entries = LoadLE16(p + 8);
-  const std::uint16_t entries = LoadLE16(p + 10);
-  const std::uint32_t cd_size = LoadLE32(p + 12);
-  const std::uint32_t cd_offset = LoadLE32(p + 16);
+  return Corrupt("no end of central directory record (not a zip archive, or truncated)");
+}
 
-  CentralDirectoryLocation cd;
-  std::uint64_t cd_limit = eocd;
-  const bool has_locator =
-      eocd >= kZip64LocatorSize &&
-      LoadLE32(archive.data() + eocd - kZip64LocatorSize) == kZip64LocatorSignature;
-  if (!has_locator) {
-    if (disk != 0 || cd_disk != 0 || disk_entries != entries) return Unsupported(Multidisk());
-    cd = {entries, cd_offset, cd_size};
-  } else {
-    const std::uint64_t locator = eocd - kZip64LocatorSize;
-    const std::byte* l = archive.data() + locator;
-    const std::uint32_t end64_disk = LoadLE32(l + 4);
-    const std::uint64_t end64_abs = LoadLE64(l + 8);
-    const std::uint32_t disks = LoadLE32(l + 16);
-    if (end64_disk != 0 || disks > 1) return Unsupported(Multidisk());
-    if (end64_abs < base || !InBounds(end64_abs - base, kZip64EndSize, locator)) {
-      return Corrupt("zip64 end record at offset " + std::to_string(end64_abs) +
-                     " lies outside the archive" + (base > 0 ? " or before the bytes read" : ""));
-    }
-    const std::uint64_t end64 = end64_abs - base;
-    const std::byte* z = archive.data() + end64;
-    if (LoadLE32(z) != kZip64EndSignature) {
-      return Corrupt("no zip64 end record signature at offset " + std::to_string(end64_abs));
-    }
-    const std::uint64_t record_size = LoadLE64(z + 4);
-    if (record_size < kZip64EndFixedSize || !InBounds(end64 + 12, record_size, locator)) {
-      return Corrupt("zip64 end record at offset " + std::to_string(end64_abs) +
-                     " has a bad size (" + std::to_string(record_size) + ")");
-    }
-    const std::uint32_t disk64 = LoadLE32(z + 16);
-    const std::uint32_t cd_disk64 = LoadLE32(z + 20);
-    const std::uint64_t disk_entries64 = LoadLE64(z + 24);
-    cd.entry_count = LoadLE64(z + 32);
-    cd.size = LoadLE64(z + 40);
-    cd.offset = LoadLE64(z + 48);
-    if (disk64 != 0 || cd_disk64 != 0 || disk_entries64 != cd.entry_count) {
-      return Unsupported(Multidisk());
-    }
-    // Values that fit the classic record must agree with the zip64 ones, so
-    // no reader that prefers one record sees another archive.
-    if ((entries != kMax16 && entries != cd.entry_count) ||
-        (cd_size != kMax32 && cd_size != cd.size) ||
-        (cd_offset != kMax32 && cd_offset != cd.offset)) {
-      return Corrupt("the end record and the zip64 end record disagree");
-    }
-    cd_limit = end64;
+// Decodes the zip64 end record that the locator at `locator` points to
+// into `cd`, checked against the classic `end` record; returns where the
+// zip64 end record starts in `archive` (offsets as in
+// LocateCentralDirectory).
+Result<std::uint64_t> ReadZip64End(ByteView archive, std::uint64_t base, std::uint64_t locator,
+                                   const EndRecord& end, CentralDirectoryLocation* cd) {
+  const std::byte* l = archive.data() + locator;
+  const std::uint32_t end64_disk = LoadLE32(l + 4);
+  const std::uint64_t end64_abs = LoadLE64(l + 8);
+  const std::uint32_t disks = LoadLE32(l + 16);
+  if (end64_disk != 0 || disks > 1) return Unsupported(Multidisk());
+  if (end64_abs < base || !InBounds(end64_abs - base, kZip64EndSize, locator)) {
+    return Corrupt("zip64 end record at offset " + std::to_string(end64_abs) +
+                   " lies outside the archive" + (base > 0 ? " or before the bytes read" : ""));
   }
-  cd_limit += base;
+  const std::uint64_t end64 = end64_abs - base;
+  const std::byte* z = archive.data() + end64;
+  if (LoadLE32(z) != kZip64EndSignature) {
+    return Corrupt("no zip64 end record signature at offset " + std::to_string(end64_abs));
+  }
+  const std::uint64_t record_size = LoadLE64(z + 4);
+  if (record_size < kZip64EndFixedSize || !InBounds(end64 + 12, record_size, locator)) {
+    return Corrupt("zip64 end record at offset " + std::to_string(end64_abs) + " has a bad size (" +
+                   std::to_string(record_size) + ")");
+  }
+  const std::uint32_t disk64 = LoadLE32(z + 16);
+  const std::uint32_t cd_disk64 = LoadLE32(z + 20);
+  const std::uint64_t disk_entries64 = LoadLE64(z + 24);
+  cd->entry_count = LoadLE64(z + 32);
+  cd->size = LoadLE64(z + 40);
+  cd->offset = LoadLE64(z + 48);
+  if (disk64 != 0 || cd_disk64 != 0 || disk_entries64 != cd->entry_count) {
+    return Unsupported(Multidisk());
+  }
+  // Values that fit the classic record must agree with the zip64 ones, so
+  // no reader that prefers one record sees another archive.
+  if ((end.entries != kMax16 && end.entries != cd->entry_count) ||
+      (end.cd_size != kMax32 && end.cd_size != cd->size) ||
+      (end.cd_offset != kMax32 && end.cd_offset != cd->offset)) {
+    return Corrupt("the end record and the zip64 end record disagree");
+  }
+  return end64;
+}
+
+// The central directory must end at `cd_limit`, where the end records
+// start, and have room for its entries.
+Status CheckCentralDirectoryExtent(const CentralDirectoryLocation& cd, std::uint64_t cd_limit) {
   if (!InBounds(cd.offset, cd.size, cd_limit) || cd.offset + cd.size != cd_limit) {
     return Corrupt("central directory at offset " + std::to_string(cd.offset) + " of " +
                    std::to_string(cd.size) + " bytes does not end where the end records start (" +
@@ -151,6 +142,36 @@ Result<CentralDirectoryLocation> LocateCentralDirectory(ByteView archive, std::u
                    " entries cannot fit in a central directory of " + std::to_string(cd.size) +
                    " bytes");
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<CentralDirectoryLocation> LocateCentralDirectory(ByteView archive) {
+  return LocateCentralDirectory(archive, 0);
+}
+
+// Positions below are offsets into `archive` (the tail); offsets read from
+// the records are offsets in the whole archive, `base` more.
+Result<CentralDirectoryLocation> LocateCentralDirectory(ByteView archive, std::uint64_t base) {
+  CARTON_ASSIGN_OR_RETURN(const std::uint64_t eocd, FindEndRecord(archive));
+  const EndRecord end = DecodeEndRecord(archive.data() + eocd);
+  CentralDirectoryLocation cd;
+  std::uint64_t cd_limit = eocd;
+  const bool has_locator =
+      eocd >= kZip64LocatorSize &&
+      LoadLE32(archive.data() + eocd - kZip64LocatorSize) == kZip64LocatorSignature;
+  if (!has_locator) {
+    if (end.disk != 0 || end.cd_disk != 0 || end.disk_entries != end.entries) {
+      return Unsupported(Multidisk());
+    }
+    cd = {end.entries, end.cd_offset, end.cd_size};
+  } else {
+    CARTON_ASSIGN_OR_RETURN(cd_limit,
+                            ReadZip64End(archive, base, eocd - kZip64LocatorSize, end, &cd));
+  }
+  cd_limit += base;
+  CARTON_RETURN_IF_ERROR(CheckCentralDirectoryExtent(cd, cd_limit));
   return cd;
 }
 

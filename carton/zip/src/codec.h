@@ -8,6 +8,7 @@
 // the reader's ZipReaderOptions::max_zstd_window_log).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -21,6 +22,10 @@ namespace carton::zip_internal {
 
 // Receives output bytes; an error stops the codec and is returned as is.
 using ByteSink = std::function<Status(ByteView)>;
+
+// The output buffer of a decoder: its size hint clamped to this range.
+inline constexpr std::size_t kMinOutputChunk = 4096;
+inline constexpr std::size_t kMaxOutputChunk = 1 << 20;
 
 // The level to use for `method` given a caller's level (0 means default).
 // Errors: kInvalidArgument for a level the method does not have.

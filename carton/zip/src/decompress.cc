@@ -13,9 +13,6 @@
 namespace carton::zip_internal {
 namespace {
 
-constexpr std::size_t kMinOutputChunk = 4096;
-constexpr std::size_t kMaxOutputChunk = 1 << 20;
-
 struct ZstdDCtxFree {
   void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
 };

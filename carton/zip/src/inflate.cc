@@ -12,8 +12,6 @@
 namespace carton::zip_internal {
 namespace {
 
-constexpr std::size_t kMinOutputChunk = 4096;
-constexpr std::size_t kMaxOutputChunk = 1 << 20;
 // Negative window bits: a raw deflate stream, no zlib header.
 constexpr int kRawDeflateWindowBits = -15;
 

@@ -23,6 +23,7 @@
 
 #include "carton/common/mapped_file.h"
 #include "codec.h"
+#include "decode.h"
 #include "libzip.h"
 #include "records.h"
 #include "source_archive.h"
@@ -62,6 +63,61 @@ Status CheckRecordMatchesLibzip(const zip_internal::CentralRecord& r, const zip_
   }
   return Status::Ok();
 }
+
+// An entry's bytes as libzip hands them over: decoded, or compressed when
+// `raw` (zstd, which libzip 1.7 cannot decode).
+class LibzipInput final : public zip_internal::EntryInput {
+ public:
+  // `mapped`: the archive from the entry's data on, when it is our own
+  // mapping, whose pages are dropped behind the read.
+  LibzipInput(zip_t* za, const ZipEntry& e, bool raw, std::optional<ByteView> mapped)
+      : za_(za), e_(e), raw_(raw), mapped_(mapped) {}
+
+  Result<std::size_t> Read(MutableByteView buffer) override {
+    // Opened at the first read: after DecodeEntry has made its decoder.
+    if (!file_) {
+      file_.reset(zip_fopen_index(za_, e_.index, raw_ ? ZIP_FL_COMPRESSED : 0));
+      if (!file_) return zip_internal::ReadError(zip_get_error(za_), "");
+    }
+    zip_int64_t n = zip_fread(file_.get(), buffer.data(), buffer.size());
+    if (n < 0) {
+      zip_error_t* error = zip_file_get_error(file_.get());
+      if (zip_error_code_zip(error) == ZIP_ER_CRC) {
+        return Corrupt(
+            "crc-32 mismatch: the data does not match the "
+            "directory's " +
+            zip_internal::Hex(e_.crc32, 8));
+      }
+      return zip_internal::ReadError(error, "");
+    }
+    raw_read_ += static_cast<std::uint64_t>(n);
+    return static_cast<std::size_t>(n);
+  }
+
+  // Streaming a large entry from our own mapping would leave every page
+  // of it resident; drop the pages already read (the data stays in the
+  // page cache).
+  void Consumed(std::uint64_t decoded) override {
+    constexpr std::uint64_t kLag = 4 << 20;  // libzip may read a little behind
+    std::uint64_t done =
+        raw_ ? raw_read_
+             : (e_.size == 0
+                    ? 0
+                    : static_cast<std::uint64_t>(static_cast<long double>(e_.compressed_size) *
+                                                 decoded / e_.size));
+    if (!mapped_ || done <= released_ + kLag) return;
+    ReleaseMappedPages(mapped_->subspan(released_, done - kLag - released_));
+    released_ = done - kLag;
+  }
+
+ private:
+  zip_t* za_;
+  const ZipEntry& e_;
+  bool raw_;
+  std::optional<ByteView> mapped_;
+  zip_internal::FilePtr file_;
+  std::uint64_t raw_read_ = 0, released_ = 0;
+};
 
 }  // namespace
 
@@ -108,9 +164,40 @@ struct ZipReader::Impl {
     return Status::Ok();
   }
 
+  // The bytes an entry spans, from its local header to its data's end.
+  struct Span {
+    std::uint64_t begin, end;
+    std::size_t index;
+  };
+
   // Lists the entries of `za`, checking each against its central record
   // and local header.
   Status Index(zip_t* za, const zip_internal::CentralDirectoryLocation& cd) {
+    CARTON_RETURN_IF_ERROR(CheckEntryCount(za, cd));
+    const auto count = static_cast<std::size_t>(cd.entry_count);
+    entries.reserve(count);
+    data_offsets.reserve(count);
+    std::vector<Span> spans;
+    spans.reserve(count);
+    const std::uint64_t cd_end = cd.offset + cd.size;
+    std::uint64_t pos = cd.offset;
+    for (std::size_t i = 0; i < count; ++i) {
+      CARTON_ASSIGN_OR_RETURN(zip_internal::CentralRecord r,
+                              zip_internal::ReadCentralRecord(data, pos, cd_end));
+      pos = r.next;
+      CARTON_ASSIGN_OR_RETURN(Span span, IndexEntry(za, r, i, cd));
+      spans.push_back(span);
+    }
+    if (pos != cd_end) {
+      return Corrupt("central directory has " + std::to_string(cd_end - pos) + " bytes after its " +
+                     std::to_string(count) + " entries");
+    }
+    CARTON_RETURN_IF_ERROR(CheckLimits());
+    return CheckNoOverlaps(std::move(spans));
+  }
+
+  // libzip and the end record must count the same entries, within the limit.
+  Status CheckEntryCount(zip_t* za, const zip_internal::CentralDirectoryLocation& cd) const {
     const zip_int64_t n = zip_get_num_entries(za, 0);
     if (n < 0 || static_cast<std::uint64_t>(n) != cd.entry_count) {
       return Corrupt("libzip finds " + std::to_string(n) + " entries where the end record lists " +
@@ -120,54 +207,42 @@ struct ZipReader::Impl {
       return Corrupt("the archive lists " + std::to_string(cd.entry_count) +
                      " entries, more than the limit of " + std::to_string(options.max_entries));
     }
-    const auto count = static_cast<std::size_t>(n);
-    entries.reserve(count);
-    data_offsets.reserve(count);
-    struct Span {
-      std::uint64_t begin, end;
-      std::size_t index;
-    };
-    std::vector<Span> spans;
-    spans.reserve(count);
-    const std::uint64_t cd_end = cd.offset + cd.size;
-    std::uint64_t pos = cd.offset;
-    for (std::size_t i = 0; i < count; ++i) {
-      CARTON_ASSIGN_OR_RETURN(zip_internal::CentralRecord r,
-                              zip_internal::ReadCentralRecord(data, pos, cd_end));
-      pos = r.next;
-      const std::string name(r.name);
-      const std::string context = EntryContext(name);
-      if (auto why = zip_internal::CheckEntryName(name)) return Corrupt(context + ": name " + *why);
-      if (!by_name.emplace(name, i).second) return Corrupt(context + ": duplicate name");
-      zip_stat_t st;
-      zip_stat_init(&st);
-      if (zip_stat_index(za, i, ZIP_FL_ENC_RAW, &st) != 0)
-        return zip_internal::ReadError(zip_get_error(za), context);
-      Status s = CheckRecordMatchesLibzip(r, st);
-      if (!s.ok()) return s.WithContext(context);
-      auto local = zip_internal::ParseLocalHeader(data, r.local_header_offset, cd.offset);
-      if (!local.ok()) return local.status().WithContext(context);
-      s = zip_internal::CheckLocalMatchesCentral(*local, r);
-      if (!s.ok()) return s.WithContext(context);
-      if (!InBounds(local->data_offset, r.compressed_size, cd.offset)) {
-        return Corrupt(context + ": " + std::to_string(r.compressed_size) +
-                       " bytes of data at offset " + std::to_string(local->data_offset) +
-                       " run past the central directory at " + std::to_string(cd.offset));
-      }
-      auto entry =
-          zip_internal::EntryFromRecord(r, name, i, context, st.encryption_method != ZIP_EM_NONE);
-      if (!entry.ok()) return entry.status();
-      ZipEntry e = std::move(entry).value();
-      spans.push_back({r.local_header_offset, local->data_offset + r.compressed_size, i});
-      data_offsets.push_back(local->data_offset);
-      entries.push_back(std::move(e));
+    return Status::Ok();
+  }
+
+  // Adds entry `i` from its central record `r`, checked against libzip's
+  // view, its name rules and its local header; returns the bytes it spans.
+  Result<Span> IndexEntry(zip_t* za, const zip_internal::CentralRecord& r, std::size_t i,
+                          const zip_internal::CentralDirectoryLocation& cd) {
+    const std::string name(r.name);
+    const std::string context = EntryContext(name);
+    if (auto why = zip_internal::CheckEntryName(name)) return Corrupt(context + ": name " + *why);
+    if (!by_name.emplace(name, i).second) return Corrupt(context + ": duplicate name");
+    zip_stat_t st;
+    zip_stat_init(&st);
+    if (zip_stat_index(za, i, ZIP_FL_ENC_RAW, &st) != 0)
+      return zip_internal::ReadError(zip_get_error(za), context);
+    Status s = CheckRecordMatchesLibzip(r, st);
+    if (!s.ok()) return s.WithContext(context);
+    auto local = zip_internal::ParseLocalHeader(data, r.local_header_offset, cd.offset);
+    if (!local.ok()) return local.status().WithContext(context);
+    s = zip_internal::CheckLocalMatchesCentral(*local, r);
+    if (!s.ok()) return s.WithContext(context);
+    if (!InBounds(local->data_offset, r.compressed_size, cd.offset)) {
+      return Corrupt(context + ": " + std::to_string(r.compressed_size) +
+                     " bytes of data at offset " + std::to_string(local->data_offset) +
+                     " run past the central directory at " + std::to_string(cd.offset));
     }
-    if (pos != cd_end) {
-      return Corrupt("central directory has " + std::to_string(cd_end - pos) + " bytes after its " +
-                     std::to_string(count) + " entries");
-    }
-    CARTON_RETURN_IF_ERROR(CheckLimits());
-    // Entries that share bytes let a small archive expand without bound.
+    auto entry =
+        zip_internal::EntryFromRecord(r, name, i, context, st.encryption_method != ZIP_EM_NONE);
+    if (!entry.ok()) return entry.status();
+    data_offsets.push_back(local->data_offset);
+    entries.push_back(std::move(entry).value());
+    return Span{r.local_header_offset, local->data_offset + r.compressed_size, i};
+  }
+
+  // Entries that share bytes let a small archive expand without bound.
+  Status CheckNoOverlaps(std::vector<Span> spans) const {
     std::sort(spans.begin(), spans.end(),
               [](const Span& a, const Span& b) { return a.begin < b.begin; });
     for (std::size_t k = 1; k < spans.size(); ++k) {
@@ -328,91 +403,36 @@ struct ZipReader::Impl {
     }
     auto archive = Acquire();
     if (!archive.ok()) return Fail(archive.status().WithContext(context));
-    Status s = DecodeWith(archive->get(), e, *method, sink);
+    Status s = DecodeWith(archive->get(), i, *method, sink);
     Release(std::move(archive).value());
     return s;
   }
 
-  Status DecodeWith(zip_t* za, const ZipEntry& e, Compression method, const Sink& sink) const {
-    const std::string context = EntryContext(e.name);
+  // Decodes entry `i` through libzip's `za`; errors name the archive.
+  Status DecodeWith(zip_t* za, std::size_t i, Compression method, const Sink& sink) const {
+    const ZipEntry& e = entries[i];
     // libzip 1.7 has no zstd: it hands over the compressed bytes, and the
     // size and CRC-32 are checked here. It checks them itself for the rest.
     const bool zstd = method == Compression::kZstd;
-    std::optional<zip_internal::ZstdDecoder> decoder;
-    if (zstd) {
-      auto d = zip_internal::ZstdDecoder::Make(e.size, options.max_zstd_window_log);
-      if (!d.ok()) return Fail(d.status().WithContext(context));
-      decoder.emplace(std::move(d).value());
-    }
-    zip_internal::FilePtr file(zip_fopen_index(za, e.index, zstd ? ZIP_FL_COMPRESSED : 0));
-    if (!file) {
-      return Fail(zip_internal::ReadError(zip_get_error(za), context));
-    }
-    std::uint32_t crc = 0;
-    std::uint64_t total = 0;
+    zip_internal::DecodeOptions decode;
+    decode.codec = zstd ? Compression::kZstd : Compression::kStored;
+    decode.check_crc = zstd;
+    decode.max_zstd_window_log = options.max_zstd_window_log;
+    decode.read_size = static_cast<std::size_t>(
+        std::clamp<std::uint64_t>(zstd ? e.compressed_size : e.size, kMinReadChunk, kMaxReadChunk));
+    // Pages of our own mapping are dropped as they are read (LibzipInput);
+    // never those of a caller's buffer (OpenBuffer), where it would discard
+    // memory.
+    std::optional<ByteView> mapped;
+    if (file != nullptr && file->size() > 0) mapped = data.subspan(data_offsets[i]);
+    LibzipInput input(za, e, zstd, mapped);
     Status sink_error;
-    auto check = [&](ByteView chunk) -> Status {
-      if (chunk.size() > e.size - total) {
-        return Corrupt("decodes to more than its size of " + std::to_string(e.size) + " bytes");
-      }
-      total += chunk.size();
-      if (zstd) {
-        crc = UpdateCrc32(crc, chunk);
-      }
+    Status s = zip_internal::DecodeEntry(e, decode, input, [&](ByteView chunk) {
       sink_error = sink(chunk);
       return sink_error;
-    };
-    std::vector<std::byte> buffer(static_cast<std::size_t>(std::clamp<std::uint64_t>(
-        zstd ? e.compressed_size : e.size, kMinReadChunk, kMaxReadChunk)));
-    // Streaming a large entry from our own mapping would leave every page
-    // of it resident; drop the pages already read (the data stays in the
-    // page cache). Never done to a caller's buffer (OpenBuffer), where it
-    // would discard memory.
-    const bool own_mapping = this->file != nullptr && this->file->size() > 0;
-    const std::uint64_t offset = data_offsets[static_cast<std::size_t>(&e - entries.data())];
-    std::uint64_t raw_read = 0, released = 0;
-    auto release_read_pages = [&] {
-      constexpr std::uint64_t kLag = 4 << 20;  // libzip may read a little behind
-      std::uint64_t done =
-          zstd ? raw_read
-               : (e.size == 0 ? 0
-                              : static_cast<std::uint64_t>(
-                                    static_cast<long double>(e.compressed_size) * total / e.size));
-      if (!own_mapping || done <= released + kLag) return;
-      ReleaseMappedPages(data.subspan(offset + released, done - kLag - released));
-      released = done - kLag;
-    };
-    Status s;
-    for (;;) {
-      zip_int64_t n = zip_fread(file.get(), buffer.data(), buffer.size());
-      if (n < 0) {
-        zip_error_t* error = zip_file_get_error(file.get());
-        if (zip_error_code_zip(error) == ZIP_ER_CRC) {
-          s = Corrupt(
-              "crc-32 mismatch: the data does not match the "
-              "directory's " +
-              zip_internal::Hex(e.crc32, 8));
-        } else {
-          s = zip_internal::ReadError(error, "");
-        }
-        break;
-      }
-      if (n == 0) break;
-      ByteView chunk(buffer.data(), static_cast<std::size_t>(n));
-      s = zstd ? decoder->Update(chunk, check) : check(chunk);
-      if (!s.ok()) break;
-      raw_read += static_cast<std::uint64_t>(n);
-      release_read_pages();
-    }
-    if (!sink_error.ok()) return sink_error;
-    if (s.ok() && zstd) s = decoder->Finish();
-    if (!s.ok()) return Fail(s.WithContext(context));
-    if (total != e.size) {
-      return Fail(Corrupt(context + ": decodes to " + std::to_string(total) +
-                          " bytes, but its size is " + std::to_string(e.size)));
-    }
-    if (zstd) return Fail(CheckCrc32(e, crc));
-    return Status::Ok();
+    });
+    // Errors from the sink come back unchanged.
+    return sink_error.ok() ? Fail(s) : s;
   }
 
   Result<std::size_t> LookupStored(std::string_view name) const {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "codec.h"
+#include "decode.h"
 #include "records.h"
 
 namespace carton::zip_internal {
@@ -37,29 +38,64 @@ Result<CentralDirectoryLocation> Locate(const RandomAccessSource& source,
   return Internal("unreachable");
 }
 
-}  // namespace
-
-Result<SourceArchive> SourceArchive::Open(std::unique_ptr<RandomAccessSource> source) {
-  SourceArchive a;
+// The central directory's bytes, from the tail when they are in it.
+Result<std::vector<std::byte>> ReadCentralDirectory(const RandomAccessSource& source,
+                                                    CentralDirectoryLocation* cd) {
   std::vector<std::byte> tail;
   std::uint64_t base = 0;
-  CARTON_ASSIGN_OR_RETURN(CentralDirectoryLocation cd, Locate(*source, &tail, &base));
-  if (cd.size > kMaxSourceCentralDirectory) {
-    return Unsupported("central directory of " + std::to_string(cd.size) +
+  CARTON_ASSIGN_OR_RETURN(*cd, Locate(source, &tail, &base));
+  if (cd->size > kMaxSourceCentralDirectory) {
+    return Unsupported("central directory of " + std::to_string(cd->size) +
                        " bytes is larger than the limit of " +
                        std::to_string(kMaxSourceCentralDirectory) + " for remote reading");
   }
   std::vector<std::byte> dir;
-  if (cd.offset >= base) {
-    const auto* begin = tail.data() + (cd.offset - base);
-    dir.assign(begin, begin + cd.size);
+  if (cd->offset >= base) {
+    const auto* begin = tail.data() + (cd->offset - base);
+    dir.assign(begin, begin + cd->size);
   } else {
-    CARTON_ASSIGN_OR_RETURN(dir, ReadRange(*source, cd.offset, cd.size));
+    CARTON_ASSIGN_OR_RETURN(dir, ReadRange(source, cd->offset, cd->size));
+  }
+  return dir;
+}
+
+// Reads from `source` the `size` bytes at `offset`, front to back.
+class SourceInput final : public EntryInput {
+ public:
+  SourceInput(const RandomAccessSource& source, std::uint64_t offset, std::uint64_t size)
+      : source_(source), offset_(offset), left_(size) {}
+
+  Result<std::size_t> Read(MutableByteView buffer) override {
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), left_));
+    if (n == 0) return n;
+    CARTON_RETURN_IF_ERROR(source_.ReadAt(offset_, buffer.first(n)));
+    offset_ += n;
+    left_ -= n;
+    return n;
   }
 
+ private:
+  const RandomAccessSource& source_;
+  std::uint64_t offset_;
+  std::uint64_t left_;
+};
+
+}  // namespace
+
+Result<SourceArchive> SourceArchive::Open(std::unique_ptr<RandomAccessSource> source) {
+  SourceArchive a;
+  CentralDirectoryLocation cd;
+  CARTON_ASSIGN_OR_RETURN(std::vector<std::byte> dir, ReadCentralDirectory(*source, &cd));
+  CARTON_RETURN_IF_ERROR(a.AddEntries(dir, cd));
+  CARTON_RETURN_IF_ERROR(a.SetLimits());
+  a.source_ = std::move(source);
+  return a;
+}
+
+Status SourceArchive::AddEntries(ByteView dir, const CentralDirectoryLocation& cd) {
   const auto count = static_cast<std::size_t>(cd.entry_count);
-  a.entries_.reserve(count);
-  a.records_.reserve(count);
+  entries_.reserve(count);
+  records_.reserve(count);
   std::set<std::string, std::less<>> names;
   std::uint64_t pos = 0;
   for (std::size_t i = 0; i < count; ++i) {
@@ -80,54 +116,55 @@ Result<SourceArchive> SourceArchive::Open(std::unique_ptr<RandomAccessSource> so
                      std::to_string(cd.offset));
     }
     CARTON_ASSIGN_OR_RETURN(ZipEntry e, EntryFromRecord(r, name, i, context));
-    a.entries_.push_back(std::move(e));
-    a.records_.push_back({r.local_header_offset, cd.offset, r.flags});
+    entries_.push_back(std::move(e));
+    records_.push_back({r.local_header_offset, cd.offset, r.flags});
   }
   if (pos != dir.size()) {
     return Corrupt("central directory has " + std::to_string(dir.size() - pos) +
                    " bytes after its " + std::to_string(count) + " entries");
   }
+  return Status::Ok();
+}
+
+Status SourceArchive::SetLimits() {
   // Each entry must end before the next one starts; entries sharing bytes
   // let a small archive expand without bound. The exact end is known once
   // the local header is read (Decode); here each gets the next start as its
   // limit, and the smallest possible extent is checked against it.
+  const std::size_t count = entries_.size();
   std::vector<std::size_t> order(count);
   for (std::size_t i = 0; i < count; ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-    return a.records_[x].local_header_offset < a.records_[y].local_header_offset;
+    return records_[x].local_header_offset < records_[y].local_header_offset;
   });
   for (std::size_t k = 0; k + 1 < count; ++k) {
-    Record& r = a.records_[order[k]];
-    const ZipEntry& e = a.entries_[order[k]];
-    r.limit = a.records_[order[k + 1]].local_header_offset;
+    Record& r = records_[order[k]];
+    const ZipEntry& e = entries_[order[k]];
+    r.limit = records_[order[k + 1]].local_header_offset;
     if (r.local_header_offset + kLocalHeaderSize + e.name.size() + e.compressed_size > r.limit) {
-      return Corrupt(EntryContext(a.entries_[order[k + 1]].name) + " overlaps " +
+      return Corrupt(EntryContext(entries_[order[k + 1]].name) + " overlaps " +
                      EntryContext(e.name));
     }
   }
-  a.source_ = std::move(source);
-  return a;
+  return Status::Ok();
 }
 
-Status SourceArchive::Decode(std::size_t index, const std::function<Status(ByteView)>& sink) const {
+Result<std::uint64_t> SourceArchive::DataOffset(std::size_t index) const {
   const ZipEntry& e = entries_[index];
   const Record& rec = records_[index];
-  const std::string context = EntryContext(e.name);
-  auto fail = [&](const Status& s) { return s.WithContext(context); };
-
   // The local header: its fixed part gives the lengths of what follows.
-  auto fixed = ReadRange(*source_, rec.local_header_offset, kLocalHeaderSize);
-  if (!fixed.ok()) return fail(fixed.status());
+  CARTON_ASSIGN_OR_RETURN(std::vector<std::byte> fixed,
+                          ReadRange(*source_, rec.local_header_offset, kLocalHeaderSize));
   const std::uint64_t variable =
-      std::uint64_t{LoadLE16(fixed->data() + 26)} + LoadLE16(fixed->data() + 28);
+      std::uint64_t{LoadLE16(fixed.data() + 26)} + LoadLE16(fixed.data() + 28);
   if (!InBounds(rec.local_header_offset, kLocalHeaderSize + variable, rec.limit)) {
-    return fail(Corrupt("local header at offset " + std::to_string(rec.local_header_offset) +
-                        " runs into the next entry or the central directory"));
+    return Corrupt("local header at offset " + std::to_string(rec.local_header_offset) +
+                   " runs into the next entry or the central directory");
   }
-  auto header = ReadRange(*source_, rec.local_header_offset, kLocalHeaderSize + variable);
-  if (!header.ok()) return fail(header.status());
-  auto local = ParseLocalHeader(*header, 0, header->size());
-  if (!local.ok()) return fail(local.status());
+  CARTON_ASSIGN_OR_RETURN(
+      std::vector<std::byte> header,
+      ReadRange(*source_, rec.local_header_offset, kLocalHeaderSize + variable));
+  CARTON_ASSIGN_OR_RETURN(ParsedLocalHeader local, ParseLocalHeader(header, 0, header.size()));
   CentralRecord central;
   central.flags = rec.flags;
   central.method = e.method;
@@ -135,59 +172,26 @@ Status SourceArchive::Decode(std::size_t index, const std::function<Status(ByteV
   central.compressed_size = e.compressed_size;
   central.size = e.size;
   central.name = e.name;
-  if (Status s = CheckLocalMatchesCentral(*local, central); !s.ok()) return fail(s);
-  const std::uint64_t data_offset = rec.local_header_offset + local->data_offset;
+  CARTON_RETURN_IF_ERROR(CheckLocalMatchesCentral(local, central));
+  const std::uint64_t data_offset = rec.local_header_offset + local.data_offset;
   if (!InBounds(data_offset, e.compressed_size, rec.limit)) {
-    return fail(Corrupt(std::to_string(e.compressed_size) + " bytes of data at offset " +
-                        std::to_string(data_offset) +
-                        " run into the next entry or the central directory"));
+    return Corrupt(std::to_string(e.compressed_size) + " bytes of data at offset " +
+                   std::to_string(data_offset) +
+                   " run into the next entry or the central directory");
   }
+  return data_offset;
+}
 
-  const auto method = CompressionFromZipMethod(e.method);
-  std::optional<ZstdDecoder> zstd;
-  std::optional<InflateDecoder> inflate;
-  if (method == Compression::kZstd) {
-    auto d = ZstdDecoder::Make(e.size);
-    if (!d.ok()) return fail(d.status());
-    zstd.emplace(std::move(d).value());
-  } else if (method == Compression::kDeflate) {
-    auto d = InflateDecoder::Make(e.size);
-    if (!d.ok()) return fail(d.status());
-    inflate.emplace(std::move(d).value());
-  }
-  std::uint32_t crc = 0;
-  std::uint64_t total = 0;
-  Status sink_error;
-  auto check = [&](ByteView chunk) -> Status {
-    if (chunk.size() > e.size - total) {
-      return Corrupt("decodes to more than its size of " + std::to_string(e.size) + " bytes");
-    }
-    total += chunk.size();
-    crc = UpdateCrc32(crc, chunk);
-    sink_error = sink(chunk);
-    return sink_error;
-  };
-  std::vector<std::byte> buffer(
-      static_cast<std::size_t>(std::min<std::uint64_t>(e.compressed_size, kReadChunk)));
-  Status s;
-  for (std::uint64_t done = 0; done < e.compressed_size && s.ok();) {
-    const std::size_t n =
-        static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), e.compressed_size - done));
-    MutableByteView chunk(buffer.data(), n);
-    s = source_->ReadAt(data_offset + done, chunk);
-    if (!s.ok()) break;
-    done += n;
-    s = zstd ? zstd->Update(chunk, check) : inflate ? inflate->Update(chunk, check) : check(chunk);
-  }
-  if (!sink_error.ok()) return sink_error;
-  if (s.ok() && zstd) s = zstd->Finish();
-  if (s.ok() && inflate) s = inflate->Finish();
-  if (!s.ok()) return fail(s);
-  if (total != e.size) {
-    return fail(Corrupt("decodes to " + std::to_string(total) + " bytes, but its size is " +
-                        std::to_string(e.size)));
-  }
-  return ZipReader::CheckCrc32(e, crc);
+Status SourceArchive::Decode(std::size_t index, const std::function<Status(ByteView)>& sink) const {
+  const ZipEntry& e = entries_[index];
+  auto data_offset = DataOffset(index);
+  if (!data_offset.ok()) return data_offset.status().WithContext(EntryContext(e.name));
+  DecodeOptions decode;
+  decode.codec = CompressionFromZipMethod(e.method).value_or(Compression::kStored);
+  decode.read_size =
+      static_cast<std::size_t>(std::min<std::uint64_t>(e.compressed_size, kReadChunk));
+  SourceInput input(*source_, *data_offset, e.compressed_size);
+  return DecodeEntry(e, decode, input, sink);
 }
 
 }  // namespace carton::zip_internal

@@ -25,6 +25,8 @@
 
 namespace carton::zip_internal {
 
+struct CentralDirectoryLocation;  // records.h
+
 // Largest central directory read through a source (about 600,000 entries).
 inline constexpr std::uint64_t kMaxSourceCentralDirectory = 64ull << 20;
 // The first read at the end of the archive; a longer tail (up to the
@@ -56,6 +58,16 @@ class SourceArchive {
     std::uint16_t flags = 0;
   };
   SourceArchive() = default;
+
+  // Adds the entries of the central directory `dir` (found at `cd`),
+  // checking names and that each lies before the directory.
+  Status AddEntries(ByteView dir, const CentralDirectoryLocation& cd);
+  // Sets each record's limit (the next entry's start), refusing entries
+  // that overlap.
+  Status SetLimits();
+  // Where entry `index`'s data starts, from its local header, checked
+  // against its record. Errors do not name the entry.
+  Result<std::uint64_t> DataOffset(std::size_t index) const;
 
   std::unique_ptr<RandomAccessSource> source_;
   std::vector<ZipEntry> entries_;

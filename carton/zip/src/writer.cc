@@ -272,6 +272,43 @@ struct ZipWriter::Impl {
     return result;
   }
 
+  // AddFiles' checks of `files` before anything is added: names, methods
+  // and levels. Returns each file's resolved level.
+  Result<std::vector<int>> CheckBatch(const std::vector<ZipFileToAdd>& files) const {
+    std::vector<int> levels;
+    std::unordered_set<std::string_view> batch_names;
+    for (const auto& f : files) {
+      CARTON_RETURN_IF_ERROR(CheckName(f.name));
+      if (!batch_names.insert(f.name).second) {
+        return InvalidArgument(EntryContext(f.name) + ": duplicate name");
+      }
+      if (f.method == Compression::kStored) {
+        return InvalidArgument(EntryContext(f.name) + ": AddFiles compresses; add stored files " +
+                               "with AddFile or AddFileUnread");
+      }
+      auto level = zip_internal::ResolveLevel(f.method, f.level);
+      if (!level.ok()) return level.status().WithContext(EntryContext(f.name));
+      levels.push_back(*level);
+    }
+    return levels;
+  }
+
+  // AddFiles: hands file `f`, compressed beforehand into `compressed` as
+  // `r` describes, to the archive through the spool. Returns where its data
+  // will start.
+  Result<std::uint64_t> AddCompressed(const ZipFileToAdd& f, ByteView compressed,
+                                      const ZipAddResult& r) {
+    EntryData data;
+    data.name = f.name;
+    data.method = ZipMethodNumber(f.method);
+    data.spool_offset = spool.size();
+    CARTON_RETURN_IF_ERROR(spool.Append(compressed));
+    data.size = r.size;
+    data.compressed_size = r.compressed_size;
+    data.crc32 = r.crc32;
+    return AddToArchive(std::move(data));
+  }
+
   // Everything after the input starts being read poisons the writer on
   // error: later calls and Finish() return that error.
   Result<ZipAddResult> Add(std::string_view name, Compression method, int level, std::uint64_t size,
@@ -484,77 +521,67 @@ Status PrepareFile(const ZipFileToAdd& f, int level, int zstd_workers, bool sha2
   return Status::Ok();
 }
 
+// The end of the batch of `files` that starts at `begin`: files up to
+// kBatchBytes (at least one), at most kBatchFiles.
+std::size_t BatchEnd(const std::vector<ZipFileToAdd>& files, std::size_t begin) {
+  std::size_t end = begin;
+  std::uint64_t bytes = 0;
+  while (end < files.size() && end - begin < kBatchFiles && (end == begin || bytes < kBatchBytes)) {
+    struct stat st;
+    if (::stat(files[end].source_path.c_str(), &st) == 0) {
+      bytes += static_cast<std::uint64_t>(st.st_size);
+    }
+    ++end;
+  }
+  return end;
+}
+
+// Prepares files [begin, begin + prepared->size()) of `files` on up to
+// `threads` threads; each one's own error goes to its PreparedFile.
+// Errors: kInternal if a thread could not run.
+Status PrepareBatch(const std::vector<ZipFileToAdd>& files, const std::vector<int>& levels,
+                    std::size_t begin, int zstd_workers, const ZipAddOptions& add, unsigned threads,
+                    std::vector<PreparedFile>* prepared) {
+  try {
+    ParallelFor(prepared->size(), threads, [&](std::size_t i) {
+      PreparedFile& p = (*prepared)[i];
+      p.status = PrepareFile(files[begin + i], levels[begin + i], zstd_workers, add.sha256, &p);
+    });
+  } catch (const std::exception& e) {
+    return Internal(std::string("compressing files: ") + e.what());
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::vector<ZipAddResult>> ZipWriter::AddFiles(const std::vector<ZipFileToAdd>& files,
                                                       const ZipAddOptions& add, unsigned threads) {
   CARTON_RETURN_IF_ERROR(impl_->CheckWritable());
   if (add.observer) return InvalidArgument("AddFiles takes no observer");
-  std::vector<int> levels;
-  std::unordered_set<std::string_view> batch_names;
-  for (const auto& f : files) {
-    CARTON_RETURN_IF_ERROR(impl_->CheckName(f.name));
-    if (!batch_names.insert(f.name).second) {
-      return InvalidArgument(EntryContext(f.name) + ": duplicate name");
-    }
-    if (f.method == Compression::kStored) {
-      return InvalidArgument(EntryContext(f.name) + ": AddFiles compresses; add stored files " +
-                             "with AddFile or AddFileUnread");
-    }
-    auto level = zip_internal::ResolveLevel(f.method, f.level);
-    if (!level.ok()) return level.status().WithContext(EntryContext(f.name));
-    levels.push_back(*level);
-  }
+  CARTON_ASSIGN_OR_RETURN(std::vector<int> levels, impl_->CheckBatch(files));
   std::vector<ZipAddResult> results;
   results.reserve(files.size());
-  std::size_t begin = 0;
-  while (begin < files.size()) {
-    // The next batch: files up to kBatchBytes (at least one).
-    std::size_t end = begin;
-    std::uint64_t bytes = 0;
-    while (end < files.size() && end - begin < kBatchFiles &&
-           (end == begin || bytes < kBatchBytes)) {
-      struct stat st;
-      if (::stat(files[end].source_path.c_str(), &st) == 0) {
-        bytes += static_cast<std::uint64_t>(st.st_size);
-      }
-      ++end;
-    }
+  // A file of at most kZipBatchFileMax bytes is at most two zstd jobs:
+  // one worker per thread gives the same frame as several (the output is
+  // the same for any count from 1) with less memory.
+  const int workers = std::min(impl_->options.zstd_workers, 1);
+  for (std::size_t begin = 0, end = 0; begin < files.size(); begin = end) {
+    end = BatchEnd(files, begin);
     std::vector<PreparedFile> prepared(end - begin);
-    // A file of at most kZipBatchFileMax bytes is at most two zstd jobs:
-    // one worker per thread gives the same frame as several (the output is
-    // the same for any count from 1) with less memory.
-    const int workers = std::min(impl_->options.zstd_workers, 1);
-    try {
-      ParallelFor(prepared.size(), threads, [&](std::size_t i) {
-        PreparedFile& p = prepared[i];
-        p.status = PrepareFile(files[begin + i], levels[begin + i], workers, add.sha256, &p);
-      });
-    } catch (const std::exception& e) {
-      return impl_->Poison(Internal(std::string("compressing files: ") + e.what()));
-    }
+    Status s = PrepareBatch(files, levels, begin, workers, add, threads, &prepared);
+    if (!s.ok()) return impl_->Poison(s);
     // Handed to the archive in order, as AddFile would have.
     for (std::size_t i = 0; i < prepared.size(); ++i) {
       PreparedFile& p = prepared[i];
       if (!p.status.ok()) return impl_->Poison(p.status);
-      const ZipFileToAdd& f = files[begin + i];
-      EntryData data;
-      data.name = f.name;
-      data.method = ZipMethodNumber(f.method);
-      data.spool_offset = impl_->spool.size();
-      Status appended = impl_->spool.Append(p.compressed);
-      if (!appended.ok()) return impl_->Poison(appended);
-      data.size = p.result.size;
-      data.compressed_size = p.result.compressed_size;
-      data.crc32 = p.result.crc32;
-      auto offset = impl_->AddToArchive(std::move(data));
+      auto offset = impl_->AddCompressed(files[begin + i], p.compressed, p.result);
       if (!offset.ok()) return impl_->Poison(offset.status());
       p.result.data_offset = *offset;
       if (impl_->options.on_read) impl_->options.on_read(p.result.size);
       results.push_back(std::move(p.result));
       p.compressed = {};
     }
-    begin = end;
   }
   return results;
 }

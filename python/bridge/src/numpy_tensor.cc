@@ -14,7 +14,7 @@
 namespace carton::pybridge {
 namespace {
 
-using runner::Tensor;
+using carton::Tensor;
 
 // numpy's type numbers (stable across numpy 1.x and 2.x).
 enum NpyType : int {

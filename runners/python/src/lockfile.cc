@@ -11,7 +11,7 @@ namespace carton::python_runner {
 namespace {
 
 // Enough for any real key; toml++ has no depth limit of its own.
-constexpr std::size_t kMaxDottedKeyParts = 8;
+constexpr std::size_t kMaxLockfileDottedKeyParts = 8;
 
 std::string At(std::string_view source, const toml::node& node, std::string_view message) {
   const auto& where = node.source().begin;
@@ -132,7 +132,7 @@ Result<Lockfile> ParseLockfile(std::string_view text, std::string_view source) {
     return Corrupt(std::string(source) + ": " + std::to_string(text.size()) +
                    " bytes, more than the " + std::to_string(kMaxLockfileSize) + " allowed");
   }
-  CARTON_RETURN_IF_ERROR(ScreenTomlDottedKeys(text, source, kMaxDottedKeyParts));
+  CARTON_RETURN_IF_ERROR(ScreenTomlDottedKeys(text, source, kMaxLockfileDottedKeyParts));
   toml::table root;
   try {
     root = toml::parse(text, source);

@@ -22,7 +22,7 @@ namespace carton::python_runner {
 namespace {
 
 namespace py = pybind11;
-using runner::Tensor;
+using carton::Tensor;
 
 constexpr char kRunnerName[] = "python";
 constexpr std::uint64_t kCompatVersion = 1;

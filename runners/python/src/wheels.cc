@@ -11,6 +11,7 @@
 
 #include "carton/common/unique_fd.h"
 #include "carton/links/blob_cache.h"
+#include "carton/links/cache_layout.h"
 #include "carton/manifest/sha256.h"
 #include "carton/zip/reader.h"
 
@@ -150,7 +151,9 @@ Result<std::string> WheelFile(const LockedDep& dep, const WheelOptions& options)
 
 }  // namespace
 
-std::string PackagesDir(const std::string& cache_root) { return cache_root + "/python/packages"; }
+std::string PackagesDir(const std::string& cache_root) {
+  return links::CacheLayout(cache_root).PythonPackagesDir();
+}
 
 Result<std::vector<std::string>> InstallWheels(const std::vector<LockedDep>& deps,
                                                const WheelOptions& options) {

@@ -64,15 +64,6 @@ struct LinkOptions {
 Status DownloadCarton(const std::string& url, const std::string& dest_path,
                       const LinkOptions& options = {});
 
-// Where a carton given by URL is downloaded whole in the cache at
-// `cache_root` (the root shared by the blob cache and the loader,
-// loader/FORMAT.md "Cache"): <root>/downloads/<hex>.carton, named by the
-// hex of its manifest hash (<...>.carton.partial while it arrives), and
-// the lock file held exclusively while that file is written, read or
-// removed, <root>/locks/carton-<hex>.lock (the loader's materialize lock).
-std::string CartonDownloadPath(const std::string& cache_root, std::string_view manifest_hex);
-std::string CartonLockPath(const std::string& cache_root, std::string_view manifest_hex);
-
 // A carton downloaded whole to a temporary directory (CartonReader::Open
 // of a server that ignores Range, OpenLocal's fallback) is named
 // "<kTemporaryDownloadPrefix><pid>-<n>.carton" by the process <pid> that
@@ -131,8 +122,8 @@ class CartonReader {
 
   // As Open, but a URL is first downloaded whole and read mapped: for
   // operations that read every byte. The download goes to the cache's
-  // CartonDownloadPath, named by the manifest hash read first with range
-  // requests, under CartonLockPath's lock (held until the reader is
+  // links::CacheLayout::CartonDownloadPath, named by the manifest hash read
+  // first with range requests, under CartonLockPath's lock (held until the reader is
   // destroyed, which removes the file), so that what arrived before an
   // interrupt is resumed with Range by the next OpenLocal or load of the
   // same carton. When that is not possible (a server that ignores Range,

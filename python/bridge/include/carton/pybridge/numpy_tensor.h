@@ -43,7 +43,7 @@
 
 #include "carton/common/status.h"
 #include "carton/format/data_type.h"
-#include "carton/runner/runner.h"
+#include "carton/format/tensor.h"
 
 namespace carton::pybridge {
 
@@ -66,11 +66,11 @@ enum class ArrayMode {
 // str. Errors: kInvalidArgument naming the tensor when it is inconsistent
 // (Validate()), a dimension does not fit a Py_ssize_t, or a string is not
 // valid UTF-8.
-Result<py::object> TensorToPython(const runner::Tensor& tensor, ArrayMode mode = ArrayMode::kView);
+Result<py::object> TensorToPython(const carton::Tensor& tensor, ArrayMode mode = ArrayMode::kView);
 
 // {name: TensorToPython(tensor)} in the order given. Errors: as
 // TensorToPython; kInvalidArgument for a name given twice.
-Result<py::dict> TensorsToDict(const std::vector<runner::Tensor>& tensors,
+Result<py::dict> TensorsToDict(const std::vector<carton::Tensor>& tensors,
                                ArrayMode mode = ArrayMode::kView);
 
 // Converts a Python value into a tensor named `name`:
@@ -93,14 +93,14 @@ Result<py::dict> TensorsToDict(const std::vector<runner::Tensor>& tensors,
 // carton has no name for; object arrays holding anything but str; lists
 // mixing str with other values; ints out of range; strings that are not
 // encodable as UTF-8 (lone surrogates); anything else.
-Result<runner::Tensor> TensorFromPython(std::string name, py::handle value,
+Result<carton::Tensor> TensorFromPython(std::string name, py::handle value,
                                         std::optional<DataType> hint = std::nullopt);
 
 // Every item of a mapping (a dict, or any object with items()) whose keys
 // are str, in its iteration order, through TensorFromPython with the hint
 // `hints[name]` when present. Errors: as TensorFromPython; kInvalidArgument
 // when `mapping` is not a mapping or a key is not a str.
-Result<std::vector<runner::Tensor>> TensorsFromMapping(
+Result<std::vector<carton::Tensor>> TensorsFromMapping(
     py::handle mapping, const std::map<std::string, DataType>& hints = {});
 
 // The numpy dtype of a numeric carton type ("<f4", ...); nullopt for
