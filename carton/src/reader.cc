@@ -65,17 +65,42 @@ Result<std::string> ResolveLinkedFile(const LinkedFile& file, const LinkOptions&
   return cache.Fetch(file.sha256, file.urls, 0, fetch);
 }
 
+CachedCartonDownload::CachedCartonDownload(std::string path)
+    : path_(std::move(path)), registration_(path_, TemporaryKind::kFile) {}
+
+CachedCartonDownload::~CachedCartonDownload() { ::unlink(path_.c_str()); }
+
+Result<std::unique_ptr<CachedCartonDownload>> CachedCartonDownload::Fetch(
+    const std::string& url, const std::string& cache_root, std::string_view hex,
+    const LinkOptions& options) {
+  const links::CacheLayout layout(cache_root);
+  std::error_code ec;
+  std::filesystem::create_directories(layout.DownloadsDir(), ec);
+  if (ec) return IoError(layout.DownloadsDir() + ": cannot create: " + ec.message());
+  // Registered before it exists, so that no moment leaves it unregistered.
+  std::unique_ptr<CachedCartonDownload> d(new CachedCartonDownload(layout.CartonDownloadPath(hex)));
+  LinkOptions link = options;
+  link.fetch.keep_partial = true;
+  CARTON_RETURN_IF_ERROR(DownloadCarton(url, d->path_, link));
+  return d;
+}
+
 // A downloaded copy of a carton given by URL, removed with the reader
-// (before its lock, when it has one, is released).
+// (before its lock, when it has one, is released): in the cache, or in a
+// temporary directory.
 struct CartonReader::Download {
-  explicit Download(std::string p, FileLock held = FileLock())
-      : path(std::move(p)), registration(path, TemporaryKind::kFile), lock(std::move(held)) {}
+  explicit Download(std::string p) : path(std::move(p)), temporary(path, TemporaryKind::kFile) {}
+  Download(std::unique_ptr<CachedCartonDownload> in_cache, FileLock held)
+      : lock(std::move(held)), path(in_cache->path()), cached(std::move(in_cache)) {}
   Download(const Download&) = delete;
   Download& operator=(const Download&) = delete;
-  ~Download() { ::unlink(path.c_str()); }
+  ~Download() {
+    if (cached == nullptr) ::unlink(path.c_str());
+  }
+  FileLock lock;  // declared first: released after the file is removed
   std::string path;
-  TemporaryPath registration;  // an interrupt removes it too
-  FileLock lock;
+  TemporaryPath temporary;  // a temporary copy: an interrupt removes it too
+  std::unique_ptr<CachedCartonDownload> cached;
 };
 
 CartonReader::CartonReader(std::string location, ZipReader zip, const LinkOptions& options,
@@ -173,14 +198,13 @@ std::optional<Result<CartonReader>> CartonReader::OpenCachedDownload(const std::
   if (!layout.ok()) return std::nullopt;
   auto lock = FileLock::Open(layout->CartonLockPath(hex));
   if (!lock.ok() || !lock->Lock(FileLock::Mode::kExclusive).ok()) return std::nullopt;
-  const std::string path = layout->CartonDownloadPath(hex);
   std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  std::filesystem::create_directories(layout->DownloadsDir(), ec);
   if (ec) return std::nullopt;
-  auto download = std::make_unique<Download>(path, std::move(lock).value());
-  LinkOptions link = options;
-  link.fetch.keep_partial = true;
-  CARTON_RETURN_IF_ERROR(DownloadCarton(location, path, link));
+  CARTON_ASSIGN_OR_RETURN(auto fetched,
+                          CachedCartonDownload::Fetch(location, layout->root(), hex, options));
+  auto download = std::make_unique<Download>(std::move(fetched), std::move(lock).value());
+  const std::string& path = download->path;
   auto local = ZipReader::Open(path, limits.zip);
   if (!local.ok()) return Renamed(local.status(), path, location);
   CartonReader reader(location, std::move(local).value(), options, limits);

@@ -95,8 +95,7 @@ void RemoveDeadTemporaries(const links::CacheLayout& layout, const std::string& 
 Result<EntryRecord> MakeEntry(const links::CacheLayout& layout, const std::string& hex,
                               const std::string& dir, CartonSource* source,
                               const LoadOptions& options, LoadStats* stats) {
-  CARTON_ASSIGN_OR_RETURN(const CartonReader* whole,
-                          source->Whole(layout.DownloadsDir(), options.progress));
+  CARTON_ASSIGN_OR_RETURN(const CartonReader* whole, source->Whole(layout, options.progress));
   const std::string tmp =
       layout.CartonsDir() + "/" + std::string(links::kEntryTempPrefix) + hex + "-" + RandomSuffix();
   std::error_code ec;

@@ -84,28 +84,31 @@ Status CartonSource::OpenWhole() {
   return Status::Ok();
 }
 
-Result<const CartonReader*> CartonSource::Whole(const std::string& downloads_dir,
+Result<const CartonReader*> CartonSource::Whole(const links::CacheLayout& layout,
                                                 const ProgressFn& progress) {
   if (whole_) return &*whole_;
   if (file_ == nullptr) {
-    std::error_code ec;
-    std::filesystem::create_directories(downloads_dir, ec);
-    std::random_device rd;
-    // A URL's download is named by the manifest hash alone: it runs under
-    // the hash's materialize lock (AcquireEntry), and what arrived before an
-    // interrupt stays in "<hash>.carton.partial" for the next load to
-    // resume (FetchOptions::keep_partial; only with the server's validator,
-    // since no sha256 of the whole carton is known: MANIFEST and every file
-    // are checked once it is here).
-    const std::string dest =
-        downloads_dir + "/" + manifest::ToHex(manifest_hash()) +
-        (fetch_ ? "-" + std::to_string(rd()) + ".carton" : std::string(".carton"));
-    download_ = dest;  // removed on destruction, also after a failed fetch
-    download_registration_ = TemporaryPath(dest, TemporaryKind::kFile);
-    LinkOptions link;
-    link.fetch.progress = progress;
-    link.fetch.keep_partial = !fetch_;
-    CARTON_RETURN_IF_ERROR(fetch_ ? fetch_(dest) : DownloadCarton(location_, dest, link));
+    std::string dest;
+    if (fetch_) {
+      // A pulled carton has no resumable download: a name of its own.
+      std::error_code ec;
+      std::filesystem::create_directories(layout.DownloadsDir(), ec);
+      std::random_device rd;
+      dest = layout.DownloadsDir() + "/" + manifest::ToHex(manifest_hash()) + "-" +
+             std::to_string(rd()) + ".carton";
+      download_ = dest;  // removed on destruction, also after a failed fetch
+      download_registration_ = TemporaryPath(dest, TemporaryKind::kFile);
+      CARTON_RETURN_IF_ERROR(fetch_(dest));
+    } else {
+      // A URL's download runs under the hash's materialize lock
+      // (AcquireEntry), resumable by the next load (CachedCartonDownload).
+      LinkOptions link;
+      link.fetch.progress = progress;
+      CARTON_ASSIGN_OR_RETURN(cached_,
+                              CachedCartonDownload::Fetch(location_, layout.root(),
+                                                          manifest::ToHex(manifest_hash()), link));
+      dest = cached_->path();
+    }
     CARTON_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(dest));
     file_ = std::make_shared<const MappedFile>(std::move(file));
   }

@@ -23,6 +23,7 @@
 #include "carton/common/progress.h"
 #include "carton/common/status.h"
 #include "carton/common/temporaries.h"
+#include "carton/links/cache_layout.h"
 
 namespace carton::loader::internal {
 
@@ -52,12 +53,13 @@ class CartonSource {
   const manifest::Digest& manifest_hash() const;
 
   // The whole archive, checked by every carton reader's rules
-  // (CartonReader::Check), opened once: the local file, or the URL
-  // downloaded into `downloads_dir` (named "<manifest hash>-<n>.carton").
+  // (CartonReader::Check), opened once: the local file, the URL
+  // downloaded into the cache (CachedCartonDownload), or the pulled carton
+  // (layout's downloads directory, "<manifest hash>-<n>.carton").
   // `progress`, when set, gets the download's progress instead of the
   // default line on stderr. Errors name the carton: kCorrupt,
   // kUnsupported, kNetworkError, kIoError.
-  Result<const CartonReader*> Whole(const std::string& downloads_dir,
+  Result<const CartonReader*> Whole(const links::CacheLayout& layout,
                                     const ProgressFn& progress = {});
   // The mapped file of the whole archive (its descriptor is what the
   // entry hard-links and copies from). REQUIRES: Whole() succeeded.
@@ -71,9 +73,10 @@ class CartonSource {
   std::shared_ptr<const MappedFile> file_;  // the local file or the download
   std::shared_ptr<const ManifestFile> manifest_;
   std::optional<CartonReader> whole_;
-  std::string download_;                 // removed on destruction
-  TemporaryPath download_registration_;  // an interrupt removes it too
-  FetchFn fetch_;                        // set for a fetched source
+  std::string download_;                          // a pulled copy, removed on destruction
+  TemporaryPath download_registration_;           // an interrupt removes it too
+  std::unique_ptr<CachedCartonDownload> cached_;  // a URL's download
+  FetchFn fetch_;                                 // set for a fetched source
   manifest::Digest fetched_hash_{};
 };
 

@@ -36,6 +36,7 @@
 #include "carton/common/mapped_file.h"
 #include "carton/common/random_access.h"
 #include "carton/common/status.h"
+#include "carton/common/temporaries.h"
 #include "carton/links/links.h"
 #include "carton/manifest/manifest.h"
 #include "carton/net/fetch.h"
@@ -63,6 +64,36 @@ struct LinkOptions {
 // net::DownloadToFile.
 Status DownloadCarton(const std::string& url, const std::string& dest_path,
                       const LinkOptions& options = {});
+
+// A carton given by URL, downloaded whole into the cache under its
+// manifest hash: <cache_root>/downloads/<hex>.carton (links::CacheLayout),
+// what arrived before an interrupt kept as <hex>.carton.partial and resumed
+// with Range by the next download of the same carton (only with the
+// server's validator: no sha256 of the whole carton is known; its MANIFEST
+// and files are checked when it is read). The one way a carton by URL
+// enters the cache: CartonReader::OpenLocal and the loader both use it.
+// The file is removed with this object, and by SIGINT/SIGTERM. REQUIRES:
+// the caller holds CacheLayout::CartonLockPath(hex) exclusively while this
+// object lives (two downloads of one carton would share the file).
+class CachedCartonDownload {
+ public:
+  // Downloads `url` (progress labelled with it). Errors: those of
+  // DownloadCarton; kIoError when the downloads directory cannot be made.
+  static Result<std::unique_ptr<CachedCartonDownload>> Fetch(const std::string& url,
+                                                             const std::string& cache_root,
+                                                             std::string_view hex,
+                                                             const LinkOptions& options);
+  ~CachedCartonDownload();
+  CachedCartonDownload(const CachedCartonDownload&) = delete;
+  CachedCartonDownload& operator=(const CachedCartonDownload&) = delete;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit CachedCartonDownload(std::string path);
+  std::string path_;
+  TemporaryPath registration_;
+};
 
 // A carton downloaded whole to a temporary directory (CartonReader::Open
 // of a server that ignores Range, OpenLocal's fallback) is named

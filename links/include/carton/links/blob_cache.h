@@ -1,6 +1,6 @@
 // BlobCache: a content-addressed directory of fetched files.
 //
-// Layout under the cache root:
+// Layout under the cache root (names from cache_layout.h):
 //   blobs/sha256/<64 hex>   a file whose sha256 is its name
 //   blobs/sha256/<64 hex>.partial   what arrived of an interrupted download,
 //                           resumed by the next Fetch (with
