@@ -133,7 +133,7 @@ TEST_CASE("links: rejects urls with another scheme or a bad shape", "[links][par
   RequireError(ParseLinks(WithValue("[\"javascript:alert(1)\"]")), StatusCode::kCorrupt,
                "url scheme \"javascript\" is not http, https or file");
   RequireError(
-      ParseLinks(WithValue("[\"https://a.example/" + std::string(kMaxUrlLength, 'x') + "\"]")),
+      ParseLinks(WithValue("[\"https://a.example/" + std::string(net::kMaxUrlLength, 'x') + "\"]")),
       StatusCode::kCorrupt, "more than the limit of 8192");
 }
 

@@ -29,8 +29,6 @@ namespace carton::links {
 inline constexpr std::size_t kMaxLinksSize = 16u << 20;
 // Most URLs listed for one hash.
 inline constexpr std::size_t kMaxUrlsPerHash = 64;
-// Longest URL accepted (net/url.h).
-inline constexpr std::size_t kMaxUrlLength = net::kMaxUrlLength;
 // Most parts in a dotted TOML key (`a.b.c` has 3); LINKS needs only 1.
 inline constexpr std::size_t kMaxDottedKeyParts = 4;
 
@@ -38,7 +36,7 @@ inline constexpr std::size_t kMaxDottedKeyParts = 4;
 struct LinksLimits {
   std::size_t max_size = kMaxLinksSize;
   std::size_t max_urls_per_hash = kMaxUrlsPerHash;
-  std::size_t max_url_length = kMaxUrlLength;
+  std::size_t max_url_length = net::kMaxUrlLength;  // the longest URL (net/url.h)
 };
 
 // The parsed contents of a LINKS file: for each sha256, the URLs to try, in
