@@ -21,23 +21,9 @@ Result<CartonInfo> ReadInfo(const Location& carton_path_at, const LinkOptions& o
   info.manifest_hash = reader.manifest_file().hash;
   info.has_links = zip.Find("LINKS") != nullptr;
 
-  auto config_text = reader.ReadText("carton.toml", limits.config.max_size);
-  if (!config_text.ok()) {
-    Status s = config_text.status();
-    if (s.code() == StatusCode::kNotFound) s = Corrupt("carton.toml: missing");
-    return s.WithContext(carton_path);
-  }
-  auto config = ParseConfig(*config_text, "carton.toml", limits.config);
-  if (!config.ok()) return config.status().WithContext(carton_path);
-  info.config = std::move(config).value();
-
-  if (zip.Find("tensor_data/index.toml") != nullptr) {
-    auto text = reader.ReadText("tensor_data/index.toml", limits.tensor_data.max_index_size);
-    if (!text.ok()) return text.status().WithContext(carton_path);
-    auto index = ParseIndex(*text, limits.tensor_data);
-    if (!index.ok()) return index.status().WithContext(carton_path);
-    info.tensor_index = std::move(index).value();
-  }
+  // Check() read and parsed carton.toml and index.toml.
+  info.config = reader.config();
+  info.tensor_index = reader.tensor_index();
 
   for (const auto& me : reader.manifest().entries()) {
     CartonFileInfo f;

@@ -398,6 +398,26 @@ std::vector<CartonProblem> CartonReader::LinkProblems() {
   return problems;
 }
 
+Status CartonReader::ReadMetadata() {
+  if (metadata_status_) return *metadata_status_;
+  metadata_status_ = [&]() -> Status {
+    auto config_text = ReadText("carton.toml", limits_.config.max_size);
+    if (!config_text.ok()) {
+      if (config_text.status().code() == StatusCode::kNotFound) {
+        return Corrupt("carton.toml: missing");
+      }
+      return config_text.status();
+    }
+    CARTON_ASSIGN_OR_RETURN(config_, ParseConfig(*config_text, "carton.toml", limits_.config));
+    if (zip_.Find("tensor_data/index.toml") == nullptr) return Status::Ok();
+    CARTON_ASSIGN_OR_RETURN(std::string index_text,
+                            ReadText("tensor_data/index.toml", limits_.tensor_data.max_index_size));
+    CARTON_ASSIGN_OR_RETURN(tensor_index_, ParseIndex(index_text, limits_.tensor_data));
+    return Status::Ok();
+  }();
+  return *metadata_status_;
+}
+
 Status CartonReader::Check() {
   CARTON_RETURN_IF_ERROR(ReadManifest().WithContext(location_));
   if (auto problems = EntryProblems(); !problems.empty()) {
@@ -407,7 +427,7 @@ Status CartonReader::Check() {
   if (auto problems = LinkProblems(); !problems.empty()) {
     return problems.front().ToStatus().WithContext(location_);
   }
-  return Status::Ok();
+  return ReadMetadata().WithContext(location_);
 }
 
 Result<std::string> CartonReader::DataEntry(const std::string& name) const {

@@ -23,6 +23,11 @@ std::string HexByte(unsigned char c) {
 
 Status ValidateComponent(std::string_view path, std::string_view component) {
   if (component.empty()) return Bad(path, "empty component (\"//\")");
+  if (component.size() > kMaxComponentBytes) {
+    return Bad(path, "a component of " + std::to_string(component.size()) +
+                         " bytes, more than the limit of " + std::to_string(kMaxComponentBytes) +
+                         " (no file system stores a longer name)");
+  }
   if (component == "." || component == "..") {
     return Bad(path, "component " + QuoteForMessage(component) + " is not allowed");
   }
@@ -38,7 +43,7 @@ Status ValidateEntryPath(std::string_view path) {
   if (path.empty()) return InvalidArgument("empty path");
   if (path.size() > kMaxPathBytes) {
     return Bad(path, std::to_string(path.size()) + " bytes, more than the limit of " +
-                         std::to_string(kMaxPathBytes));
+                         std::to_string(kMaxPathBytes) + " (so that every carton unpacks)");
   }
   for (std::size_t i = 0; i < path.size(); ++i) {
     auto c = static_cast<unsigned char>(path[i]);

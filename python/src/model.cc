@@ -19,6 +19,7 @@
 #include "carton/loader/loader.h"
 #include "carton/pybridge/numpy_tensor.h"
 #include "carton/runner/client.h"
+#include "carton/runner/input_check.h"
 #include "carton/runner/select.h"
 #include "carton/runner/self_test.h"
 #include "config_convert.h"
@@ -131,6 +132,9 @@ class Model {
 
   py::dict Infer(py::handle inputs) {
     std::vector<Tensor> tensors = Unwrap(pybridge::TensorsFromMapping(inputs, hints_));
+    // The inputs are checked against the declared [[input]]s before the
+    // model runs, as `carton infer` checks them.
+    if (Status s = runner::CheckInputs(carton_.config().inputs, tensors); !s.ok()) Raise(s);
     std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
     auto outputs = WithoutGil([&]() -> Result<std::vector<Tensor>> {
       lock.lock();

@@ -557,3 +557,80 @@ TEST_CASE("hostile: archive limits are options, and unpack checks free space fir
   CHECK_THAT(s.message(), Catch::Contains("are free there"));
   CHECK(ListTree(root.path().string()) == std::vector<std::string>{"x.carton"});
 }
+
+// carton.toml's rules hold on every path that reads a carton: what verify
+// refuses, unpack refuses before writing anything, and load refuses before
+// the carton enters the cache.
+TEST_CASE("hostile: unpack and load hold carton.toml to verify's rules", "[hostile][config]") {
+  std::string big = "spec_version = 1\n";
+  while (big.size() < (std::size_t{1} << 20) + 100) big += "# padding padding padding\n";
+  std::string dotted = "spec_version = 1\n";
+  for (int i = 0; i < 50000; ++i) dotted += i == 0 ? "a" : ".a";
+  dotted += " = 1\n";
+  const std::vector<std::pair<std::string, std::string>> tomls = {
+      {big, "carton.toml: 1048"},
+      {"spec_version = 1\n[runner\n", "carton.toml:2:"},
+      {dotted, "carton.toml:2:"},
+  };
+  for (const auto& [toml, want] : tomls) {
+    auto files = ValidCartonFiles();
+    files["carton.toml"] = toml;
+    const auto entries = CartonEntries(files);
+    Check({"carton.toml " + want, entries, want});
+
+    // load: exit 1 naming the rule; the cache holds no entry, and what it
+    // holds verifies.
+    TempDir root;
+    const std::string carton = root.file("x.carton");
+    WriteBytes(carton, BuildZip(entries));
+    const std::string cache = "CARTON_CACHE_DIR=" + Q(root.file("cache")) + " ";
+    auto load = Run(cache + CartonBin() + " load " + Q(carton));
+    CHECK(load.exit_code == 1);
+    CHECK_THAT(load.err, Catch::Contains(want));
+    const bool entries_made =
+        fs::exists(root.file("cache/cartons")) && !ListTree(root.file("cache/cartons")).empty();
+    CHECK_FALSE(entries_made);
+    auto again = Run(cache + CartonBin() + " load " + Q(carton));
+    CHECK(again.exit_code == 1);
+    CHECK(Run(cache + CartonBin() + " cache verify").exit_code == 0);
+  }
+}
+
+// What verify accepts, unpack can write: a path too long for the file
+// system is refused by both, with the same rule.
+TEST_CASE("hostile: a path too long to unpack is refused by verify too", "[hostile][paths]") {
+  std::string deep = "model/";
+  while (deep.size() < 59000) deep += "dir/";
+  Check({"59 KB path", With(Valid(), {{deep + "x", "deep"}}), "more than the limit of 1024"});
+  Check({"256-byte component", With(Valid(), {{"model/" + std::string(256, 'n'), "long"}}),
+         "a component of 256 bytes, more than the limit of 255"});
+}
+
+// A rule broken thousands of times is shown a hundred times and counted,
+// not printed thousands of times; --json still lists every problem.
+TEST_CASE("hostile: verify shows the first problems of many and counts the rest",
+          "[hostile][verify]") {
+  auto files = ValidCartonFiles();
+  auto listed = files;
+  for (int i = 0; i < 5000; ++i) listed["model/missing-" + std::to_string(i)] = "x";
+  std::vector<RawEntry> entries;
+  for (const auto& e : CartonEntries(files)) {
+    if (e.name != "MANIFEST") entries.push_back(e);
+  }
+  RawEntry manifest;
+  manifest.name = "MANIFEST";
+  manifest.data = ManifestFor(listed);
+  entries.push_back(manifest);
+  TempDir root;
+  const std::string carton = root.file("x.carton");
+  WriteBytes(carton, BuildZip(entries));
+  auto v = Run(CartonBin() + " verify " + Q(carton));
+  CHECK(v.exit_code == 1);
+  const auto lines = std::count(v.err.begin(), v.err.end(), '\n');
+  CHECK(lines <= 101);
+  CHECK_THAT(v.err,
+             Catch::Contains("5000 problems; the first 100 follow (--json lists every one)"));
+  auto j = Run(CartonBin() + " verify --json " + Q(carton));
+  CHECK(j.exit_code == 1);
+  CHECK(j.out.find("model/missing-4999") != std::string::npos);
+}

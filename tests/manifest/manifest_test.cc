@@ -184,9 +184,22 @@ TEST_CASE("manifest: rejects components that begin or end with a space", "[manif
              Catch::Contains("component \"a \" begins or ends with a space"));
 }
 
-TEST_CASE("manifest: rejects over-long paths", "[manifest][corrupt]") {
-  CHECK_THAT(CorruptMessage(Line(std::string(kMaxPathBytes + 1, 'x'))),
-             Catch::Contains("65536 bytes, more than the limit of 65535"));
+TEST_CASE("manifest: rejects over-long paths and components", "[manifest][corrupt]") {
+  // Components of 200 bytes up to exactly 1,024 bytes in all.
+  std::string path;
+  while (path.size() + 201 <= kMaxPathBytes) path += std::string(200, 'a') + "/";
+  path += std::string(kMaxPathBytes - path.size(), 'b');
+  REQUIRE(path.size() == kMaxPathBytes);
+  CHECK(ParseText(Line(path)).ok());
+  CHECK_THAT(CorruptMessage(Line(path + "b")),
+             Catch::Contains("1025 bytes, more than the limit of 1024"));
+  // A 59 KB path of short components: refused here, as unpack would fail.
+  std::string deep;
+  while (deep.size() < 59000) deep += "dir/";
+  CHECK_THAT(CorruptMessage(Line(deep + "x")), Catch::Contains("more than the limit of 1024"));
+  CHECK(ParseText(Line(std::string(kMaxComponentBytes, 'c'))).ok());
+  CHECK_THAT(CorruptMessage(Line("model/" + std::string(kMaxComponentBytes + 1, 'c'))),
+             Catch::Contains("a component of 256 bytes, more than the limit of 255"));
 }
 
 TEST_CASE("manifest: rejects listing MANIFEST", "[manifest][corrupt]") {

@@ -143,11 +143,15 @@ def test_outputs_outlive_a_runner_that_dies(noop_carton):
 
 def test_infer_takes_numbers_str_and_lists(noop_carton):
     with carton.load(noop_carton) as model:
-        out = model.infer({"x": [[1, 2, 3]], "label": "one"})
+        out = model.infer({"x": [[1, 2, 3]], "label": ["one"]})
         # Python numbers take the declared dtype of the input.
         assert out["x"].dtype == np.float32
         np.testing.assert_array_equal(out["x"], [[1, 2, 3]])
-        assert out["label"].shape == () and out["label"][()] == "one"
+        assert out["label"].shape == (1,) and out["label"][0] == "one"
+        # A str is a rank-0 string tensor: label is declared ["n"], so it is
+        # refused before the model runs.
+        with pytest.raises(carton.InvalidArgument, match='input "label"'):
+            model.infer({"x": [[1, 2, 3]], "label": "one"})
         out = model.infer({"x": np.arange(6, dtype=np.float32)[::2].reshape(1, 3), "label": []})
         np.testing.assert_array_equal(out["x"], [[0, 2, 4]])  # a strided view, copied once
 
@@ -629,3 +633,16 @@ def test_pack_without_a_description_needs_carton_toml(model_dir, tmp_path):
         carton.pack(model_dir, output=tmp_path / "m.carton")
     with pytest.raises(carton.InvalidArgument, match="together"):
         carton.pack(model_dir, output=tmp_path / "m.carton", runner_name="noop")
+
+
+def test_infer_checks_inputs_against_the_declared_ones(noop_carton, x):
+    # As `carton infer` does: the model never sees inputs that break [[input]].
+    with carton.load(noop_carton) as model:
+        with pytest.raises(carton.InvalidArgument, match='input "x"'):
+            model.infer({"x": np.ones((2, 4), np.float32), "label": ["a", "b"]})
+        with pytest.raises(carton.InvalidArgument, match='input "x"'):
+            model.infer({"x": np.ones((2, 3), np.int64), "label": ["a", "b"]})
+        with pytest.raises(carton.InvalidArgument, match="label"):
+            model.infer({"x": x})
+        out = model.infer({"x": x, "label": ["a", "b"]})
+        assert np.array_equal(out["x"], x)

@@ -247,8 +247,65 @@ int Pack(const PackArgs& a) {
 
 namespace {
 
+// Problems verify prints per carton on stderr; --json lists every one.
+constexpr std::size_t kMaxProblemLines = 100;
+
 // One MODEL of verify, info or hash: its document (without "schema") goes
 // to `results`, its human lines to stdout and stderr. Returns the exit code.
+// verify's document of one carton's report.
+Json VerifyJson(const std::string& model, const VerifyReport& r) {
+  Json j;
+  j["model"] = model;
+  j["ok"] = r.ok();
+  j["manifest_hash"] = r.manifest_hash ? Json(manifest::ToHex(*r.manifest_hash)) : Json(nullptr);
+  j["files_hashed"] = r.files_hashed;
+  j["bytes_hashed"] = r.bytes_hashed;
+  j["linked_files"] = r.linked_files;
+  j["linked_fetched"] = r.linked_fetched;
+  j["warnings"] = r.warnings;
+  j["problems"] = Json::array();
+  for (const auto& p : r.problems) {
+    j["problems"].push_back({{"where", p.where}, {"message", p.message}});
+  }
+  return j;
+}
+
+// verify's lines for one carton: "ok" on stdout (unless --json), warnings
+// and problems on stderr.
+void PrintVerify(const std::string& model, const VerifyReport& r, bool json) {
+  if (!json && r.ok()) {
+    std::cout << model << ": ok (" << r.files_hashed << " files, " << r.bytes_hashed
+              << " bytes hashed";
+    const std::uint64_t unfetched = r.linked_files - r.linked_fetched;
+    if (unfetched > 0) {
+      std::cout << "; " << unfetched << " linked file" << (unfetched == 1 ? "" : "s")
+                << " not fetched (--fetch)";
+    }
+    std::cout << ")\n";
+  }
+  for (const auto& w : r.warnings) {
+    std::cerr << "carton verify: warning: " << model << ": " << w << '\n';
+  }
+  // A carton can break one rule a million times (a MANIFEST listing a
+  // million missing files): the first problems are shown, the rest counted.
+  const std::size_t shown = std::min(r.problems.size(), kMaxProblemLines);
+  if (shown < r.problems.size()) {
+    std::cerr << "carton verify: " << model << ": " << r.problems.size() << " problems; the first "
+              << shown << " follow (--json lists every one)\n";
+  }
+  for (std::size_t k = 0; k < shown; ++k) {
+    const VerifyProblem& p = r.problems[k];
+    // A carton that does not open has one problem whose message names it;
+    // a message may name its entry already ("carton.toml:3:15: ...").
+    const bool named = p.where.empty() && p.message.starts_with(model + ": ");
+    const bool says_where = !p.where.empty() && p.message.starts_with(p.where) &&
+                            (p.message.size() == p.where.size() ||
+                             p.message[p.where.size()] == ':' || p.message[p.where.size()] == ' ');
+    std::cerr << "carton verify: " << (named ? "" : model + ": ")
+              << (p.where.empty() || says_where ? "" : p.where + ": ") << p.message << '\n';
+  }
+}
+
 int VerifyOne(const VerifyArgs& a, const std::string& model, Json* results) {
   VerifyOptions o;
   o.threads = a.threads;
@@ -263,49 +320,12 @@ int VerifyOne(const VerifyArgs& a, const std::string& model, Json* results) {
   Result<VerifyReport> r =
       local.ok() ? carton::Verify(local->location(), o) : Result<VerifyReport>(local.status());
   progress.Finish();
-  Json j;
-  j["model"] = model;
   if (!r.ok()) {
-    j["ok"] = false;
-    j["error"] = ErrorJson(r.status());
-    results->push_back(std::move(j));
+    results->push_back({{"model", model}, {"ok", false}, {"error", ErrorJson(r.status())}});
     return ReportError("verify", r.status());
   }
-  j["ok"] = r->ok();
-  j["manifest_hash"] = r->manifest_hash ? Json(manifest::ToHex(*r->manifest_hash)) : Json(nullptr);
-  j["files_hashed"] = r->files_hashed;
-  j["bytes_hashed"] = r->bytes_hashed;
-  j["linked_files"] = r->linked_files;
-  j["linked_fetched"] = r->linked_fetched;
-  j["warnings"] = r->warnings;
-  j["problems"] = Json::array();
-  for (const auto& p : r->problems) {
-    j["problems"].push_back({{"where", p.where}, {"message", p.message}});
-  }
-  results->push_back(std::move(j));
-  if (!a.json && r->ok()) {
-    std::cout << model << ": ok (" << r->files_hashed << " files, " << r->bytes_hashed
-              << " bytes hashed";
-    const std::uint64_t unfetched = r->linked_files - r->linked_fetched;
-    if (unfetched > 0) {
-      std::cout << "; " << unfetched << " linked file" << (unfetched == 1 ? "" : "s")
-                << " not fetched (--fetch)";
-    }
-    std::cout << ")\n";
-  }
-  for (const auto& w : r->warnings) {
-    std::cerr << "carton verify: warning: " << model << ": " << w << '\n';
-  }
-  for (const auto& p : r->problems) {
-    // A carton that does not open has one problem whose message names it;
-    // a message may name its entry already ("carton.toml:3:15: ...").
-    const bool named = p.where.empty() && p.message.starts_with(model + ": ");
-    const bool says_where = !p.where.empty() && p.message.starts_with(p.where) &&
-                            (p.message.size() == p.where.size() ||
-                             p.message[p.where.size()] == ':' || p.message[p.where.size()] == ' ');
-    std::cerr << "carton verify: " << (named ? "" : model + ": ")
-              << (p.where.empty() || says_where ? "" : p.where + ": ") << p.message << '\n';
-  }
+  results->push_back(VerifyJson(model, *r));
+  PrintVerify(model, *r, a.json);
   return r->ok() ? kExitOk : kExitBadInput;
 }
 

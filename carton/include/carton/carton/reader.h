@@ -37,6 +37,8 @@
 #include "carton/common/random_access.h"
 #include "carton/common/status.h"
 #include "carton/common/temporaries.h"
+#include "carton/format/config.h"
+#include "carton/format/tensor_data.h"
 #include "carton/links/links.h"
 #include "carton/manifest/manifest.h"
 #include "carton/net/fetch.h"
@@ -235,10 +237,22 @@ class CartonReader {
   // MANIFEST files not in the zip, with their URLs, in MANIFEST order.
   const std::vector<LinkedFile>& linked_files() const { return linked_files_; }
 
+  // Reads and parses carton.toml (at most limits().config.max_size bytes,
+  // every rule of ParseConfig) and tensor_data/index.toml when there is
+  // one (ParseIndex). Only the first call reads. Errors: kCorrupt
+  // ("carton.toml: missing", over the limit, invalid; the same for
+  // index.toml), kUnsupported, read errors naming the entry.
+  Status ReadMetadata();
+  // REQUIRES: ReadMetadata() succeeded.
+  const CartonConfig& config() const { return *config_; }
+  const std::optional<TensorDataIndex>& tensor_index() const { return tensor_index_; }
+
   // What a reader that refuses a bad carton checks, stopping at the first
-  // problem: ReadManifest, EntryProblems, ReadLinks, LinkProblems; each
-  // status names location(). kCorrupt, or kUnsupported for an unknown
-  // compression method or LINKS version.
+  // problem: ReadManifest, EntryProblems, ReadLinks, LinkProblems,
+  // ReadMetadata: every path that reads a carton (info, unpack, fetch,
+  // shrink, push, load) holds it to the same rules as verify. Each status
+  // names location(). kCorrupt, or kUnsupported for an unknown compression
+  // method, LINKS version or spec version.
   Status Check();
 
   // Entry `name` as text, at most `limit` bytes (refused before decoding).
@@ -281,6 +295,9 @@ class CartonReader {
   std::shared_ptr<const ManifestFile> manifest_;
   std::optional<Status> links_status_;
   std::optional<links::Links> links_;
+  std::optional<Status> metadata_status_;
+  std::optional<CartonConfig> config_;
+  std::optional<TensorDataIndex> tensor_index_;
   std::vector<LinkedFile> linked_files_;
 };
 

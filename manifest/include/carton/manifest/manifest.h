@@ -18,12 +18,17 @@
 
 namespace carton::manifest {
 
-// Longest path accepted, in bytes: the largest a zip file name can be.
-inline constexpr std::size_t kMaxPathBytes = 65535;
+// Longest path accepted, in bytes: one that unpacks under any directory of
+// up to 3 KiB on Linux (PATH_MAX 4096), whatever writes it.
+inline constexpr std::size_t kMaxPathBytes = 1024;
+// Longest component accepted, in bytes: NAME_MAX of Linux, macOS and
+// Windows file systems.
+inline constexpr std::size_t kMaxComponentBytes = 255;
 
 // Checks one file path as it may appear in a MANIFEST or as a zip entry name
 // (FORMAT.md, section Paths): non-empty, at most kMaxPathBytes, valid UTF-8,
-// `/`-separated components that are neither empty, `.` nor `..`, and that
+// `/`-separated components of at most kMaxComponentBytes that are neither
+// empty, `.` nor `..`, and that
 // neither begin nor end with a space; no leading or trailing `/`, no `\`, no
 // NUL or other control character (0x00-0x1f, 0x7f). Takes untrusted input.
 // Returns OK or kInvalidArgument with a message naming the path, e.g.
