@@ -165,6 +165,19 @@ Result<CartonConfig> ChooseConfig(const PackDescription& d, const internal::Walk
   return config;
 }
 
+// Where a single file goes: model/<its name>, but for the TorchScript
+// runner, which loads model/model.pt unless [runner.opts] model_path names
+// another file: a single .pt is packed as model/model.pt, as the original
+// implementation packs it, so the carton runs.
+std::string SingleFilePath(const internal::WalkResult& walk, const CartonConfig& config,
+                           const std::string& path) {
+  if (!walk.single_file || config.runner.runner_name != "torchscript" ||
+      config.runner.opts.count("model_path") > 0) {
+    return path;
+  }
+  return "model/model.pt";
+}
+
 // carton.toml and tensor_data/index.toml must be valid, and agree with the
 // files, before anything is written: pack runs verify's checks
 // (consistency.h), so a carton that `carton verify` would reject is never
@@ -190,7 +203,7 @@ Result<std::vector<Item>> PlanItems(const PackDescription& d, const internal::Wa
   for (const auto& f : files) {
     if (f.path == "carton.toml" && generated_config) continue;
     if (f.path == "tensor_data/index.toml") continue;  // written normalized below
-    items.push_back({f.path, &f, {}});
+    items.push_back({SingleFilePath(walk, config, f.path), &f, {}});
   }
   for (const auto& e : d.extra_files) {
     if (e.path != "tensor_data/index.toml") items.push_back({e.path, nullptr, e.bytes});

@@ -163,6 +163,7 @@ Result<WalkResult> WalkFile(const fs::path& file, const std::string& shown) {
   std::uint64_t size = fs::file_size(file, ec);
   if (ec) return IoError(shown + ": " + ec.message());
   out.files.push_back({std::move(name), file.string(), size});
+  out.single_file = true;
   return out;
 }
 
@@ -242,8 +243,11 @@ Status AddEntry(const FolderWalk& w, fs::recursive_directory_iterator& it, WalkR
     if (rel == "MANIFEST") return Status::Ok();
     CARTON_RETURN_IF_ERROR(CheckReservedName(rel, where));
   }
-  // Without model/, the files are the model's (carton.toml aside).
-  std::string name = w.carton_layout || rel == "carton.toml" ? rel : "model/" + rel;
+  // Without model/, the files are the model's: carton.toml, tensor_data/
+  // and misc/ aside, which are the carton's.
+  const bool carton_file =
+      rel == "carton.toml" || rel.starts_with("tensor_data/") || rel.starts_with("misc/");
+  std::string name = w.carton_layout || carton_file ? rel : "model/" + rel;
   Status valid = manifest::ValidateEntryPath(name);
   if (!valid.ok()) return Unsupported(w.shown + ": " + valid.message());
   std::uint64_t size = fs::file_size(source, ec);

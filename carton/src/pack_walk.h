@@ -30,13 +30,16 @@ struct WalkResult {
   // What the default rules left out (".git/", "a/__pycache__/", ".DS_Store"),
   // as paths relative to PATH; directories end in '/'.
   std::vector<std::string> skipped_by_default;
-  bool has_config = false;  // PATH is a folder holding carton.toml
+  bool has_config = false;   // PATH is a folder holding carton.toml
+  bool single_file = false;  // PATH is one file (model/<its name>)
 };
 
 // The files of `path`, named as in the carton:
 //   - a folder with a model/ directory (the carton layout): its files keep
 //     their relative paths;
-//   - any other folder: its files go under model/, but for carton.toml;
+//   - any other folder: its files go under model/, but for carton.toml and
+//     the top-level tensor_data/ and misc/ folders, which stay the carton's
+//     (the layout `carton init` writes beside the model's files);
 //   - a single file: model/<its name>.
 // Symlinks are followed: to a file inside the folder (read from there), or
 // to a file outside it (packed as that file, as zip does; Hugging Face

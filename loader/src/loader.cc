@@ -162,6 +162,9 @@ Result<LoadedCarton> LoadDirectory(const std::string& dir, const LoadOptions& op
     return config.status();
   }
   impl->config = std::move(config).value();
+  // The layout `carton init` writes: carton.toml beside the model's files,
+  // with no model/ folder. The folder itself is the model directory.
+  if (!fs::is_directory(impl->root_dir + "/model", ec)) impl->model_dir = impl->root_dir;
   auto bytes = ReadFile(impl->root_dir + "/MANIFEST");
   if (bytes.ok()) {
     const manifest::Digest hash = manifest::Sha256Of(*bytes);

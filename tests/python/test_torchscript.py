@@ -82,3 +82,23 @@ def test_a_failing_self_test_is_a_report(tmp_path):
         assert not report.passed
         (check,) = report.tests[0].outputs
         assert check.name == "y" and not check.passed and check.message
+
+
+def test_a_single_pt_file_packs_into_a_carton_that_runs(tmp_path):
+    # As the original implementation: a single .pt is the model, model/model.pt.
+    pt = tmp_path / "mlp.pt"
+    torch.jit.script(Affine()).save(str(pt))
+    packed = carton.pack(
+        pt,
+        output=tmp_path / "single.carton",
+        runner_name="torchscript",
+        required_framework_version=">=1.13",
+        inputs=[carton.TensorSpec("x", "float32", ["batch", 4])],
+        outputs=[carton.TensorSpec("y", "float32", ["batch", 4])],
+    )
+    assert [f["path"] for f in carton.get_model_info(packed).files if f["path"].startswith("model/")] == [
+        "model/model.pt"
+    ]
+    with carton.load(packed) as model:
+        x = np.ones((2, 4), np.float32)
+        np.testing.assert_allclose(model.infer({"x": x})["y"], x * 2 + 1)

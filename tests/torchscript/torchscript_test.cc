@@ -22,7 +22,10 @@
 
 namespace fs = std::filesystem;
 using carton::DataType;
+using carton::ExportSafetensors;
+using carton::TensorData;
 using carton::TensorValue;
+using carton::WriteTensorDataDir;
 using carton::testing::CartonBin;
 using carton::testing::Run;
 using carton::testing::TempDir;
@@ -681,4 +684,68 @@ TEST_CASE("torchscript: a stored model's weights are copied at most once on load
                         << " KiB");
   CHECK(big - tiny >= weights_kib / 2);  // the weights really are loaded
   CHECK(big - tiny < weights_kib * 3 / 2);
+}
+
+// The first-day journeys with a TorchScript file: packed alone, and used
+// from the flat folder `carton init` writes (carton.toml, tensor_data/ and
+// misc/ beside model.pt).
+TEST_CASE("torchscript: a single .pt packs into a carton that runs", "[torchscript][first-day]") {
+  TempDir tmp;
+  LinearCase c;
+  const std::string pt = tmp.file("mlp.pt");
+  c.module.save(pt);
+  TensorData inputs;
+  inputs.tensors = {Value("x", c.x)};
+  REQUIRE(WriteTensorDataDir(tmp.file("in"), inputs).ok());
+  REQUIRE(ExportSafetensors(tmp.file("in"), tmp.file("x.safetensors")).ok());
+  const std::string carton = tmp.file("m.carton");
+  auto pack = Run(CartonBin() + " pack -q '" + pt + "' -o '" + carton +
+                  "' --runner torchscript --framework-version '>=1.13' "
+                  "--input 'x:float32:[batch,4]' --output-tensor 'y:float32:[batch,3]'");
+  INFO(pack.err);
+  REQUIRE(pack.exit_code == 0);
+  auto ls = Run(CartonBin() + " ls '" + carton + "'");
+  CHECK_THAT(ls.out, Catch::Contains("model/model.pt"));
+  auto infer = Run(Env(tmp) + CartonBin() + " infer -q '" + carton + "' --input x='" +
+                   tmp.file("x.safetensors") + "' --output '" + tmp.file("y.safetensors") + "'");
+  INFO(infer.err);
+  CHECK(infer.exit_code == 0);
+}
+
+TEST_CASE("torchscript: the flat folder carton init writes loads, runs and packs as it is",
+          "[torchscript][first-day]") {
+  TempDir tmp;
+  LinearCase c;
+  const auto dir = tmp.path() / "flat";
+  std::filesystem::create_directories(dir / "misc");
+  c.module.save((dir / "model.pt").string());
+  carton::torchscript::testing::WriteText(dir / "carton.toml", kLinearSpec + Runner());
+  carton::torchscript::testing::WriteText(dir / "misc" / "notes.txt", "notes\n");
+  TensorData data;
+  data.tensors = {Value("x", c.x), Value("y", c.y)};
+  REQUIRE(WriteTensorDataDir((dir / "tensor_data").string(), data).ok());
+  const std::string flat = dir.string();
+
+  // load prints the folder itself: it holds the model's files.
+  auto load = Run(Env(tmp) + CartonBin() + " load '" + flat + "'");
+  INFO(load.err);
+  CHECK(load.exit_code == 0);
+  CHECK(load.out == std::filesystem::canonical(dir).string() + "\n");
+  auto self_test = Run(Env(tmp) + CartonBin() + " self-test '" + flat + "'");
+  INFO(self_test.out << self_test.err);
+  CHECK(self_test.exit_code == 0);
+
+  // pack keeps tensor_data/ and misc/ at the carton's root.
+  const std::string carton = tmp.file("flat.carton");
+  auto pack = Run(CartonBin() + " pack -q '" + flat + "' -o '" + carton + "'");
+  INFO(pack.err);
+  REQUIRE(pack.exit_code == 0);
+  auto ls = Run(CartonBin() + " ls '" + carton + "'");
+  CHECK_THAT(ls.out, Catch::Contains(" tensor_data/tensor_0.bin"));
+  CHECK_THAT(ls.out, Catch::Contains(" misc/notes.txt"));
+  CHECK_THAT(ls.out, Catch::Contains(" model/model.pt"));
+  CHECK(ls.out.find("model/tensor_data") == std::string::npos);
+  auto packed_test = Run(Env(tmp) + CartonBin() + " self-test '" + carton + "'");
+  INFO(packed_test.out << packed_test.err);
+  CHECK(packed_test.exit_code == 0);
 }
