@@ -135,7 +135,12 @@ std::size_t OnDownloadBody(char* data, std::size_t, std::size_t n, void* user) {
       return 0;
     }
   }
-  if (sink->skipping) return n;
+  if (sink->skipping) {
+    sink->skipped += n;
+    sink->redirect_too_long = sink->skipped > kMaxRedirectBodySize;
+    return sink->redirect_too_long ? 0 : n;
+  }
+  // Past the cap the transfer stops at once: no byte more is read.
   if (n > sink->cap - sink->received) {
     sink->over_cap = true;
     return 0;

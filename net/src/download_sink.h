@@ -18,6 +18,7 @@
 #include "carton/net/fetch.h"
 #include "hashing_writer.h"
 #include "partial_file.h"
+#include "transfer.h"
 
 namespace carton::net {
 
@@ -90,7 +91,9 @@ struct DownloadSink {
   // Streaming: where the bytes go (told when the body starts).
   StreamSink* stream = nullptr;
   bool status_checked = false;
-  bool skipping = false;  // the body of a redirect, which is not the file
+  bool skipping = false;           // the body of a redirect, which is not the file
+  std::uint64_t skipped = 0;       // bytes of that body
+  bool redirect_too_long = false;  // past kMaxRedirectBodySize: stopped
   long refused_status = 0;
   bool over_cap = false;
   std::string bad_range;  // why a 206 answer does not continue the file

@@ -3,6 +3,9 @@
 #include "carton/net/fetch.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <string_view>
 #include <thread>
 
 #include "carton/net/url.h"
@@ -80,6 +83,27 @@ AttemptResult TryUrl(Transfer& transfer, const AttemptRequest& request) {
 }
 
 }  // namespace
+
+Result<std::chrono::seconds> ResolveExchangeTimeout(const FetchOptions& options) {
+  if (options.exchange_timeout) {
+    if (options.exchange_timeout->count() <= 0) {
+      return InvalidArgument("exchange_timeout must be positive");
+    }
+    return *options.exchange_timeout;
+  }
+  const char* v = std::getenv("CARTON_HTTP_TIMEOUT");
+  if (v == nullptr || v[0] == '\0') return kDefaultExchangeTimeout;
+  const std::string_view text(v);
+  std::int64_t seconds = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (ec != std::errc() || end != text.data() + text.size() || seconds < 1 ||
+      seconds > kMaxExchangeTimeoutSeconds) {
+    return InvalidArgument("CARTON_HTTP_TIMEOUT: \"" + std::string(text) +
+                           "\" is not a whole number of seconds from 1 to " +
+                           std::to_string(kMaxExchangeTimeoutSeconds));
+  }
+  return std::chrono::seconds(seconds);
+}
 
 Status FetchToFile(const std::vector<std::string>& urls, const manifest::Digest& expected,
                    std::uint64_t expected_size_or_0, const std::string& dest_path,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 
@@ -14,6 +15,8 @@
 
 namespace carton::net {
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 constexpr char kUserAgent[] = "carton";
 // libcurl's upload buffer (default 64 KiB): larger chunks mean fewer read
@@ -27,6 +30,9 @@ struct State {
   std::uint64_t sent = 0;  // offset into the request body
   bool skipping = false;   // a redirect's body
   bool status_checked = false;
+  std::uint64_t skipped = 0;       // bytes of the redirect's body
+  bool redirect_too_long = false;  // past kMaxRedirectBodySize: stopped
+  Clock::time_point deadline;      // of the whole exchange, every hop
 };
 
 std::size_t OnHeader(char* data, std::size_t, std::size_t n, void* user) {
@@ -51,12 +57,23 @@ std::size_t OnBody(char* data, std::size_t, std::size_t n, void* user) {
     curl_easy_getinfo(st->curl, CURLINFO_RESPONSE_CODE, &status);
     st->skipping = IsRedirectStatus(status);
   }
-  if (st->skipping) return n;
+  if (st->skipping) {
+    st->skipped += n;
+    st->redirect_too_long = st->skipped > kMaxRedirectBodySize;
+    return st->redirect_too_long ? 0 : n;
+  }
   std::string& body = st->reply->body;
   const std::uint64_t room =
       st->call->max_body - std::min<std::uint64_t>(body.size(), st->call->max_body);
-  if (n > room) st->reply->body_truncated = true;
-  body.append(data, std::min<std::uint64_t>(n, room));
+  if (n > room) {
+    // Past the limit: keep what fits and stop the transfer here (libcurl
+    // ends it with CURLE_WRITE_ERROR), so a body that never ends costs no
+    // more than max_body. Call reports the response as answered.
+    body.append(data, room);
+    st->reply->body_truncated = true;
+    return 0;
+  }
+  body.append(data, n);
   return n;
 }
 
@@ -108,15 +125,18 @@ bool SetMethod(CURL* c, State* st) {
 }
 
 // Sets one hop's options (PerformHops sets the rest), starting its response
-// afresh.
+// afresh. The hop gets what is left of the exchange's deadline.
 bool ConfigureHop(CURL* c, State* st, const FetchOptions& options, char* error) {
   st->sent = 0;
   st->skipping = false;
   st->status_checked = false;
+  st->skipped = 0;
   st->reply->body.clear();
   st->reply->body_truncated = false;
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(st->deadline - Clock::now());
   return Set(c, CURLOPT_NOSIGNAL, 1L) && Set(c, CURLOPT_ERRORBUFFER, error) &&
          Set(c, CURLOPT_USERAGENT, kUserAgent) &&
+         Set(c, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<std::int64_t>(left.count(), 1))) &&
          Set(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.connect_timeout.count())) &&
          Set(c, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(options.low_speed_limit)) &&
          Set(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options.low_speed_time.count())) &&
@@ -150,13 +170,46 @@ bool HttpResponse::transient() const {
 
 namespace {
 
+// The time an exchange may take: `timeout`, plus a second for every whole
+// kExchangeMinSendRate bytes it sends.
+std::chrono::seconds ExchangeBudget(std::chrono::seconds timeout, const HttpRequest& call) {
+  return timeout +
+         std::chrono::seconds(static_cast<std::int64_t>(call.body.size() / kExchangeMinSendRate));
+}
+
+// How the hops ended, when they did not end in an answer: the response's
+// transport failure. A body stopped at max_body is an answer.
+void SetTransportFailure(const HopResult& hops, const State& st, std::chrono::seconds budget,
+                         const char* error, HttpResponse* reply) {
+  if (hops.code == CURLE_OK || (hops.code == CURLE_WRITE_ERROR && reply->body_truncated)) return;
+  reply->transport_failed = true;
+  // libcurl's own clock may run a little apart from ours.
+  if (hops.code == CURLE_OPERATION_TIMEDOUT &&
+      Clock::now() + std::chrono::milliseconds(10) >= st.deadline) {
+    reply->deadline_passed = true;
+    reply->error =
+        "no complete answer within " + std::to_string(budget.count()) + " s (CARTON_HTTP_TIMEOUT)";
+    return;
+  }
+  if (st.redirect_too_long) {
+    reply->error = "the body of a redirect passed the limit of " +
+                   std::to_string(kMaxRedirectBodySize) + " bytes";
+    return;
+  }
+  reply->transport_transient = IsTransientCurlError(hops.code);
+  reply->error = curl_easy_strerror(hops.code);
+  if (error[0] != '\0') reply->error += std::string(" (") + error + ")";
+}
+
 HttpResponse Call(CURL* curl, const HttpRequest& call, const HttpAccess& access,
-                  const FetchOptions& options) {
+                  const FetchOptions& options, std::chrono::seconds timeout) {
   HttpResponse reply;
   State st;
   st.curl = curl;
   st.call = &call;
   st.reply = &reply;
+  const std::chrono::seconds budget = ExchangeBudget(timeout, call);
+  st.deadline = Clock::now() + budget;
   std::array<char, CURL_ERROR_SIZE> error{};
   std::vector<std::string> headers = call.headers;
   // No "Expect: 100-continue" round trip before a body: the registry has
@@ -177,12 +230,7 @@ HttpResponse Call(CURL* curl, const HttpRequest& call, const HttpAccess& access,
   reply.url = hops.url;
   reply.refused = hops.refused;
   reply.bytes_sent = st.sent;
-  if (hops.code != CURLE_OK) {
-    reply.transport_failed = true;
-    reply.transport_transient = IsTransientCurlError(hops.code);
-    reply.error = curl_easy_strerror(hops.code);
-    if (error[0] != '\0') reply.error += std::string(" (") + error.data() + ")";
-  }
+  SetTransportFailure(hops, st, budget, error.data(), &reply);
   return reply;
 }
 
@@ -191,6 +239,7 @@ HttpResponse Call(CURL* curl, const HttpRequest& call, const HttpAccess& access,
 struct HttpClient::Impl {
   FetchOptions options;
   HttpAccess access;
+  std::chrono::seconds exchange_timeout{};
   mutable std::mutex mu;
   mutable std::vector<CurlEasy> idle;  // connections kept for the next Send
 };
@@ -202,11 +251,13 @@ Result<std::unique_ptr<HttpClient>> HttpClient::Create(const FetchOptions& optio
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   CARTON_ASSIGN_OR_RETURN(impl->access, ResolveAccess(options));
+  CARTON_ASSIGN_OR_RETURN(impl->exchange_timeout, ResolveExchangeTimeout(options));
   return std::unique_ptr<HttpClient>(new HttpClient(std::move(impl)));
 }
 
 const FetchOptions& HttpClient::options() const { return impl_->options; }
 const HttpAccess& HttpClient::access() const { return impl_->access; }
+std::chrono::seconds HttpClient::exchange_timeout() const { return impl_->exchange_timeout; }
 
 Result<HttpResponse> HttpClient::Send(const HttpRequest& request) const {
   CurlEasy curl;
@@ -220,7 +271,8 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& request) const {
   if (curl == nullptr) {
     CARTON_ASSIGN_OR_RETURN(curl, NewCurlHandle());
   }
-  HttpResponse response = Call(curl.get(), request, impl_->access, impl_->options);
+  HttpResponse response =
+      Call(curl.get(), request, impl_->access, impl_->options, impl_->exchange_timeout);
   std::lock_guard lock(impl_->mu);
   impl_->idle.push_back(std::move(curl));
   return response;

@@ -55,7 +55,9 @@ struct Response {
   CURL* curl = nullptr;
   std::uint64_t cap = 0;  // most body bytes accepted
   bool status_checked = false;
-  bool skipping = false;  // the body of a redirect
+  bool skipping = false;           // the body of a redirect
+  std::uint64_t skipped = 0;       // bytes of that body
+  bool redirect_too_long = false;  // past kMaxRedirectBodySize: stopped
   long refused_status = 0;
   bool over_cap = false;
   std::string content_range, etag, last_modified, content_encoding;
@@ -105,7 +107,11 @@ std::size_t OnBody(char* data, std::size_t, std::size_t n, void* user) {
       return 0;
     }
   }
-  if (r->skipping) return n;
+  if (r->skipping) {
+    r->skipped += n;
+    r->redirect_too_long = r->skipped > kMaxRedirectBodySize;
+    return r->redirect_too_long ? 0 : n;
+  }
   if (n > r->cap - r->body.size()) {
     r->over_cap = true;
     return 0;
@@ -131,6 +137,7 @@ bool ConfigureHop(CURL* h, Response* r, const FetchOptions& f, const std::string
   // Each hop of a redirect starts a response of its own.
   r->status_checked = false;
   r->skipping = false;
+  r->skipped = 0;
   return Set(h, CURLOPT_NOSIGNAL, 1L) && Set(h, CURLOPT_ERRORBUFFER, error_buffer) &&
          Set(h, CURLOPT_USERAGENT, kUserAgent) &&
          Set(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(f.connect_timeout.count())) &&
@@ -166,6 +173,10 @@ Status CheckAnswer(const Response& r, const std::string& url, const std::string&
   if (r.over_cap) {
     return NetworkError(what + ": the server sent more than the " + std::to_string(r.cap) +
                         " bytes asked for");
+  }
+  if (r.redirect_too_long) {
+    return NetworkError(what + ": the body of a redirect passed the limit of " +
+                        std::to_string(kMaxRedirectBodySize) + " bytes");
   }
   if (code != CURLE_OK) {
     std::string message = what + ": " + curl_easy_strerror(code);

@@ -228,6 +228,7 @@ bool AttemptState::Configure(CURL* c) {
   // Each hop of a redirect starts a response of its own.
   sink_.status_checked = false;
   sink_.skipping = false;
+  sink_.skipped = 0;
   return Set(c, CURLOPT_NOSIGNAL, 1L) && Set(c, CURLOPT_ERRORBUFFER, error_buffer_->data()) &&
          // "" asks for every encoding this libcurl decodes (gzip, deflate, br, zstd). A
          // range continues the file's own bytes, so it asks for them unencoded.
@@ -252,6 +253,10 @@ AttemptResult AttemptState::Finish(const HopResult& hops) {
   if (!got.ok()) return LocalFailure(got.status().WithContext(url));
   if (!sink_.local_error.ok()) return LocalFailure(sink_.local_error);
   if (sink_.over_cap) return OverCap();
+  if (sink_.redirect_too_long) {
+    return Fail(NetworkError(url + ": the body of a redirect passed the limit of " +
+                             std::to_string(kMaxRedirectBodySize) + " bytes"));
+  }
   if (!hops.refused.ok()) return Fail(hops.refused);
   if (std::optional<AttemptResult> failed = CheckTransfer(hops)) return std::move(*failed);
   if (std::optional<AttemptResult> wrong = Verify(*got, hops.status)) return std::move(*wrong);

@@ -23,6 +23,10 @@ struct CurlEasyDeleter {
 };
 using CurlEasy = std::unique_ptr<CURL, CurlEasyDeleter>;
 
+// Most bytes of a redirect's body read (and dropped) before the transfer is
+// stopped: a redirect that never ends its body is never followed.
+inline constexpr std::uint64_t kMaxRedirectBodySize = 1 << 20;
+
 // HTTP statuses worth another attempt: 408, 429 and 5xx.
 bool IsTransientStatus(long status);
 // libcurl failures worth another attempt: connection problems, timeouts,

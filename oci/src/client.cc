@@ -40,6 +40,10 @@ constexpr auto kDownloadTokenMargin = std::chrono::seconds(30);
 // Repositories tried as mount sources per blob.
 constexpr std::size_t kMaxMountSources = 3;
 constexpr std::uint64_t kMaxErrorBody = 64 << 10;
+// Most bytes of a token server's answer.
+constexpr std::uint64_t kMaxTokenAnswer = 1 << 20;
+// Most bytes of an error body quoted in a message.
+constexpr std::size_t kMaxBodyShown = 200;
 
 // `host` without brackets or port.
 bool IsLoopbackHost(const std::string& host) {
@@ -54,15 +58,33 @@ bool IsLoopbackHost(const std::string& host) {
   return false;
 }
 
-// "HOST[:PORT]" or "[V6][:PORT]".
-bool IsLoopbackRegistry(std::string_view registry) {
+// The host of "HOST[:PORT]" or "[V6][:PORT]", as net::UrlTarget gives a
+// host (lowercase, without brackets).
+std::string RegistryHost(std::string_view registry) {
   std::string host(registry);
   if (!host.empty() && host.front() == '[') {
     host = host.substr(1, host.find(']') - 1);
   } else if (const auto colon = host.rfind(':'); colon != std::string::npos) {
     host = host.substr(0, colon);
   }
-  return IsLoopbackHost(host);
+  return net::NormalizeHost(host);
+}
+
+bool IsLoopbackRegistry(std::string_view registry) {
+  return IsLoopbackHost(RegistryHost(registry));
+}
+
+// "HOST[:PORT]" of a URL's target, as a credentials file names a registry
+// (the port only when it is not the scheme's default).
+std::string HostKey(const net::UrlTarget& t, bool with_port) {
+  const std::string host = t.host.find(':') != std::string::npos ? "[" + t.host + "]" : t.host;
+  const bool default_port =
+      (t.scheme == "https" && t.port == 443) || (t.scheme == "http" && t.port == 80);
+  return with_port && !default_port ? host + ":" + std::to_string(t.port) : host;
+}
+
+std::string BasicHeaderOf(const Credentials& c) {
+  return "Authorization: Basic " + Base64Encode(c.username + ":" + c.password);
 }
 
 std::string PullScope(const std::string& repo) { return "repository:" + repo + ":pull"; }
@@ -102,18 +124,33 @@ std::string MergeScopes(const std::string& ours, const std::string& theirs) {
 }
 std::string PushScope(const std::string& repo) { return "repository:" + repo + ":pull,push"; }
 
+// The start of a response's body when it is text: its first
+// kMaxBodyShown bytes, "..." marking a body cut there (or at max_body).
+std::string BodyText(const HttpResponse& r) {
+  std::string text = r.body.substr(0, kMaxBodyShown);
+  if (!std::all_of(text.begin(), text.end(),
+                   [](char c) { return static_cast<unsigned char>(c) >= 0x20 || c == '\n'; })) {
+    return "";
+  }
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  if (!text.empty() && (r.body.size() > kMaxBodyShown || r.body_truncated)) text += "...";
+  return text;
+}
+
 // The registry's explanation of a failed response: its JSON error, else
 // the start of the body.
 std::string Explain(const HttpResponse& r) {
   std::string why = RegistryError(r.body);
-  if (why.empty() && !r.body.empty() && r.body.size() < 200 &&
-      std::all_of(r.body.begin(), r.body.end(),
-                  [](char c) { return static_cast<unsigned char>(c) >= 0x20 || c == '\n'; })) {
-    why = r.body;
-    while (!why.empty() && why.back() == '\n') why.pop_back();
-  }
+  if (why.empty()) why = BodyText(r);
   return "http status " + std::to_string(r.status) + (why.empty() ? "" : " (" + why + ")");
 }
+
+// Who the credentials sent to a token realm belong to.
+struct RealmAuth {
+  std::optional<Credentials> credentials;  // sent when set
+  std::string whose;                       // "HOST[:PORT]" they are configured for
+  std::string withheld;                    // why credentials that exist were not sent, or ""
+};
 
 }  // namespace
 
@@ -167,14 +204,11 @@ struct Client::Impl {
     return r;
   }
 
-  std::string BasicHeader() const {
-    return "Authorization: Basic " +
-           Base64Encode(credentials->username + ":" + credentials->password);
-  }
+  std::string BasicHeader() const { return BasicHeaderOf(*credentials); }
 
-  // Fetches a token for `scope` from the realm. REQUIRES: mu not held.
-  Result<CachedToken> FetchToken(const std::string& token_realm, const std::string& token_service,
-                                 const std::string& scope) const {
+  // The realm's URL, if carton may ask it for a token: http(s), and plain
+  // http only on a loopback address or with plain_http.
+  Result<net::UrlTarget> CheckRealm(const std::string& token_realm) const {
     auto target = net::TargetOf(token_realm);
     if (!target.ok() || (target->scheme != "https" && target->scheme != "http")) {
       return NetworkError(registry + ": the token realm \"" + token_realm +
@@ -185,6 +219,49 @@ struct Client::Impl {
                           " is plain http; credentials go to it only over https (or with "
                           "--plain-http)");
     }
+    return std::move(target).value();
+  }
+
+  // The credentials file's entry for the realm's host ("HOST:PORT", else
+  // "HOST"), when it has one.
+  Result<std::optional<Credentials>> CredentialsForHost(const net::UrlTarget& realm) const {
+    for (bool with_port : {true, false}) {
+      CARTON_ASSIGN_OR_RETURN(auto found,
+                              FindCredentials(HostKey(realm, with_port), options.registry_config));
+      if (found) return found;
+    }
+    return std::optional<Credentials>();
+  }
+
+  // What goes to the token realm (oci/FORMAT.md "Authentication"): the
+  // registry's credentials when the realm is on the registry's host (any
+  // port); for a realm on another host, only the credentials the file holds
+  // for that host, and only over https or to a loopback address; else none.
+  Result<RealmAuth> RealmCredentials(const net::UrlTarget& realm) const {
+    RealmAuth out;
+    if (realm.host == RegistryHost(registry)) {
+      out.credentials = credentials;
+      out.whose = registry;
+      return out;
+    }
+    const std::string host = HostKey(realm, /*with_port=*/true);
+    CARTON_ASSIGN_OR_RETURN(std::optional<Credentials> own, CredentialsForHost(realm));
+    if (own && (realm.scheme == "https" || IsLoopbackHost(realm.host))) {
+      out.credentials = std::move(own);
+      out.whose = host;
+    } else if (own) {
+      out.withheld = "credentials for " + host + " were not sent to the token server at " + host +
+                     " over plain http";
+    } else if (credentials) {
+      out.withheld = "credentials for " + registry + " were not sent to the token server at " +
+                     host + " (another host); add " + host + " to the credentials file to allow it";
+    }
+    return out;
+  }
+
+  // GET realm?service=...&scope=... (one scope parameter per scope).
+  static std::string TokenUrl(const std::string& token_realm, const std::string& token_service,
+                              const std::string& scope) {
     std::string url = token_realm + (token_realm.find('?') == std::string::npos ? "?" : "&");
     const auto escape = [](const std::string& s) { return net::EscapeUrlComponent(s); };
     url += "service=" + escape(token_service);
@@ -195,10 +272,36 @@ struct Client::Impl {
       rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
       if (!one.empty()) url += "&scope=" + escape(one);
     }
+    return url;
+  }
+
+  // Why the token server's answer `r` holds no token to parse, or OK.
+  Status CheckTokenAnswer(const HttpResponse& r, const std::string& token_realm,
+                          const RealmAuth& who) const {
+    if (!r.refused.ok()) return r.refused;
+    if (r.transport_failed) return NetworkError(token_realm + ": " + r.error);
+    if (r.status != 200) {
+      return NetworkError(
+          registry + ": the token server " + token_realm + " refused " +
+          (who.credentials ? "the credentials for " + who.whose : std::string("anonymous access")) +
+          ": " + Explain(r) + (who.withheld.empty() ? "" : "; " + who.withheld));
+    }
+    if (r.body_truncated) {
+      return NetworkError(token_realm + ": the token server's answer is larger than the limit of " +
+                          std::to_string(kMaxTokenAnswer) + " bytes");
+    }
+    return Status::Ok();
+  }
+
+  // Fetches a token for `scope` from the realm. REQUIRES: mu not held.
+  Result<CachedToken> FetchToken(const std::string& token_realm, const std::string& token_service,
+                                 const std::string& scope) const {
+    CARTON_ASSIGN_OR_RETURN(const net::UrlTarget target, CheckRealm(token_realm));
+    CARTON_ASSIGN_OR_RETURN(const RealmAuth who, RealmCredentials(target));
     HttpRequest call;
-    call.url = url;
-    call.max_body = 1 << 20;
-    if (credentials) call.origin_headers.push_back(BasicHeader());
+    call.url = TokenUrl(token_realm, token_service, scope);
+    call.max_body = kMaxTokenAnswer;
+    if (who.credentials) call.origin_headers.push_back(BasicHeaderOf(*who.credentials));
     const auto started = Clock::now();
     HttpResponse r;
     auto delay = options.fetch.initial_backoff;
@@ -208,13 +311,7 @@ struct Client::Impl {
       std::this_thread::sleep_for(delay);
       delay = std::min(delay * 2, options.fetch.max_backoff);
     }
-    if (!r.refused.ok()) return r.refused;
-    if (r.transport_failed) return NetworkError(token_realm + ": " + r.error);
-    if (r.status != 200) {
-      return NetworkError(registry + ": the token server " + token_realm + " refused " +
-                          (credentials ? "the credentials for " + registry : "anonymous access") +
-                          ": " + Explain(r));
-    }
+    CARTON_RETURN_IF_ERROR(CheckTokenAnswer(r, token_realm, who));
     CARTON_ASSIGN_OR_RETURN(Token t, ParseTokenResponse(r.body, token_realm));
     {
       std::lock_guard lock(mu);
@@ -362,7 +459,7 @@ struct Client::Impl {
       }
       if (r.transport_failed) {
         return NetworkError(
-            what + ": " + r.error +
+            what + ": " + (r.deadline_passed ? r.url + ": " : "") + r.error +
             (attempt > 1 ? " (after " + std::to_string(attempt) + " attempts)" : ""));
       }
       return r;

@@ -162,6 +162,8 @@ std::string EnvText(unsigned env) {
       {kEnvHttp, "CARTON_ALLOW_LINK_LOCAL", "1: allow link-local and cloud metadata addresses"},
       {kEnvHttp, "CARTON_HTTP_HEADERS", "lines `HOST-PATTERN Name: value` (or @FILE) to send"},
       {kEnvHttp, "CARTON_NETRC", "a netrc file instead of ~/.netrc, or off"},
+      {kEnvHttp, "CARTON_HTTP_TIMEOUT",
+       "seconds one small HTTP exchange (a registry's manifest, token, answer) may take (120)"},
       {kEnvRegistry, "CARTON_REGISTRY_AUTH",
        "registry credentials, docker config.json format (a path or the JSON)"},
       {kEnvRegistry, "DOCKER_CONFIG", "where config.json is when CARTON_REGISTRY_AUTH is unset"},

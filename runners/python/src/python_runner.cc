@@ -15,7 +15,6 @@
 #include "carton/pybridge/errors.h"
 #include "carton/pybridge/numpy_tensor.h"
 #include "interpreter.h"
-#include "model_files.h"
 #include "wheels.h"
 
 namespace carton::python_runner {
@@ -147,13 +146,13 @@ class PythonRunner : public runner::Runner {
       py::gil_scoped_acquire gil;
       CARTON_ASSIGN_OR_RETURN(markers, CurrentMarkers());
     }
-    // Files and wheels are prepared without the GIL: nothing in Python
-    // waits on them.
-    CARTON_ASSIGN_OR_RETURN(std::string python_model_dir, ModelDir(model_dir, context));
+    // Wheels are prepared without the GIL: nothing in Python waits on
+    // them. model/ holds every file of the carton (the loader writes them
+    // all), so Python code opens them by name there.
     CARTON_ASSIGN_OR_RETURN(std::vector<std::string> wheel_dirs,
                             Dependencies(model_dir, options, markers));
     py::gil_scoped_acquire gil;
-    std::vector<std::string> path = {python_model_dir};
+    std::vector<std::string> path = {model_dir};
     path.insert(path.end(), wheel_dirs.begin(), wheel_dirs.end());
     CARTON_RETURN_IF_ERROR(PrependSysPath(path));
     CARTON_RETURN_IF_ERROR(pybridge::Init());
@@ -189,15 +188,6 @@ class PythonRunner : public runner::Runner {
       return result.status().WithContext(std::string("the outputs of ") + method);
     }
     return result;
-  }
-
-  // model/ as Python code must see it (model_files.h).
-  Result<std::string> ModelDir(const std::string& model_dir, const runner::LoadContext& context) {
-    std::string cache_root;
-    if (auto cache = links::DefaultCacheDir(); cache.ok()) cache_root = *cache;
-    auto dir = PythonModelDir(model_dir, context.carton, cache_root);
-    if (!dir.ok()) return dir.status().WithContext("making model files readable by Python");
-    return dir;
   }
 
   // The folders of the locked wheels, or none (no lockfile, or

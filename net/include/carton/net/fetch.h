@@ -41,6 +41,14 @@ inline constexpr char kValidatorSuffix[] = ".partial-validator";
 // Decoded bytes accepted from one response when the expected size is not
 // known: a cap against decompression bombs.
 inline constexpr std::uint64_t kDefaultMaxDecodedSize = std::uint64_t{64} << 30;
+// FetchOptions::exchange_timeout when neither the caller nor
+// $CARTON_HTTP_TIMEOUT sets it.
+inline constexpr std::chrono::seconds kDefaultExchangeTimeout{120};
+// An exchange that sends a body gets one more second per this many bytes
+// of it (the slowest upload it waits for: a 64 MiB chunk gets 64 s more).
+inline constexpr std::uint64_t kExchangeMinSendRate = 1 << 20;
+// The most seconds $CARTON_HTTP_TIMEOUT may give.
+inline constexpr std::int64_t kMaxExchangeTimeoutSeconds = 1'000'000;
 
 struct FetchOptions {
   // Time allowed to connect to one server.
@@ -49,6 +57,15 @@ struct FetchOptions {
   // bytes per second for `low_speed_time` (a stalled server).
   std::uint32_t low_speed_limit = 1024;
   std::chrono::seconds low_speed_time{30};
+  // A small exchange (HttpClient::Send: a registry's manifests, tokens,
+  // HEADs, upload answers) must be answered completely within this time,
+  // plus one second per kExchangeMinSendRate bytes of the body it sends;
+  // past it the exchange is abandoned ("no complete answer within N s") and
+  // not retried. Downloads (FetchToFile, FetchToStream, DownloadToFile,
+  // HttpRangeSource) have no such deadline, only the stall rule above.
+  // nullopt: ResolveExchangeTimeout ($CARTON_HTTP_TIMEOUT, else
+  // kDefaultExchangeTimeout), read when an HttpClient is created.
+  std::optional<std::chrono::seconds> exchange_timeout;
   // Attempts per URL (>= 1). Only transient failures are retried: connection
   // errors, timeouts, bodies cut short, HTTP 408, 429 and 5xx.
   int attempts_per_url = 4;
@@ -104,6 +121,13 @@ struct FetchOptions {
   // that the file is complete. Must not throw.
   std::function<void(int fd, std::uint64_t length)> on_written;
 };
+
+// The exchange deadline `options` asks for: its exchange_timeout when set
+// (it must be positive), else $CARTON_HTTP_TIMEOUT when set and not empty
+// (whole seconds, 1 to kMaxExchangeTimeoutSeconds), else
+// kDefaultExchangeTimeout. Errors: kInvalidArgument naming the option or the
+// variable and the rule.
+Result<std::chrono::seconds> ResolveExchangeTimeout(const FetchOptions& options);
 
 // Fetches the file whose sha256 is `expected` into `dest_path`.
 // `expected_size_or_0` is its size in bytes, or 0 when unknown.

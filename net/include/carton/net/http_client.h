@@ -9,6 +9,7 @@
 // gives it back when done.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -32,23 +33,28 @@ struct HttpRequest {
   std::vector<std::string> origin_headers;
   // The request body for POST, PUT and PATCH; read during the call only.
   ByteView body;
-  // Response body bytes kept; more are counted and dropped.
+  // Response body bytes kept. The transfer stops as soon as the body passes
+  // this: the response is then answered, with body_truncated set and the
+  // first max_body bytes in body. A redirect's body is dropped; one past
+  // 1 MiB is a transport failure.
   std::uint64_t max_body = 1 << 20;
 };
 
 struct HttpResponse {
   // Set when the exchange did not complete (no connection, a timeout, a
-  // body cut short): libcurl's description, and whether another attempt
-  // may do better.
+  // body cut short, the deadline): libcurl's description, or "no complete
+  // answer within N s (CARTON_HTTP_TIMEOUT)", and whether another attempt
+  // may do better (not after the deadline).
   bool transport_failed = false;
   bool transport_transient = false;
+  bool deadline_passed = false;
   std::string error;
   long status = 0;
   std::string url;  // the last hop's
   // Headers of the final response, names in lowercase, in order.
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
-  bool body_truncated = false;
+  bool body_truncated = false;  // the body passed max_body: the transfer stopped there
   std::uint64_t bytes_sent = 0;
   // A hop refused before it was made: kInvalidArgument or kNetworkError
   // naming the URL and the rule.
@@ -68,20 +74,27 @@ struct HttpResponse {
 class HttpClient {
  public:
   // A client with the timeouts, redirect limit and access rules of
-  // `options` (its access, or the environment's: HttpAccessFromEnvironment).
-  // Makes no request. Errors: those of HttpAccessFromEnvironment; kInternal
-  // when libcurl cannot be initialised.
+  // `options` (its access, or the environment's: HttpAccessFromEnvironment;
+  // its exchange deadline: ResolveExchangeTimeout). Makes no request.
+  // Errors: those of HttpAccessFromEnvironment and ResolveExchangeTimeout;
+  // kInternal when libcurl cannot be initialised.
   static Result<std::unique_ptr<HttpClient>> Create(const FetchOptions& options);
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
-  // Performs `request` once. Errors are in the response (refused,
-  // transport_failed); kInternal only when no connection handle can be made.
+  // Performs `request` once, its redirects included, within the exchange
+  // deadline (the resolved exchange_timeout, plus one second per
+  // kExchangeMinSendRate bytes of request.body; net/FORMAT.md "Small
+  // exchanges"). Errors are in the response (refused, transport_failed,
+  // deadline_passed); kInternal only when no connection handle can be made.
+  // The response comes from an untrusted server.
   Result<HttpResponse> Send(const HttpRequest& request) const;
 
   const FetchOptions& options() const;
   const HttpAccess& access() const;
+  // The resolved exchange_timeout (before the time added for a body).
+  std::chrono::seconds exchange_timeout() const;
 
  private:
   struct Impl;

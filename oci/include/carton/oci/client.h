@@ -9,11 +9,15 @@
 // blobs, resumed after a broken connection), and cross-repository mounts.
 // Authentication as registries do it: anonymous, HTTP basic, or the bearer
 // token flow (a 401 with `WWW-Authenticate: Bearer realm=...,service=...,
-// scope=...`, a token fetched from the realm with the credentials, reused
-// until it expires). Credentials come from a file in the format of
-// ~/.docker/config.json. Plain HTTP is used only for loopback registries or
-// when asked for; every request follows net::FetchOptions::access (allowlist,
-// link-local rule, per-host headers).
+// scope=...`, a token fetched from the realm, reused until it expires). A
+// realm on the registry's host gets the registry's credentials; a realm on
+// another host only those configured for that host (oci/FORMAT.md "Which
+// credentials a token realm gets"). Credentials come from a file in the
+// format of ~/.docker/config.json. Every answer is untrusted: it stops at
+// its limit, and every request but a blob download at the exchange
+// deadline (oci/FORMAT.md "Limits"). Plain HTTP is used only for loopback
+// registries or when asked for; every request follows
+// net::FetchOptions::access (allowlist, link-local rule, per-host headers).
 //
 // Thread-safety: a Client may be used from many threads at once (each call
 // takes a connection of its own; tokens are shared under a lock).
@@ -100,7 +104,8 @@ Result<std::optional<Credentials>> FindCredentials(std::string_view registry,
                                                    const std::string& config_path);
 
 struct ClientOptions {
-  // Retries (attempts per request, backoff), timeouts and `access` (the
+  // Retries (attempts per request, backoff), timeouts (exchange_timeout:
+  // the deadline of every request but blob downloads) and `access` (the
   // allowlist and per-host headers) for every request.
   net::FetchOptions fetch;
   // Use http:// for a registry that is not on a loopback address (loopback
@@ -152,8 +157,10 @@ class Client {
   // manifest fetched by digest must have that digest.
   // Errors: kNotFound (unknown repository or tag: the registry's error
   // code and message), kCorrupt (digest mismatch, larger than
-  // kMaxImageManifestSize), kNetworkError (401/403 with the registry's message,
-  // other statuses, transfers), kInvalidArgument (refused by `access`).
+  // kMaxImageManifestSize: the transfer stops there), kNetworkError (401/403
+  // with the registry's message, other statuses, transfers, no complete
+  // answer within the exchange deadline), kInvalidArgument (refused by
+  // `access`).
   Result<Manifest> GetManifest(const std::string& repository, const std::string& target) const;
 
   // PUTs `bytes` as manifest `target` (a tag, or its digest) of
