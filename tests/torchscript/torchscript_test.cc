@@ -749,3 +749,43 @@ TEST_CASE("torchscript: the flat folder carton init writes loads, runs and packs
   INFO(packed_test.out << packed_test.err);
   CHECK(packed_test.exit_code == 0);
 }
+
+TEST_CASE("torchscript: a model's own exception reaches the caller with its traceback",
+          "[torchscript][first-day]") {
+  TempDir tmp;
+  // A model scripted by Python's torch, as users make them (C++'s define
+  // cannot raise Python's exception types).
+  const auto dir = tmp.path() / "raises";
+  std::filesystem::create_directories(dir / "model");
+  const std::string script =
+      "import sys, torch\n"
+      "class M(torch.nn.Module):\n"
+      "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+      "        if bool(x.sum() > 0):\n"
+      "            raise ValueError('x must be non-positive')\n"
+      "        return x\n"
+      "torch.jit.script(M()).save(sys.argv[1])\n";
+  carton::torchscript::testing::WriteText(tmp.path() / "make.py", script);
+  auto made = Run("/usr/bin/python3 '" + tmp.file("make.py") + "' '" +
+                  (dir / "model" / "model.pt").string() + "'");
+  INFO(made.err);
+  REQUIRE(made.exit_code == 0);
+  carton::torchscript::testing::WriteText(dir / "carton.toml", R"(spec_version = 1
+[[input]]
+name = "x"
+dtype = "float32"
+shape = [2]
+)" + Runner());
+  const std::string carton = tmp.file("raises.carton");
+  REQUIRE(Run(CartonBin() + " pack -q '" + dir.string() + "' -o '" + carton + "'").exit_code == 0);
+  TensorData in;
+  in.tensors = {Value("x", torch::tensor({1.0f, 2.0f}))};
+  REQUIRE(WriteTensorDataDir(tmp.file("in"), in).ok());
+  REQUIRE(ExportSafetensors(tmp.file("in"), tmp.file("x.safetensors")).ok());
+  auto r = Run(Env(tmp) + CartonBin() + " infer -q '" + carton + "' --input x='" +
+               tmp.file("x.safetensors") + "' --output '" + tmp.file("y.safetensors") + "'");
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.err, Catch::Contains("the TorchScript model raised"));
+  CHECK_THAT(r.err, Catch::Contains("ValueError: x must be non-positive"));
+  CHECK_THAT(r.err, Catch::Contains("Traceback of TorchScript"));
+}

@@ -36,6 +36,26 @@ std::string TorchMessage(const std::exception& e) {
   return nl == std::string::npos ? what : what.substr(0, nl);
 }
 
+// What a model's forward raised: its own message first (the last line of
+// TorchScript's report, e.g. "builtins.ValueError: x must be positive"),
+// then TorchScript's traceback, without libtorch's C++ frames.
+std::string ModelFailure(const std::exception& e) {
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+  const std::string text = c10_error != nullptr ? c10_error->what_without_backtrace() : e.what();
+  std::vector<std::string> lines;
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    if (end > begin) lines.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  if (lines.empty()) return "(no message)";
+  std::string out = lines.back();
+  for (std::size_t i = 0; i + 1 < lines.size(); ++i) out += "\n  " + lines[i];
+  return out;
+}
+
 Result<std::int64_t> PositiveIntOpt(const std::string& key, const RunnerOpt& value) {
   const auto* i = std::get_if<std::int64_t>(&value);
   if (i == nullptr || *i <= 0 || *i > 4096) {
@@ -191,7 +211,7 @@ class TorchScriptRunner final : public runner::Runner {
       torch::NoGradGuard no_grad;
       result = module_->forward(std::move(args));
     } catch (const std::exception& e) {
-      return InvalidArgument("the TorchScript model failed: " + TorchMessage(e));
+      return InvalidArgument("the TorchScript model raised " + ModelFailure(e));
     }
     return Outputs(result);
   }
