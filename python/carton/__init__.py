@@ -192,9 +192,10 @@ def load(
     runner_name: Optional[str] = None,
     required_framework_version: Optional[str] = None,
     runner_opts: Optional[Mapping[str, Union[bool, int, float, str]]] = None,
+    lenient: bool = False,
 ) -> Model:
-    """Loads a carton (a path, an http(s) URL, or an unpacked carton directory)
-    and starts its runner.
+    """Loads a carton (a path, an http(s) URL, an oci:// reference, or an
+    unpacked carton directory) and starts its runner.
 
     The carton goes through the manifest-hash cache, as ``carton load`` does:
     materialized once per machine, every file checked against MANIFEST; a
@@ -209,6 +210,10 @@ def load(
         runner_opts: override [runner.opts] for this load; the runner receives
             them as ``--opt KEY=VALUE`` (true/false, integers and floats are
             typed again; other text stays a string).
+        lenient: run a carton whose declarations do not hold (inputs that
+            break its [[input]]s, as some cartons packed by the original
+            implementation have): ``infer`` reports them as RuntimeWarnings,
+            and the runner as warnings, instead of refusing the call.
 
     Raises:
         NotFound: no such carton, or no runner fits (the message lists each
@@ -219,7 +224,7 @@ def load(
     opts = None if runner_opts is None else dict(runner_opts)
     return Model(
         _carton.Model.load(
-            _location(path_or_url), runner_name, required_framework_version, opts
+            _location(path_or_url), runner_name, required_framework_version, opts, lenient
         )
     )
 

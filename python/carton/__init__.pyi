@@ -65,6 +65,7 @@ def load(
     runner_name: Optional[str] = ...,
     required_framework_version: Optional[str] = ...,
     runner_opts: Optional[Mapping[str, OptValue]] = ...,
+    lenient: bool = ...,
 ) -> Model:
     """Loads a carton through the manifest-hash cache and starts its runner."""
 

@@ -29,6 +29,7 @@ class Model:
         runner_name: Optional[str],
         required_framework_version: Optional[str],
         runner_opts: Optional[Dict[str, Any]],
+        lenient: bool = ...,
     ) -> Model: ...
     @staticmethod
     def load_unpacked(

@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "bindings.h"
+#include "carton/common/notice.h"
 #include "carton/loader/loader.h"
 #include "carton/pybridge/numpy_tensor.h"
 #include "carton/runner/client.h"
@@ -43,10 +44,12 @@ struct Started {
 
 // Selects the runner for `info` and starts it in serve mode on `model`.
 Result<Started> Start(std::optional<StagedCarton> stage, LoadedCarton carton,
-                      const RunnerInfo& info, const std::map<std::string, RunnerOpt>& opts) {
+                      const RunnerInfo& info, const std::map<std::string, RunnerOpt>& opts,
+                      bool lenient = false) {
   CARTON_ASSIGN_OR_RETURN(runner::RunnerCandidate candidate, runner::SelectRunner(info));
   runner::RunnerProcessOptions options;
   options.opts = OptsAsText(opts);
+  options.lenient = lenient;
   CARTON_ASSIGN_OR_RETURN(RunnerProcess process,
                           RunnerProcess::Start(candidate.path, carton.root_dir(), options));
   return Started{std::move(stage), std::move(carton), std::move(candidate), std::move(process)};
@@ -77,7 +80,7 @@ class Model {
   static std::unique_ptr<Model> Load(const std::string& path_or_url,
                                      const std::optional<std::string>& runner_name,
                                      const std::optional<std::string>& framework_version,
-                                     py::handle runner_opts) {
+                                     py::handle runner_opts, bool lenient) {
     const auto opts = OptsFromPython(runner_opts);
     const Location location = Unwrap(Location::Parse(path_or_url));
     auto started = WithoutGil([&]() -> Result<Started> {
@@ -87,9 +90,11 @@ class Model {
       RunnerInfo info = carton.config().runner;
       if (runner_name) info.runner_name = *runner_name;
       if (framework_version) info.required_framework_version = *framework_version;
-      return Start(std::nullopt, std::move(carton), info, opts);
+      return Start(std::nullopt, std::move(carton), info, opts, lenient);
     });
-    return std::make_unique<Model>(Unwrap(std::move(started)));
+    auto model = std::make_unique<Model>(Unwrap(std::move(started)));
+    model->lenient_ = lenient;
+    return model;
   }
 
   static std::unique_ptr<Model> LoadUnpacked(const std::string& path, const py::dict& config,
@@ -134,7 +139,11 @@ class Model {
     std::vector<Tensor> tensors = Unwrap(pybridge::TensorsFromMapping(inputs, hints_));
     // The inputs are checked against the declared [[input]]s before the
     // model runs, as `carton infer` checks them.
-    if (Status s = runner::CheckInputs(carton_.config().inputs, tensors); !s.ok()) Raise(s);
+    if (Status s = runner::CheckInputs(carton_.config().inputs, tensors); !s.ok()) {
+      if (!lenient_)
+        Raise(Status(s.code(), s.message() + "; carton.load(..., lenient=True) runs it"));
+      Notice("declarations that do not hold: " + s.message());
+    }
     std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
     auto outputs = WithoutGil([&]() -> Result<std::vector<Tensor>> {
       lock.lock();
@@ -255,6 +264,7 @@ class Model {
   }
 
   // Destroyed in reverse order: the runner ends before its files go.
+  bool lenient_ = false;  // carton.load(..., lenient=True)
   std::optional<StagedCarton> stage_;
   LoadedCarton carton_;
   runner::RunnerCandidate runner_;
@@ -268,7 +278,8 @@ class Model {
 void BindModel(py::module_& m) {
   py::class_<Model>(m, "Model", "A loaded carton and its runner process (see carton.Model).")
       .def_static("load", &Model::Load, py::arg("path_or_url"), py::arg("runner_name"),
-                  py::arg("required_framework_version"), py::arg("runner_opts"))
+                  py::arg("required_framework_version"), py::arg("runner_opts"),
+                  py::arg("lenient") = false)
       .def_static("load_unpacked", &Model::LoadUnpacked, py::arg("path"), py::arg("config"),
                   py::arg("self_tests"), py::arg("examples"), py::arg("misc_files"))
       .def("info", &Model::Info)

@@ -217,6 +217,7 @@ Result<RunnerProcess> RunnerProcess::Start(const std::string& runner_path, const
   CARTON_ASSIGN_OR_RETURN(impl->stderr_reader,
                           internal::StderrReader::Start(std::move(sink), kStderrTail));
   std::vector<std::string> argv = {runner_path, "serve", model, "--fd", "3"};
+  if (options.lenient) argv.push_back("--lenient");
   for (const auto& [k, v] : options.opts) {
     argv.push_back("--opt");
     argv.push_back(k + "=" + v);

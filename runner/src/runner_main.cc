@@ -24,6 +24,7 @@ struct Args {
   std::map<std::string, std::string> opts;
   int fd = -1;
   bool json = false;
+  bool lenient = false;
   safetensors::CompareOptions compare;
 };
 
@@ -78,6 +79,8 @@ class Main {
         (arg == "--rtol" ? a.compare.rtol : a.compare.atol) = d;
       } else if (arg == "--json") {
         a.json = true;
+      } else if (arg == "--lenient") {
+        a.lenient = true;
       } else if (!arg.empty() && arg[0] == '-') {
         return InvalidArgument("unknown option " + arg + "\n" + Usage());
       } else if (a.model.empty()) {
@@ -95,7 +98,8 @@ class Main {
     return "usage: " + program_ +
            " info | self-test MODEL [--rtol R] [--atol A] [--json] | infer MODEL --input "
            "NAME=FILE.safetensors[:TENSOR]... --output OUT.safetensors | serve MODEL --fd N; "
-           "each takes --opt KEY=VALUE";
+           "each takes --opt KEY=VALUE and --lenient (declarations that do not hold are "
+           "warnings)";
   }
 
   // Loads the carton and the model into the runner.
@@ -114,6 +118,7 @@ class Main {
     for (const auto& [k, v] : a.opts) ctx.opts[k] = ParseRunnerOpt(v);
     ctx.root_dir = loaded.root_dir();
     ctx.carton = loaded_.get();
+    ctx.lenient = a.lenient;
     Status s = runner_.Load(loaded.model_dir(), ctx);
     if (!s.ok()) return s.WithContext("loading " + loaded.model_dir());
     return loaded;

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import carton
-from conftest import noop_specs, run_cli
+from conftest import noop_specs, run_cli, runner_available
 
 
 def test_pack_load_infer_and_self_test(noop_carton, x):
@@ -646,3 +646,55 @@ def test_infer_checks_inputs_against_the_declared_ones(noop_carton, x):
             model.infer({"x": x})
         out = model.infer({"x": x, "label": ["a", "b"]})
         assert np.array_equal(out["x"], x)
+
+
+def _undeclared_carton(tmp_path, carton_bin):
+    # Like the original implementation's own test carton for its Python
+    # runner: seven declared inputs the model ignores, and an output declared
+    # y uint32 [2,3,512,512] while the model returns out int64 [2].
+    d = tmp_path / "undeclared"
+    (d / "model").mkdir(parents=True)
+    (d / "model" / "main.py").write_text(
+        "import numpy as np\n\n\nclass M:\n"
+        "    def infer_with_tensors(self, tensors):\n"
+        "        return {'out': np.array([1, 2], dtype=np.int64)}\n\n\n"
+        "def get_model():\n    return M()\n"
+    )
+    inputs = "".join(
+        f'[[input]]\nname = "{n}"\ndtype = "float32"\nshape = [1]\n' for n in "abcdefg"
+    )
+    (d / "carton.toml").write_text(
+        "spec_version = 1\n" + inputs
+        + '[[output]]\nname = "y"\ndtype = "uint32"\nshape = [2, 3, 512, 512]\n'
+        + '[runner]\nrunner_name = "python"\nrequired_framework_version = ">=3.11"\n'
+        + 'runner_compat_version = 1\n[runner.opts]\nentrypoint_package = "main"\n'
+        + 'entrypoint_fn = "get_model"\npython_deps = "system"\n'
+    )
+    out = tmp_path / "undeclared.carton"
+    run_cli(carton_bin, "pack", "-q", str(d), "-o", str(out))
+    return out
+
+
+@pytest.mark.skipif(not runner_available("python"), reason="the Python runner is not built")
+def test_lenient_runs_a_carton_whose_declarations_do_not_hold(tmp_path, carton_bin):
+    packed = _undeclared_carton(tmp_path, carton_bin)
+    import carton.safetensors.numpy as st
+
+    st.save_file({"a": np.ones(1, np.float32)}, str(tmp_path / "a.safetensors"))
+    args = ["infer", str(packed), "--input", f"a={tmp_path / 'a.safetensors'}",
+            "--output", str(tmp_path / "out.safetensors")]
+    refused = run_cli(carton_bin, *args, check=False)
+    assert refused.returncode == 1
+    assert "missing" in refused.stderr and "--lenient" in refused.stderr
+    ran = run_cli(carton_bin, *args, "--lenient", check=False)
+    assert ran.returncode == 0, ran.stderr
+    assert "warning" in ran.stderr
+    assert st.load_file(str(tmp_path / "out.safetensors"))["out"].tolist() == [1, 2]
+
+    with carton.load(packed) as model:
+        with pytest.raises(carton.InvalidArgument, match="lenient=True"):
+            model.infer({"a": np.ones(1, np.float32)})
+    with carton.load(packed, lenient=True) as model:
+        with pytest.warns(RuntimeWarning, match="declarations that do not hold"):
+            out = model.infer({"a": np.ones(1, np.float32)})
+        assert out["out"].tolist() == [1, 2]

@@ -232,6 +232,9 @@ struct RunArgs {
   std::vector<std::string> opts;
   bool quiet = false;     // no progress line; infer: no output summary on stderr
   RegistryArgs registry;  // for oci:// references
+  // Declarations that do not hold (inputs against [[input]]) are warnings:
+  // for cartons whose carton.toml does not describe the model.
+  bool lenient = false;
 };
 int SelfTest(const RunArgs& args);
 int Infer(const RunArgs& args);

@@ -54,6 +54,7 @@ Result<Session> Start(const RunArgs& args, loader::LoadedCarton carton) {
   CARTON_ASSIGN_OR_RETURN(runner::RunnerCandidate r, runner::SelectRunner(carton.config().runner));
   runner::RunnerProcessOptions opts;
   opts.infer_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(args.timeout * 1000));
+  opts.lenient = args.lenient;
   for (const auto& o : args.opts) {
     auto eq = o.find('=');
     if (eq == std::string::npos || eq == 0) return InvalidArgument("--opt wants KEY=VALUE");
@@ -133,6 +134,25 @@ int Load(const LoadArgs& args) {
   return kExitOk;
 }
 
+namespace {
+
+Json PartialsJson(const std::vector<loader::PartialDownload>& partials) {
+  Json out = Json::array();
+  for (const auto& p : partials) {
+    // A blob is named by its sha256, a carton by its manifest hash
+    // (under "sha256" too, the name schema 1 had first).
+    Json partial = {{"kind", p.kind}, {"sha256", p.sha256}};
+    if (p.kind == "carton") partial["manifest_hash"] = p.sha256;
+    partial["path"] = p.path;
+    partial["size"] = p.size;
+    partial["in_use"] = p.in_use;
+    out.push_back(std::move(partial));
+  }
+  return out;
+}
+
+}  // namespace
+
 int CacheList(const CacheArgs& args) {
   auto cache = loader::CartonCache::OpenDefault();
   if (!cache.ok()) return Fail("cache list", cache.status());
@@ -142,6 +162,8 @@ int CacheList(const CacheArgs& args) {
   if (!blobs.ok()) return Fail("cache list", blobs.status());
   auto partials = cache->Partials();
   if (!partials.ok()) return Fail("cache list", partials.status());
+  auto temporaries = cache->Temporaries();
+  if (!temporaries.ok()) return Fail("cache list", temporaries.status());
   if (args.json) {
     Json a = Json::array();
     for (const auto& e : *entries) {
@@ -158,16 +180,10 @@ int CacheList(const CacheArgs& args) {
     j["entries"] = std::move(a);
     j["blobs"] = {
         {"count", blobs->count}, {"bytes", blobs->bytes}, {"shared_bytes", blobs->shared_bytes}};
-    j["partial_downloads"] = Json::array();
-    for (const auto& p : *partials) {
-      // A blob is named by its sha256, a carton by its manifest hash
-      // (under "sha256" too, the name schema 1 had first).
-      Json partial = {{"kind", p.kind}, {"sha256", p.sha256}};
-      if (p.kind == "carton") partial["manifest_hash"] = p.sha256;
-      partial["path"] = p.path;
-      partial["size"] = p.size;
-      partial["in_use"] = p.in_use;
-      j["partial_downloads"].push_back(std::move(partial));
+    j["partial_downloads"] = PartialsJson(*partials);
+    j["temporaries"] = Json::array();
+    for (const auto& t : *temporaries) {
+      j["temporaries"].push_back({{"path", t.path}, {"size", t.size}, {"in_use", t.in_use}});
     }
     PrintJson(j);
     return kExitOk;
@@ -181,6 +197,11 @@ int CacheList(const CacheArgs& args) {
   for (const auto& p : *partials) {
     std::cout << "partial  " << p.kind << "  " << p.sha256 << "  " << HumanSize(p.size)
               << (p.in_use ? "  (downloading now)" : "  (resumed by the next fetch)") << "\n";
+  }
+  for (const auto& t : *temporaries) {
+    std::cout << "temporary  " << t.path << "  " << HumanSize(t.size)
+              << (t.in_use ? "  (being written now)" : "  (left by a process that is gone)")
+              << "\n";
   }
   return kExitOk;
 }
@@ -260,6 +281,7 @@ int CacheGc(const CacheArgs& args) {
     j["removed_blobs"] = r->removed_blobs;
     j["removed_partials"] = r->removed_partials;
     j["kept_in_use"] = r->skipped_in_use;
+    j["kept_blobs_in_use"] = r->skipped_blobs_in_use;
     j["freed_bytes"] = r->freed;
     j["remaining_bytes"] = r->remaining;
     PrintJson(j);
@@ -269,6 +291,7 @@ int CacheGc(const CacheArgs& args) {
   for (const auto& h : r->removed_blobs) std::cout << "removed blob " << h << "\n";
   for (const auto& h : r->removed_partials) std::cout << "removed partial download " << h << "\n";
   for (const auto& h : r->skipped_in_use) std::cout << "in use, kept " << h << "\n";
+  for (const auto& h : r->skipped_blobs_in_use) std::cout << "in use, kept blob " << h << "\n";
   std::cout << "freed " << HumanSize(r->freed) << ", " << HumanSize(r->remaining) << " remain\n";
   return kExitOk;
 }
@@ -340,7 +363,11 @@ int Infer(const RunArgs& args) {
     if (!declared.empty()) s = s.WithContext(args.model);
     std::string message = s.message();
     if (!declared.empty()) message += " (declared inputs: " + DeclaredInputs(declared) + ")";
-    return FailWith("infer", Status(s.code(), message), kExitBadInput);
+    if (!args.lenient) {
+      return FailWith("infer", Status(s.code(), message + "; --lenient runs it anyway"),
+                      kExitBadInput);
+    }
+    std::cerr << "carton infer: warning: " << message << '\n';
   }
   auto session = Start(args, std::move(carton).value());
   if (!session.ok()) return Fail("infer", session.status());

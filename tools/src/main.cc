@@ -518,6 +518,9 @@ void AddRunOptions(CLI::App* cmd, RunArgs* run) {
   cmd->add_option("--timeout", run->timeout, "Seconds allowed per inference")
       ->capture_default_str();
   cmd->add_option("--opt", run->opts, "KEY=VALUE: override a [runner.opts] value");
+  cmd->add_flag("--lenient", run->lenient,
+                "Run a carton whose declarations do not hold (inputs that break its [[input]]s, "
+                "as some cartons of the original implementation have): warnings, not errors");
   AddRegistryOptions(cmd, &run->registry, /*jobs=*/false);
 }
 

@@ -37,6 +37,11 @@ struct RunnerProcessOptions {
   std::chrono::milliseconds infer_timeout = std::chrono::minutes(1);
   // --opt KEY=VALUE overrides of [runner.opts].
   std::map<std::string, std::string> opts;
+  // The runner reports inputs that break the carton's [[input]]s as
+  // warnings and runs the model anyway (runner.h LoadContext::lenient):
+  // for cartons whose declarations do not hold, such as some packed by the
+  // original implementation, which never checked them.
+  bool lenient = false;
   // Gets each line the runner writes to its stderr (without the newline),
   // as soon as it is complete, on a thread of the RunnerProcess; it must
   // not throw, nor block for long. Unset: each line is written to this

@@ -53,10 +53,14 @@ struct LoadContext {
   // warn (on stderr) about options they do not understand.
   std::map<std::string, RunnerOpt> opts;
   std::string root_dir;  // the directory holding carton.toml and model/
-  // The loaded carton, alive as long as the runner process: large stored
-  // model/*.safetensors files are not files in model_dir but zero-copy
-  // views here (model_safetensors()), as are tensor_data tensors.
+  // The loaded carton, alive as long as the runner process: every file is
+  // in model_dir, and large stored model/*.safetensors files and
+  // tensor_data tensors are also zero-copy views here (model_safetensors()).
   const loader::LoadedCarton* carton = nullptr;
+  // The caller asked to run a carton whose declarations may not hold
+  // (`--lenient`): a runner that checks inputs against [[input]] writes
+  // what does not hold to stderr as a warning and runs the model anyway.
+  bool lenient = false;
 };
 
 class Runner {
