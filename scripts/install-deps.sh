@@ -35,7 +35,11 @@ for arg in "$@"; do
                        docker-registry apache2-utils
                        cargo librust-zip-dev librust-toml-dev librust-sha2-dev
                        librust-serde-dev librust-serde-derive-dev librust-semver-dev
-                       librust-target-lexicon-dev python3-pytest python3-torch) ;;
+                       librust-target-lexicon-dev python3-pytest python3-torch
+                       python3-sklearn) ;;
+    # The demo's main job: a digits classifier trained with torch on
+    # scikit-learn's bundled digits, run by the TorchScript runner.
+    --demo) packages+=(python3-sklearn python3-torch libtorch-dev) ;;
     # libFuzzer and the sanitizer runtimes for scripts/fuzz.sh.
     --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
     *) echo "install-deps.sh: unknown option $arg" >&2; exit 2 ;;
