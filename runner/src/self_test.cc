@@ -14,6 +14,24 @@ bool SelfTestReport::passed() const {
   return true;
 }
 
+namespace {
+
+// "y float32 [2, 3], labels string [2]": what a runner returned, for a
+// message about an expected output it did not return (a model whose
+// single output is named "output" because carton.toml declares none).
+std::string ReturnedNames(const std::vector<Tensor>& outputs) {
+  if (outputs.empty()) return "no outputs";
+  std::string s;
+  for (const auto& o : outputs) {
+    if (!s.empty()) s += ", ";
+    s += QuoteForMessage(o.name) + " " + std::string(DataTypeName(o.dtype)) + " " +
+         safetensors::ShapeToString(o.shape);
+  }
+  return s;
+}
+
+}  // namespace
+
 OutputCheck CheckOutput(const Tensor* actual, const Tensor& expected,
                         const safetensors::CompareOptions& options) {
   OutputCheck c;
@@ -81,6 +99,7 @@ SelfTestReport RunSelfTests(const loader::LoadedCarton& carton, const InferFn& i
         if (o.name == expected.name) actual = &o;
       }
       OutputCheck c = CheckOutput(actual, expected, options);
+      if (actual == nullptr) c.message += " (it returned " + ReturnedNames(*outputs) + ")";
       r.passed = r.passed && c.passed;
       r.outputs.push_back(std::move(c));
     }

@@ -102,3 +102,26 @@ def test_a_single_pt_file_packs_into_a_carton_that_runs(tmp_path):
     with carton.load(packed) as model:
         x = np.ones((2, 4), np.float32)
         np.testing.assert_allclose(model.infer({"x": x})["y"], x * 2 + 1)
+
+
+def test_a_self_test_of_an_undeclared_output_says_what_came_back(tmp_path):
+    # The README's example without outputs=: the single output is named
+    # "output", and the failure says so.
+    d = tmp_path / "m"
+    d.mkdir()
+    torch.jit.script(Affine()).save(str(d / "model.pt"))
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    packed = carton.pack(
+        d,
+        output=tmp_path / "m.carton",
+        runner_name="torchscript",
+        required_framework_version=">=1.13",
+        inputs=[carton.TensorSpec("x", "float32", ["batch", 4])],
+        self_tests=[carton.SelfTest(name="t", inputs={"x": x}, expected_out={"y": x * 2 + 1})],
+    )
+    with carton.load(packed) as model:
+        report = model.self_test()
+    assert not report.passed
+    message = report.tests[0].outputs[0].message
+    assert "missing from the runner's outputs" in message
+    assert 'it returned "output" float32 [2, 4]' in message
