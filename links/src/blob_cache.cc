@@ -74,6 +74,96 @@ std::string LockPath(const std::string& root, const std::string& hex) {
   return CacheLayout(root).BlobLockPath(hex);
 }
 
+// Opens (creating it and its directory) the lock file of the blobs in use.
+// A cache the process may only read is opened for reading: shared locks
+// still work.
+Result<UniqueFd> OpenUseLockFile(const std::string& root) {
+  const CacheLayout layout(root);
+  CARTON_RETURN_IF_ERROR(MakeDirs(layout.LocksDir()));
+  const std::string path = layout.BlobUseLockPath();
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666));
+  if (!fd.valid() && (errno == EACCES || errno == EROFS)) {
+    fd.Reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  }
+  if (!fd.valid()) return ErrnoIoError(errno, path + ": cannot open the lock file of blobs in use");
+  return fd;
+}
+
+// Takes (F_RDLCK, F_WRLCK) the blob's byte of the use lock file on the
+// open file description `fd` (an OFD lock: held by that description, not
+// the process, so two in one process conflict as two processes do). True
+// when taken; false when `wait` is false and another holds it. On a file
+// system without such locks nothing is held and nothing refuses (true), as
+// a BlobLock that cannot be taken: removals then race with pulls, as they
+// did before these locks.
+Result<bool> LockUseByte(int fd, const manifest::Digest& digest, short type, bool wait) {
+  std::uint64_t first = 0;
+  for (int i = 0; i < 8; ++i) first = (first << 8) | digest[i];
+  struct flock lock {};
+  lock.l_type = type;
+  lock.l_whence = SEEK_SET;
+  lock.l_start = static_cast<off_t>(first >> 2);  // below 2^62: any off_t holds it
+  lock.l_len = 1;
+  for (;;) {
+    if (::fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &lock) == 0) return true;
+    if (errno == EINTR) continue;
+    if (!wait && (errno == EAGAIN || errno == EACCES)) return false;
+    if (errno == ENOLCK || errno == EINVAL || errno == EOPNOTSUPP) return true;
+    return ErrnoIoError(errno, manifest::ToHex(digest) + ": cannot lock the blob as in use");
+  }
+}
+
+std::string UseLockPath(const std::string& root) { return CacheLayout(root).BlobUseLockPath(); }
+
+// Whether `fd` is the file at `path` (false when the path is gone).
+Result<bool> IsFileAtPath(int fd, const std::string& path) {
+  struct stat held {};
+  struct stat at_path {};
+  if (::fstat(fd, &held) != 0) return ErrnoIoError(errno, path + ": cannot stat lock file");
+  if (::stat(path.c_str(), &at_path) != 0) {
+    if (errno == ENOENT) return false;
+    return ErrnoIoError(errno, path + ": cannot stat lock file");
+  }
+  return held.st_dev == at_path.st_dev && held.st_ino == at_path.st_ino;
+}
+
+// Removes the lock file of blobs in use while no one holds any blob in it
+// (an exclusive lock on the whole file, taken without waiting): a holder
+// that opened it before finds it gone once it has locked its byte
+// (BlobsInUse::Hold) and moves to a new one.
+void RemoveUseLockFileIfFree(const std::string& root) {
+  const std::string path = UseLockPath(root);
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+  if (!fd.valid()) return;
+  struct flock whole {};
+  whole.l_type = F_WRLCK;
+  whole.l_whence = SEEK_SET;  // l_start 0, l_len 0: every byte
+  if (::fcntl(fd.get(), F_OFD_SETLK, &whole) != 0) return;
+  auto at_path = IsFileAtPath(fd.get(), path);
+  if (at_path.ok() && *at_path) ::unlink(path.c_str());
+}
+
+// Takes the blob's byte of the use lock file exclusively without waiting,
+// into `fd`, on the file that is at the path (RemoveUseLockFileIfFree may
+// remove it meanwhile). False when a BlobsInUse holds the blob.
+Result<bool> LockUseExclusive(const std::string& root, const manifest::Digest& digest,
+                              UniqueFd* fd) {
+  for (;;) {
+    CARTON_ASSIGN_OR_RETURN(*fd, OpenUseLockFile(root));
+    CARTON_ASSIGN_OR_RETURN(bool free, LockUseByte(fd->get(), digest, F_WRLCK, /*wait=*/false));
+    if (!free) return false;
+    CARTON_ASSIGN_OR_RETURN(bool at_path, IsFileAtPath(fd->get(), UseLockPath(root)));
+    if (at_path) return true;
+  }
+}
+
+// ".<hex>.<anything>" in blobs/: a temporary of a fetch of <hex> (the
+// download's file before its rename, the validator's); else nullopt.
+std::optional<manifest::Digest> TemporaryOf(const std::string& name) {
+  if (name.size() < 1 + 64 + 1 || name[0] != '.' || name[65] != '.') return std::nullopt;
+  return manifest::ParseHex(name.substr(1, 64));
+}
+
 }  // namespace
 
 Result<std::string> DefaultCacheDir() {
@@ -85,6 +175,28 @@ Result<std::string> DefaultCacheDir() {
   }
   if (const char* home = NonEmptyEnv("HOME")) return std::string(home) + "/.cache/carton";
   return NotFound("no cache directory: set CARTON_CACHE_DIR, XDG_CACHE_HOME or HOME");
+}
+
+Status BlobsInUse::Hold(const manifest::Digest& digest) {
+  if (holds(digest)) return Status::Ok();
+  if (!fd_.valid()) CARTON_RETURN_IF_ERROR(Reopen());
+  CARTON_RETURN_IF_ERROR(LockUseByte(fd_.get(), digest, F_RDLCK, /*wait=*/true).status());
+  held_.insert(digest);
+  // RemoveStaleLocks may have removed the file before this lock was taken.
+  CARTON_ASSIGN_OR_RETURN(bool at_path, IsFileAtPath(fd_.get(), UseLockPath(root_)));
+  return at_path ? Status::Ok() : Reopen();
+}
+
+Status BlobsInUse::Reopen() {
+  for (;;) {
+    // Closing the old descriptor releases what it held.
+    CARTON_ASSIGN_OR_RETURN(fd_, OpenUseLockFile(root_));
+    for (const manifest::Digest& d : held_) {
+      CARTON_RETURN_IF_ERROR(LockUseByte(fd_.get(), d, F_RDLCK, /*wait=*/true).status());
+    }
+    CARTON_ASSIGN_OR_RETURN(bool at_path, IsFileAtPath(fd_.get(), UseLockPath(root_)));
+    if (at_path) return Status::Ok();
+  }
 }
 
 BlobCache::BlobCache(std::string root) : root_(std::move(root)) {}
@@ -214,6 +326,11 @@ Status BlobCache::Remove(const manifest::Digest& digest) const {
   CARTON_RETURN_IF_ERROR(MakeDirs(CacheLayout(root_).LocksDir()));
   BlobLock lock(LockPath(root_, hex), /*wait=*/false);
   if (lock.busy()) return InvalidArgument(hex + ": the blob is being fetched");
+  // Held exclusively until the blob is gone: a BlobsInUse::Hold meanwhile
+  // waits, and then finds the blob absent.
+  UniqueFd use;
+  CARTON_ASSIGN_OR_RETURN(bool free, LockUseExclusive(root_, digest, &use));
+  if (!free) return InvalidArgument(hex + ": the blob is in use");
   if (::unlink(path.c_str()) != 0) {
     if (errno == ENOENT) return NotFound(path + ": not in the cache");
     return ErrnoIoError(errno, path + ": cannot remove cached blob");
@@ -252,6 +369,32 @@ Result<std::vector<PartialBlob>> BlobCache::ListPartials() const {
   return out;
 }
 
+Result<std::vector<PartialBlob>> BlobCache::ListTemporaries() const {
+  std::vector<PartialBlob> out;
+  const std::string dir = CacheLayout(root_).BlobsDir();
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec);
+  if (ec) {
+    if (ec == std::errc::no_such_file_or_directory) return out;
+    return IoError(dir + ": cannot list: " + ec.message());
+  }
+  for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    auto digest = TemporaryOf(name);
+    struct stat st {};
+    if (!digest || ::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    PartialBlob t;
+    t.digest = *digest;
+    t.path = it->path().string();
+    t.size = static_cast<std::uint64_t>(st.st_size);
+    t.last_modified = st.st_mtim.tv_sec;
+    t.in_use = BlobLock(LockPath(root_, name.substr(1, 64)), /*wait=*/false).busy();
+    out.push_back(std::move(t));
+  }
+  if (ec) return IoError(dir + ": cannot list: " + ec.message());
+  return out;
+}
+
 std::vector<PartialBlob> BlobCache::RemoveStalePartials() const {
   std::vector<PartialBlob> removed;
   auto partials = ListPartials();
@@ -269,22 +412,18 @@ std::vector<PartialBlob> BlobCache::RemoveStalePartials() const {
     }
   }
   // Temporaries of fetches killed without a chance to clean up (kill -9,
-  // a crash): ".<hex>.tmp-*" files whose blob's lock is free.
-  const std::string dir = CacheLayout(root_).BlobsDir();
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(dir, ec);
-       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.size() < 1 + 64 + 5 || name[0] != '.' || name.compare(65, 5, ".tmp-") != 0) continue;
-    auto digest = manifest::ParseHex(name.substr(1, 64));
-    if (!digest) continue;
-    BlobLock lock(LockPath(root_, name.substr(1, 64)), /*wait=*/false);
-    if (lock.held()) ::unlink(it->path().c_str());
+  // a crash): those whose blob's lock is free.
+  auto temporaries = ListTemporaries();
+  if (!temporaries.ok()) return removed;
+  for (const PartialBlob& t : *temporaries) {
+    BlobLock lock(LockPath(root_, manifest::ToHex(t.digest)), /*wait=*/false);
+    if (lock.held()) ::unlink(t.path.c_str());
   }
   return removed;
 }
 
 void BlobCache::RemoveStaleLocks() const {
+  RemoveUseLockFileIfFree(root_);
   const std::string dir = CacheLayout(root_).LocksDir();
   constexpr std::string_view kPrefix = kBlobLockPrefix;
   constexpr std::string_view kSuffix = ".lock";

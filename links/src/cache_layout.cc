@@ -18,6 +18,7 @@ std::string CacheLayout::LocksDir() const { return root_ + "/locks"; }
 std::string CacheLayout::BlobLockPath(std::string_view hex) const {
   return LocksDir() + "/" + std::string(kBlobLockPrefix) + std::string(hex) + ".lock";
 }
+std::string CacheLayout::BlobUseLockPath() const { return LocksDir() + "/blobs.use"; }
 std::string CacheLayout::CartonsDir() const { return root_ + "/cartons"; }
 std::string CacheLayout::CartonEntryDir(std::string_view hex) const {
   return CartonsDir() + "/" + std::string(hex);

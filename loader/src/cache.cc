@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <random>
@@ -37,14 +38,54 @@ std::string RandomSuffix() {
   return std::to_string(::getpid()) + "-" + std::to_string(rd());
 }
 
+// Runs `step` under the lock of the registry of temporaries
+// (temporaries.h), through a TemporaryPath::Create that registers nothing.
+// An interrupt's cleanup takes that lock and exits holding it, so no step
+// runs beside the cleanup or after it.
+void UnderTemporariesLock(const std::function<void()>& step) {
+  (void)TemporaryPath::Create({}, TemporaryKind::kFile, [&] {
+    step();
+    return false;
+  });
+}
+
+// Deletes the tree at `path` one name at a time, each under the registry's
+// lock: when an interrupt's cleanup deletes the tree (it is registered),
+// it does so alone (two deleting one tree at once could each give up at a
+// name the other removed, and leave the rest).
+void RemoveTree(const fs::path& path) {
+  std::vector<std::pair<fs::path, bool>> children;  // path, is a directory
+  std::error_code ec;
+  for (fs::directory_iterator it(path, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    std::error_code type_ec;
+    children.emplace_back(it->path(),
+                          it->symlink_status(type_ec).type() == fs::file_type::directory);
+  }
+  for (const auto& [child, directory] : children) {
+    if (directory) {
+      RemoveTree(child);
+    } else {
+      UnderTemporariesLock([&] { ::unlink(child.c_str()); });
+    }
+  }
+  UnderTemporariesLock([&] { ::rmdir(path.c_str()); });
+}
+
 // Moves `dir` out of the way (so no load finds it any more) and deletes it.
+// The trash directory is registered as a temporary from the moment the
+// rename makes it (under the registry's lock) until it is gone, so an
+// interrupt leaves either the entry or nothing.
 Status Discard(const std::string& root, const std::string& dir, const std::string& hex) {
   std::error_code ec;
-  fs::path trash = fs::path(links::CacheLayout(root).CartonsDir()) /
-                   (std::string(links::kEntryTrashPrefix) + hex + "-" + RandomSuffix());
-  fs::rename(dir, trash, ec);
+  const std::string trash = links::CacheLayout(root).CartonsDir() + "/" +
+                            std::string(links::kEntryTrashPrefix) + hex + "-" + RandomSuffix();
+  const TemporaryPath registration = TemporaryPath::Create(trash, TemporaryKind::kDirectory, [&] {
+    fs::rename(dir, trash, ec);
+    return !ec;
+  });
   if (ec) return IoError(dir + ": cannot remove the cache entry: " + ec.message());
-  fs::remove_all(trash, ec);
+  RemoveTree(trash);
   return Status::Ok();
 }
 
@@ -75,16 +116,106 @@ bool Exists(const std::string& path) {
 
 namespace {
 
-// Removes the temporary directories of hash `hex`: they belong to loads
-// that died (the caller holds the lock they would hold).
-void RemoveDeadTemporaries(const links::CacheLayout& layout, const std::string& hex) {
-  const std::string prefix = std::string(links::kEntryTempPrefix) + hex + "-";
+// A pid written in a temporary's name ("<pid>-..."), or 0.
+pid_t PidIn(std::string_view text) {
+  long pid = 0;
+  std::size_t i = 0;
+  for (; i < text.size() && i < 10 && text[i] >= '0' && text[i] <= '9'; ++i) {
+    pid = pid * 10 + (text[i] - '0');
+  }
+  return i > 0 && i < text.size() && text[i] == '-' ? static_cast<pid_t>(pid) : 0;
+}
+
+// ".tmp-<hash>-..." in cartons/ (an entry being made, under the hash's
+// lock) and ".trash-<hash>-<pid>-..." (an entry being removed by <pid>).
+std::optional<CacheTemporary> EntryTemporary(const fs::path& path) {
+  const std::string name = path.filename().string();
+  for (std::string_view prefix : {links::kEntryTempPrefix, links::kEntryTrashPrefix}) {
+    if (!name.starts_with(prefix) || name.size() < prefix.size() + 65 ||
+        !manifest::ParseHex(name.substr(prefix.size(), 64))) {
+      continue;
+    }
+    CacheTemporary t;
+    t.path = path;
+    t.directory = true;
+    if (prefix == links::kEntryTempPrefix) {
+      t.hex = name.substr(prefix.size(), 64);
+    } else {
+      t.pid = PidIn(std::string_view(name).substr(prefix.size() + 65));
+    }
+    return t;
+  }
+  return std::nullopt;
+}
+
+// A file in downloads/, and its temporaries (the same name behind one or
+// more dots): "<hash>.carton" (a URL's download, with its resumable
+// ".partial"), "<hash>-<n>.carton" (a load's pull), under the hash's lock;
+// "pulled-<pid>-<n>.carton" and ".carton-download-<pid>-<n>.carton", by
+// <pid>.
+std::optional<CacheTemporary> DownloadTemporary(const fs::path& path) {
+  const std::string name = path.filename().string();
+  const std::size_t dots = name.find_first_not_of('.');
+  if (dots == std::string::npos) return std::nullopt;
+  const std::string_view bare = std::string_view(name).substr(dots);
+  CacheTemporary t;
+  t.path = path;
+  const std::string_view whole = kTemporaryDownloadPrefix.substr(1);  // after its dot
+  for (std::string_view prefix : {links::kPulledCopyPrefix, whole}) {
+    if (bare.starts_with(prefix)) {
+      t.pid = PidIn(bare.substr(prefix.size()));
+      return t;
+    }
+  }
+  if (bare.size() < 64 || !manifest::ParseHex(bare.substr(0, 64))) return std::nullopt;
+  t.hex = std::string(bare.substr(0, 64));
+  const std::string download = t.hex + ".carton";
+  t.resumable = name == download + net::kPartialSuffix || name == download + net::kValidatorSuffix;
+  return t;
+}
+
+}  // namespace
+
+std::vector<CacheTemporary> ListCacheTemporaries(const links::CacheLayout& layout) {
+  std::vector<CacheTemporary> out;
   std::error_code ec;
   for (fs::directory_iterator it(layout.CartonsDir(), ec); !ec && it != fs::directory_iterator();
        it.increment(ec)) {
-    if (it->path().filename().string().starts_with(prefix)) {
-      std::error_code remove_ec;
-      fs::remove_all(it->path(), remove_ec);
+    if (auto t = EntryTemporary(it->path())) out.push_back(std::move(*t));
+  }
+  ec.clear();
+  for (fs::directory_iterator it(layout.DownloadsDir(), ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    if (auto t = DownloadTemporary(it->path())) out.push_back(std::move(*t));
+  }
+  return out;
+}
+
+bool OwnerGone(const links::CacheLayout& layout, const CacheTemporary& t, FileLock* lock) {
+  if (!t.hex.empty()) {
+    auto opened = FileLock::Open(layout.CartonLockPath(t.hex));
+    if (!opened.ok()) return false;
+    *lock = std::move(opened).value();
+    auto got = lock->Lock(FileLock::Mode::kExclusive, /*wait=*/false);
+    return got.ok() && *got;
+  }
+  // No owner named (a trash directory of an older version): anyone's.
+  return t.pid <= 0 || (::kill(t.pid, 0) != 0 && errno == ESRCH);
+}
+
+namespace {
+
+// Removes the temporaries of hash `hex` but a URL's resumable download:
+// they belong to loads that died (the caller holds the lock they would
+// hold).
+void RemoveDeadTemporaries(const links::CacheLayout& layout, const std::string& hex) {
+  for (const CacheTemporary& t : ListCacheTemporaries(layout)) {
+    if (t.hex != hex || t.resumable) continue;
+    std::error_code ec;
+    if (t.directory) {
+      fs::remove_all(t.path, ec);
+    } else {
+      fs::remove(t.path, ec);
     }
   }
 }
@@ -118,13 +249,13 @@ Result<EntryRecord> MakeEntry(const links::CacheLayout& layout, const std::strin
     if (!s.ok()) rec = s;
   }
   if (!rec.ok()) {
-    fs::remove_all(tmp, ec);
+    RemoveTree(tmp);
     return rec.status();
   }
   fs::rename(tmp, dir, ec);
   if (ec) {
     Status s = IoError(dir + ": cannot move the new cache entry into place: " + ec.message());
-    fs::remove_all(tmp, ec);
+    RemoveTree(tmp);
     return s;
   }
   return rec;
@@ -434,6 +565,26 @@ Result<std::vector<PartialDownload>> CartonCache::Partials() const {
   return out;
 }
 
+Result<std::vector<TemporaryInfo>> CartonCache::Temporaries() const {
+  const links::CacheLayout layout(root_);
+  std::vector<TemporaryInfo> out;
+  for (const internal::CacheTemporary& t : internal::ListCacheTemporaries(layout)) {
+    if (t.resumable) continue;  // Partials() lists it
+    struct stat st {};
+    if (::lstat(t.path.c_str(), &st) != 0) continue;  // gone meanwhile
+    TemporaryInfo info;
+    info.path = t.path.string();
+    info.size = t.directory ? DirSize(t.path) : static_cast<std::uint64_t>(st.st_size);
+    info.last_modified = st.st_mtim.tv_sec;
+    FileLock lock;
+    info.in_use = !internal::OwnerGone(layout, t, &lock);
+    out.push_back(std::move(info));
+  }
+  CARTON_ASSIGN_OR_RETURN(auto blobs, links::BlobCache(root_).ListTemporaries());
+  for (const auto& b : blobs) out.push_back({b.path, b.size, b.last_modified, b.in_use});
+  return out;
+}
+
 namespace {
 
 // Takes both locks of an entry without waiting: false when it is being
@@ -490,59 +641,24 @@ void RemoveStaleLockFiles(const std::string& root) {
   }
 }
 
-// Temporary and trash directories, and downloads, that belong to no
-// running process. Interrupted downloads of cartons by URL
-// ("<hash>.carton.partial", kept to be resumed) go into `report`.
+// The temporaries (internal::ListCacheTemporaries) whose owners are gone.
+// Interrupted downloads of cartons by URL ("<hash>.carton.partial", kept
+// to be resumed) go into `report`.
 void RemoveLeftovers(const std::string& root, GcReport* report) {
-  std::error_code ec;
-  std::string cartons = links::CacheLayout(root).CartonsDir();
-  // Leftovers of killed loads: a temporary directory whose hash lock is
-  // free belongs to nobody.
-  for (fs::directory_iterator it(cartons, ec); !ec && it != fs::directory_iterator();
-       it.increment(ec)) {
-    std::string name = it->path().filename().string();
-    std::error_code remove_ec;  // another gc may be removing the same
-    if (name.starts_with(links::kEntryTrashPrefix)) {
-      fs::remove_all(it->path(), remove_ec);
-    } else if (name.starts_with(links::kEntryTempPrefix) &&
-               name.size() > links::kEntryTempPrefix.size() + 64) {
-      auto lock = FileLock::Open(
-          links::CacheLayout(root).CartonLockPath(name.substr(links::kEntryTempPrefix.size(), 64)));
-      if (lock.ok()) {
-        auto got = lock->Lock(FileLock::Mode::kExclusive, false);
-        if (got.ok() && *got) fs::remove_all(it->path(), remove_ec);
-      }
-    }
-  }
-  // Downloads of killed URL loads ("<hash>-<n>.carton" and the download's
-  // temporary ".<hash>-<n>.carton.tmp-*"): a load downloads under the
-  // hash's materialize lock. A whole download from a server that ignores
-  // Range is named by its process instead, and is a leftover once that
-  // process is gone.
-  ec.clear();
-  for (fs::directory_iterator it(links::CacheLayout(root).DownloadsDir(), ec);
-       !ec && it != fs::directory_iterator(); it.increment(ec)) {
-    std::string name = it->path().filename().string();
-    if (name.starts_with(kTemporaryDownloadPrefix)) {
-      const long pid = std::strtol(name.c_str() + kTemporaryDownloadPrefix.size(), nullptr, 10);
-      std::error_code remove_ec;
-      if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
-        fs::remove(it->path(), remove_ec);
-      }
+  const links::CacheLayout layout(root);
+  for (const internal::CacheTemporary& t : internal::ListCacheTemporaries(layout)) {
+    FileLock lock;  // held while removing: no load of the hash starts meanwhile
+    if (!internal::OwnerGone(layout, t, &lock)) continue;
+    struct stat st {};
+    const bool sized = ::lstat(t.path.c_str(), &st) == 0;
+    std::error_code ec;  // another gc may be removing the same
+    if (t.directory) {
+      fs::remove_all(t.path, ec);
       continue;
     }
-    if (name.starts_with(".")) name.erase(0, 1);
-    if (name.size() < 64 || !manifest::ParseHex(name.substr(0, 64))) continue;
-    auto lock = FileLock::Open(links::CacheLayout(root).CartonLockPath(name.substr(0, 64)));
-    if (!lock.ok()) continue;
-    auto got = lock->Lock(FileLock::Mode::kExclusive, false);
-    if (!got.ok() || !*got) continue;
-    struct stat st {};
-    const bool sized = ::lstat(it->path().c_str(), &st) == 0;
-    std::error_code remove_ec;
-    if (!fs::remove(it->path(), remove_ec) || remove_ec) continue;
-    if (name == name.substr(0, 64) + ".carton.partial") {
-      report->removed_partials.push_back(name.substr(0, 64));
+    if (!fs::remove(t.path, ec) || ec) continue;
+    if (t.path.filename().string() == t.hex + ".carton" + net::kPartialSuffix) {
+      report->removed_partials.push_back(t.hex);
       if (sized) report->freed += static_cast<std::uint64_t>(st.st_size);
     }
   }
@@ -623,7 +739,10 @@ class Collector {
     if (b.links > 1) return false;
     item->done = true;
     Status s = blob_cache_.Remove(b.digest);
-    if (s.code() == StatusCode::kInvalidArgument) return false;  // being fetched
+    if (s.code() == StatusCode::kInvalidArgument) {  // being fetched, or in use by a pull
+      report_.skipped_blobs_in_use.push_back(manifest::ToHex(b.digest));
+      return false;
+    }
     if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
     total_ -= std::min(total_, b.size);
     if (!s.ok()) return false;

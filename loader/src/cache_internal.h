@@ -1,12 +1,16 @@
 // Private: finding, materializing and checking cache entries.
 #pragma once
 
+#include <sys/types.h>
+
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "carton/common/file_lock.h"
 #include "carton/common/progress.h"
 #include "carton/common/status.h"
+#include "carton/links/cache_layout.h"
 #include "carton/loader/loader.h"
 #include "carton/manifest/sha256.h"
 #include "entry.h"
@@ -34,6 +38,25 @@ struct AcquiredEntry {
 // and rebuilt. The use lock is held shared from the first look on.
 Result<AcquiredEntry> AcquireEntry(const std::string& root, CartonSource* source,
                                    const LoadOptions& options, LoadStats* stats);
+
+// A temporary of the cache (links/cache_layout.h): a file or directory a
+// command makes and removes when it ends, and who owns it meanwhile.
+struct CacheTemporary {
+  std::filesystem::path path;
+  bool directory = false;
+  std::string hex;  // the manifest hash whose .lock its owner holds, or ""
+  pid_t pid = 0;    // else the process that owns it (0: none named)
+  // "<hash>.carton.partial" and its validator: a URL's download kept for
+  // the next one to resume.
+  bool resumable = false;
+};
+
+// The temporaries in cartons/ and downloads/. Best effort.
+std::vector<CacheTemporary> ListCacheTemporaries(const links::CacheLayout& layout);
+
+// Whether the owner of `t` is gone. For a hash's lock, `lock` then holds
+// it exclusively: no load of the hash starts before the caller releases it.
+bool OwnerGone(const links::CacheLayout& layout, const CacheTemporary& t, FileLock* lock);
 
 // Every problem of the entry in `dir` (named by `hash`): MANIFEST's hash,
 // every file's sha256, extra files. Errors: kIoError only.

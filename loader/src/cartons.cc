@@ -73,8 +73,11 @@ Result<LocalCarton> Localize(const Location& location, std::string_view operatio
   std::filesystem::create_directories(dir, ec);
   if (ec) return IoError(dir + ": cannot create: " + ec.message());
   static std::atomic<unsigned> counter{0};
-  const std::string path = dir + "/pulled-" + std::to_string(::getpid()) + "-" +
-                           std::to_string(counter.fetch_add(1)) + ".carton";
+  // Named by this process: gc removes it (and its temporaries) once the
+  // process is gone, killed before it could.
+  const std::string path = dir + "/" + std::string(links::kPulledCopyPrefix) +
+                           std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1)) +
+                           ".carton";
   // Registered before it exists, so that no moment leaves it unregistered.
   auto copy = std::make_unique<LocalCarton::Copy>(path);
   oci::OciOptions oci = internal::OciOptionsFor(options, 0);

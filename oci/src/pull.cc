@@ -49,11 +49,17 @@ struct Pulled {
   internal::OciLayout layout;
   manifest::Manifest manifest;
   std::string config_path;  // the config blob in the cache
+  // The blobs this pull uses, held from before each is looked up until the
+  // pull ends, so that gc does not remove them meanwhile.
+  links::BlobsInUse uses;
 };
 
-Result<std::string> ReadSmallBlob(const OciSession& s, const manifest::Digest& digest,
-                                  std::uint64_t size, std::uint64_t limit,
-                                  const std::string& what) {
+// The bytes of a small blob (the config, MANIFEST, a text file), fetched
+// into the cache, held in use (Pulled::uses) from before the lookup.
+Result<std::string> ReadSmallBlob(Pulled& p, const manifest::Digest& digest, std::uint64_t size,
+                                  std::uint64_t limit, const std::string& what) {
+  const OciSession& s = p.session;
+  CARTON_RETURN_IF_ERROR(p.uses.Hold(digest));
   if (size > limit) {
     return Corrupt(s.where + ": " + what + ": " + std::to_string(size) +
                    " bytes, more than the limit of " + std::to_string(limit));
@@ -73,6 +79,7 @@ Result<Pulled> OpenArtifact(const Location& reference, const OciOptions& options
   if (!m.ok()) return m.status().WithContext(s.where);
   p.manifest_digest = m->digest;
   CARTON_ASSIGN_OR_RETURN(p.artifact, internal::ParseOciArtifact(m->bytes, s.where));
+  p.uses = s.cache.Uses();
   return p;
 }
 
@@ -83,12 +90,12 @@ Status LoadLayout(Pulled& p, const CartonLimits& limits = {}) {
   const internal::OciArtifact& a = p.artifact;
   CARTON_ASSIGN_OR_RETURN(
       std::string config,
-      ReadSmallBlob(s, a.config_digest, a.config_size, internal::kMaxOciLayoutSize, "config blob"));
+      ReadSmallBlob(p, a.config_digest, a.config_size, internal::kMaxOciLayoutSize, "config blob"));
   auto layout = internal::ParseOciLayout(config);
   if (!layout.ok()) return layout.status().WithContext(s.where);
   p.layout = std::move(layout).value();
   const internal::OciLayer* ml = a.Find("MANIFEST");
-  CARTON_ASSIGN_OR_RETURN(std::string text, ReadSmallBlob(s, ml->digest, ml->size,
+  CARTON_ASSIGN_OR_RETURN(std::string text, ReadSmallBlob(p, ml->digest, ml->size,
                                                           limits.max_manifest_size, "MANIFEST"));
   auto m = manifest::Manifest::Parse(AsBytes(text));
   if (!m.ok()) return m.status().WithContext(s.where);
@@ -412,6 +419,16 @@ std::string TempName(const std::string& out_path) {
       .string();
 }
 
+// Holds every blob of the artifact in use (Pulled::uses), before the pull
+// looks any of them up: gc leaves them all until the carton is written.
+Status HoldBlobs(Pulled& p) {
+  CARTON_RETURN_IF_ERROR(p.uses.Hold(p.artifact.config_digest).WithContext(p.session.where));
+  for (const internal::OciLayer& l : p.artifact.layers) {
+    CARTON_RETURN_IF_ERROR(p.uses.Hold(l.digest).WithContext(p.session.where));
+  }
+  return Status::Ok();
+}
+
 // What the cache holds of the artifact's blobs before this pull, for the
 // report.
 std::set<manifest::Digest> CachedBlobs(const Pulled& p) {
@@ -643,7 +660,7 @@ Result<OciResolved> ResolveOciCarton(const Location& reference, const OciOptions
 Result<manifest::Digest> OciManifestHash(const Location& reference, const OciOptions& options) {
   CARTON_ASSIGN_OR_RETURN(Pulled p, OpenArtifact(reference, options));
   const internal::OciLayer* ml = p.artifact.Find("MANIFEST");
-  CARTON_ASSIGN_OR_RETURN(std::string text, ReadSmallBlob(p.session, ml->digest, ml->size,
+  CARTON_ASSIGN_OR_RETURN(std::string text, ReadSmallBlob(p, ml->digest, ml->size,
                                                           carton::kMaxManifestSize, "MANIFEST"));
   auto m = manifest::Manifest::Parse(AsBytes(text));
   if (!m.ok()) return m.status().WithContext(p.session.where);
@@ -658,7 +675,7 @@ Result<CartonInfo> ReadOciInfo(const Location& reference, const OciOptions& opti
   auto text_of = [&](const std::string& path, std::uint64_t limit) -> Result<std::string> {
     const internal::OciLayer* l = p.artifact.Find(path);
     if (l == nullptr) return NotFound(s.where + ": " + path + ": missing");
-    return ReadSmallBlob(s, l->digest, l->size, limit, path);
+    return ReadSmallBlob(p, l->digest, l->size, limit, path);
   };
   CartonInfo info;
   info.manifest_hash = p.artifact.manifest_hash;
@@ -710,6 +727,7 @@ Result<OciPullReport> PullCarton(const Location& reference, const std::string& o
   CARTON_RETURN_IF_ERROR(CheckOutputPath(out_path, "the .carton"));
   CARTON_ASSIGN_OR_RETURN(Pulled p, OpenArtifact(reference, options));
   const OciSession& s = p.session;
+  CARTON_RETURN_IF_ERROR(HoldBlobs(p));
   const std::set<manifest::Digest> was_cached = CachedBlobs(p);
   CARTON_RETURN_IF_ERROR(LoadLayout(p));
   OciPullReport report = StartReport(p, was_cached);

@@ -229,6 +229,10 @@ class BlobPusher {
       item.action = std::string(oci::BlobPushName(oci::BlobPush::kPresent));
       return true;
     }
+    // Held in use from before the lookup until it is mapped (the mapping
+    // keeps its bytes), so that gc does not remove the blob in between.
+    links::BlobsInUse uses = s_.cache.Uses();
+    CARTON_RETURN_IF_ERROR(uses.Hold(item.digest));
     LinkedFile f{item.path, item.digest, *item.urls};
     CARTON_ASSIGN_OR_RETURN(std::string path, ResolveLinkedFile(f, link_, /*rehash=*/false));
     CARTON_ASSIGN_OR_RETURN(*blob, MappedFile::Open(path));

@@ -236,5 +236,46 @@ TEST_CASE("links: eight processes fetching one blob into one cache all succeed",
   CHECK(server.Requests("/plain") == 1);
 }
 
+TEST_CASE("links: a blob held in use is not removed until it is released", "[links][cache][gc]") {
+  carton::testing::TempDir dir;
+  const BlobCache cache(dir.file("cache"));
+  const std::string path = cache.BlobPath(PayloadDigest());
+  std::filesystem::create_directories(dir.file("cache/blobs/sha256"));
+  carton::testing::WriteBytes(path, AsBytes(Payload()));
+  const manifest::Digest other = manifest::Sha256Of(AsBytes("another blob"));
+  {
+    BlobsInUse uses = cache.Uses();
+    REQUIRE(uses.Hold(PayloadDigest()).ok());
+    REQUIRE(uses.Hold(other).ok());  // held before it is cached: allowed
+    CHECK(uses.holds(PayloadDigest()));
+    // Another holder in this process (its own open file) shares it.
+    BlobsInUse second = cache.Uses();
+    CHECK(second.Hold(PayloadDigest()).ok());
+    const Status refused = cache.Remove(PayloadDigest());
+    CHECK(refused.code() == StatusCode::kInvalidArgument);
+    CHECK_THAT(refused.message(), Catch::Contains("the blob is in use"));
+    CHECK(std::filesystem::exists(path));
+    // gc's lock file cleanup leaves the file while anything is held.
+    cache.RemoveStaleLocks();
+    CHECK(std::filesystem::exists(dir.file("cache/locks/blobs.use")));
+    BlobsInUse moved = std::move(uses);
+    CHECK(cache.Remove(PayloadDigest()).code() == StatusCode::kInvalidArgument);
+  }
+  CHECK(cache.Remove(PayloadDigest()).ok());
+  CHECK_FALSE(std::filesystem::exists(path));
+  cache.RemoveStaleLocks();
+  CHECK(ListDir(dir.file("cache/locks")).empty());
+
+  // A holder whose lock file was removed after it opened it moves to the
+  // new file: a removal still sees the blob held.
+  carton::testing::WriteBytes(path, AsBytes(Payload()));
+  BlobsInUse early = cache.Uses();
+  REQUIRE(early.Hold(other).ok());
+  std::filesystem::remove(dir.file("cache/locks/blobs.use"));  // as a free file is removed
+  REQUIRE(early.Hold(PayloadDigest()).ok());
+  CHECK(cache.Remove(PayloadDigest()).code() == StatusCode::kInvalidArgument);
+  CHECK(std::filesystem::exists(path));
+}
+
 }  // namespace
 }  // namespace carton::links

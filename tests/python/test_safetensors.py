@@ -280,11 +280,11 @@ def test_a_missing_file_is_file_not_found(tmp_path):
 # -- zero copy --------------------------------------------------------------
 
 
-def test_numpy_tensors_are_read_only_views_of_the_mapping(tmp_path):
+def test_zero_copy_numpy_tensors_are_read_only_views_of_the_mapping(tmp_path):
     a = np.arange(1024, dtype=np.float32).reshape(32, 32)
     path = tmp_path / "z.safetensors"
     save_file({"a": a, "b": np.ones(8, np.int64)}, path)
-    f = safe_open(path, framework="np")
+    f = safe_open(path, framework="np", zero_copy=True)
     x, y = f.get_tensor("a"), f.get_tensor("a")
     assert np.shares_memory(x, y)  # the same bytes, not two copies
     mapping = x.base
@@ -308,12 +308,14 @@ def test_numpy_tensors_are_read_only_views_of_the_mapping(tmp_path):
     np.testing.assert_array_equal(y.reshape(-1)[:4], [0, 1, 2, 3])
 
 
-def test_load_gives_writable_copies_and_load_file_views(tmp_path):
+def test_load_and_load_file_give_writable_copies_and_views_on_request(tmp_path):
     path = tmp_path / "c.safetensors"
     save_file({"a": np.arange(4, dtype=np.int32)}, path)
     copied = load(path.read_bytes())["a"]
     copied[0] = 7
-    viewed = load_file(path)["a"]
+    from_file = load_file(path)["a"]
+    from_file[1] = 9
+    viewed = load_file(path, zero_copy=True)["a"]
     assert not viewed.flags.writeable
     np.testing.assert_array_equal(viewed, [0, 1, 2, 3])
 
@@ -384,3 +386,21 @@ def test_the_package_exports_the_reference_names():
     for name in ("safe_open", "serialize", "serialize_file", "deserialize", "SafetensorError"):
         assert hasattr(safetensors, name)
     assert safetensors.__version__.startswith("0.7")
+
+
+def test_arrays_are_writable_as_the_reference_s_and_views_on_request(tmp_path):
+    path = tmp_path / "w.safetensors"
+    save_file({"w": np.arange(4, dtype=np.float32)}, str(path))
+    d = load_file(str(path))
+    d["w"] += 1  # the reference's arrays are writable; so are these
+    assert d["w"].tolist() == [1, 2, 3, 4]
+    assert load_file(str(path))["w"].tolist() == [0, 1, 2, 3]  # the file is unchanged
+    with safetensors.safe_open(str(path), framework="np") as f:
+        w = f.get_tensor("w")
+        assert w.flags.writeable and w.flags.owndata
+    view = load_file(str(path), zero_copy=True)["w"]
+    assert not view.flags.writeable
+    with pytest.raises(ValueError):
+        view += 1
+    with safetensors.safe_open(str(path), framework="np", zero_copy=True) as f:
+        assert not f.get_tensor("w").flags.writeable

@@ -6,7 +6,10 @@ Code written for the reference runs unchanged with
 
     with safe_open("model.safetensors", framework="np") as f:
         for name in f.keys():
-            w = f.get_tensor(name)      # a read-only view of the mapping
+            w = f.get_tensor(name)      # an array of its own, writable, as the reference's
+
+    with safe_open("model.safetensors", framework="np", zero_copy=True) as f:
+        w = f.get_tensor("w")           # carton's: a read-only view of the mapping, no copy
 
 Files are validated completely (every rule of safetensors/FORMAT.md) before
 any tensor is handed out; every failure raises SafetensorError, whose

@@ -24,9 +24,17 @@ class PySafeSlice:
         """The selected elements as a new numpy array or torch tensor."""
 
 class safe_open:
-    """A safetensors file opened lazily; numpy tensors are zero-copy read-only views."""
+    """A safetensors file opened lazily; tensors are arrays of their own, or with
+    zero_copy read-only numpy views of the mapping."""
 
-    def __init__(self, filename: PathLike, framework: str, device: Union[str, int] = ...) -> None: ...
+    def __init__(
+        self,
+        filename: PathLike,
+        framework: str,
+        device: Union[str, int] = ...,
+        *,
+        zero_copy: bool = ...,
+    ) -> None: ...
     def __enter__(self) -> safe_open: ...
     def __exit__(self, *exc: Any) -> None: ...
     def keys(self) -> List[str]:

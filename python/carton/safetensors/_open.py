@@ -134,11 +134,14 @@ class safe_open:  # noqa: N801 - the reference's name
 
     Args:
         filename: the file.
-        framework: "np"/"numpy" (zero-copy read-only numpy views of the
-            mapping, kept alive by the arrays) or "pt"/"torch" (torch tensors,
-            read with one copy, since torch tensors are writable).
+        framework: "np"/"numpy" (numpy arrays) or "pt"/"torch" (torch
+            tensors), each read with one copy into an array of its own,
+            writable, as the reference gives them.
         device: "cpu"; torch also takes its own devices ("cuda:0", an int),
             the tensors being moved there after they are read.
+        zero_copy: (carton's, not the reference's) numpy arrays are
+            read-only views of the file's mapping instead, kept alive by the
+            arrays: no copy, and no memory of their own.
 
     Use it as a context manager; arrays taken from it stay valid after it is
     closed.
@@ -149,8 +152,11 @@ class safe_open:  # noqa: N801 - the reference's name
         filename: Union[str, "os.PathLike[str]"],
         framework: str,
         device: Union[str, int] = "cpu",
+        *,
+        zero_copy: bool = False,
     ) -> None:
         self._file: Optional[_carton.SafetensorsFile] = None
+        self._zero_copy = zero_copy
         fw = _FRAMEWORKS.get(framework) if isinstance(framework, str) else None
         if fw is None:
             raise SafetensorError(f"framework {framework} is invalid")
@@ -186,12 +192,13 @@ class safe_open:  # noqa: N801 - the reference's name
         return self._open().metadata()
 
     def get_tensor(self, name: str) -> Any:
-        """The tensor `name`: for numpy a read-only array viewing the file's
-        mapping (no copy; its base is the mapped file, kept alive by the
-        array); for torch a tensor of its own."""
+        """The tensor `name`: an array or tensor of its own (writable), or
+        with zero_copy a read-only numpy array viewing the file's mapping
+        (its base is the mapped file, kept alive by the array)."""
         f = self._open()
         if self._framework == "np":
-            return f.get_numpy(name)
+            view = f.get_numpy(name)
+            return view if self._zero_copy else view.copy()
         dtype, shape, _ = f.info(name)
         t = _new_torch_tensor(name, dtype, shape, lambda out: f.read_into(name, out))
         return t if self._device in ("cpu", None) else t.to(self._device)

@@ -91,8 +91,12 @@ def load(data: bytes) -> Dict[str, np.ndarray]:
     return _view2np(deserialize(data))
 
 
-def load_file(filename: Union[str, "os.PathLike[str]"]) -> Dict[str, np.ndarray]:
-    """The tensors of a safetensors file, as read-only arrays viewing its
-    mapping (no copy; the mapping lives as long as any of them)."""
-    with safe_open(filename, framework="np") as f:
+def load_file(
+    filename: Union[str, "os.PathLike[str]"], *, zero_copy: bool = False
+) -> Dict[str, np.ndarray]:
+    """The tensors of a safetensors file, as writable arrays of their own (as
+    the reference gives them), or with zero_copy (carton's) as read-only
+    arrays viewing its mapping (no copy; the mapping lives as long as any of
+    them)."""
+    with safe_open(filename, framework="np", zero_copy=zero_copy) as f:
         return {k: f.get_tensor(k) for k in f.offset_keys()}

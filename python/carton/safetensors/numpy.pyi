@@ -18,5 +18,8 @@ def save_file(
 def load(data: bytes) -> Dict[str, np.ndarray]:
     """The arrays of the bytes of a safetensors file (writable copies)."""
 
-def load_file(filename: Union[str, os.PathLike[str]]) -> Dict[str, np.ndarray]:
-    """The arrays of a safetensors file (read-only views of its mapping)."""
+def load_file(
+    filename: Union[str, os.PathLike[str]], *, zero_copy: bool = ...
+) -> Dict[str, np.ndarray]:
+    """The arrays of a safetensors file (writable arrays of their own; with
+    zero_copy, read-only views of its mapping)."""

@@ -5,18 +5,34 @@
 //
 //   <root>/blobs/sha256/<hex>           a blob whose sha256 is its name
 //   <root>/blobs/sha256/<hex>.partial   an interrupted download (blob_cache.h)
+//   <root>/blobs/sha256/.<hex>.*        a fetch's temporaries
 //   <root>/locks/sha256-<hex>.lock      a blob's download lock
+//   <root>/locks/blobs.use              blobs in use: one byte per blob (the
+//                                       first 62 bits of its sha256 as the
+//                                       offset) locked shared by each pull
+//                                       that uses the blob, exclusively by
+//                                       a removal (blob_cache.h BlobsInUse);
+//                                       gc removes it while none is held
 //   <root>/cartons/<hex>/               a loaded carton's entry (loader)
 //   <root>/cartons/.tmp-<hex>-*/        an entry being made
-//   <root>/cartons/.trash-<hex>-*/      an entry being removed
+//   <root>/cartons/.trash-<hex>-<pid>-*/  an entry being removed by <pid>
 //   <root>/locks/carton-<hex>.lock      a carton's materialize and download lock
 //   <root>/locks/carton-<hex>.use       held shared while an entry is in use
 //   <root>/downloads/<hex>.carton       a carton by URL being downloaded
+//   <root>/downloads/<hex>-<n>.carton   a carton being pulled by a load
+//   <root>/downloads/pulled-<pid>-<n>.carton  a carton pulled for a command
+//   <root>/downloads/.carton-download-<pid>-<n>.carton  a URL's carton
+//                                       downloaded whole (reader.h)
+//   <root>/downloads/.<name>.*          temporaries of the above
 //   <root>/oci/mounts/<hex>             repositories known to hold a blob
 //   <root>/python/packages/<sha256>/    wheels unpacked by the Python runner
 //
 // <hex> is a sha256 (a blob's, or a carton's manifest hash) in lowercase
-// hex. Thread-safety: a value type holding the root; pure functions.
+// hex. Every temporary is owned by the holder of a lock (a hash's .lock) or
+// by a process (<pid>); one whose owner is gone is removed by gc
+// (loader/FORMAT.md "Cache").
+//
+// Thread-safety: a value type holding the root; pure functions.
 #pragma once
 
 #include <string>
@@ -31,6 +47,7 @@ inline constexpr std::string_view kBlobLockPrefix = "sha256-";    // in locks/
 inline constexpr std::string_view kCartonLockPrefix = "carton-";  // in locks/
 inline constexpr std::string_view kEntryTempPrefix = ".tmp-";     // in cartons/
 inline constexpr std::string_view kEntryTrashPrefix = ".trash-";  // in cartons/
+inline constexpr std::string_view kPulledCopyPrefix = "pulled-";  // in downloads/
 
 class CacheLayout {
  public:
@@ -45,6 +62,7 @@ class CacheLayout {
   std::string BlobPath(std::string_view hex) const;
   std::string LocksDir() const;
   std::string BlobLockPath(std::string_view hex) const;
+  std::string BlobUseLockPath() const;
   std::string CartonsDir() const;
   std::string CartonEntryDir(std::string_view hex) const;
   std::string CartonLockPath(std::string_view hex) const;

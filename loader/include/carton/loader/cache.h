@@ -3,11 +3,12 @@
 //
 // Entries appear only by renaming a complete, verified temporary directory
 // into place, under a per-hash file lock, so concurrent loaders materialize
-// a carton once and a killed process leaves at most a temporary directory
-// that no load uses (gc removes it). A LoadedCarton holds a shared "use"
-// lock on its entry; Remove and Gc skip entries in use, and remove the lock
-// files of the entries they remove. Gc also evicts blobs of the LINKS blob
-// cache that shares the root (links::BlobCache).
+// a carton once and a killed process leaves only temporaries that no load
+// uses (Temporaries lists them; the next load of the carton and Gc remove
+// them). A LoadedCarton holds a shared "use" lock on its entry; Remove and
+// Gc skip entries in use, and remove the lock files of the entries they
+// remove. Gc also evicts blobs of the LINKS blob cache that shares the
+// root (links::BlobCache), skipping those a pull holds in use.
 //
 // Thread-safety: a CartonCache holds only its root path; methods may run
 // concurrently from threads and processes.
@@ -58,6 +59,18 @@ struct PartialDownload {
   bool in_use = false;  // being downloaded now
 };
 
+// A temporary the cache holds (loader/FORMAT.md "Cache"): a file or
+// directory a command makes and removes when it ends (an entry being made
+// or removed, a carton being downloaded or pulled, a blob's download). One
+// whose owner is gone (killed outright) is removed by gc, and one of a
+// carton's by the next load of that carton.
+struct TemporaryInfo {
+  std::string path;
+  std::uint64_t size = 0;  // bytes (for a directory, of the files in it)
+  std::int64_t last_modified = 0;
+  bool in_use = false;  // its owner runs
+};
+
 struct GcReport {
   std::vector<std::string> removed;        // manifest hashes of removed entries
   std::vector<std::string> removed_blobs;  // sha256 of removed blobs
@@ -66,6 +79,8 @@ struct GcReport {
   std::uint64_t freed = 0;
   std::uint64_t remaining = 0;  // entries plus blobs not shared with them
   std::vector<std::string> skipped_in_use;
+  // sha256 of blobs kept because a fetch or a pull holds them.
+  std::vector<std::string> skipped_blobs_in_use;
 };
 
 class CartonCache {
@@ -83,6 +98,9 @@ class CartonCache {
   Result<BlobUsage> Blobs() const;
   // Partial downloads in the blob cache. Errors: kIoError.
   Result<std::vector<PartialDownload>> Partials() const;
+  // Temporaries, in use or left by processes that are gone; partial
+  // downloads aside. Errors: kIoError.
+  Result<std::vector<TemporaryInfo>> Temporaries() const;
   // Rehashes the entry's MANIFEST and every file it lists, and checks that
   // nothing else is there. Errors: kNotFound (no such entry), kIoError.
   // `progress`, when set, gets the bytes hashed so far and the total.
@@ -93,9 +111,10 @@ class CartonCache {
   Status Remove(const manifest::Digest& hash) const;
   // Removes least recently used entries not in use, and least recently
   // used blobs, until the entries plus the blobs they do not share are at
-  // most `max_size` bytes (loader/FORMAT.md "Removal"). Also removes
-  // temporary directories left by killed loads, lock files of hashes with
-  // no entry, and partial downloads no process is writing. Errors: kIoError.
+  // most `max_size` bytes (loader/FORMAT.md "Removal"); blobs that pulls
+  // hold in use are kept. Also removes temporaries whose owners are gone,
+  // lock files of hashes with no entry, and partial downloads no process
+  // is writing. Errors: kIoError.
   Result<GcReport> Gc(std::uint64_t max_size) const;
 
  private:
