@@ -347,10 +347,10 @@ class EntryVerifier {
   void HashMappedListOthers() {
     for (const auto& [path, at] : mapped_) mapped_total_ += at.size;
     for (const auto& me : manifest_.entries()) {
-      if (auto it = mapped_.find(me.path); it != mapped_.end()) {
-        listed_.insert(me.path);
-        if (source_) HashMapped(me, it->second);
-        continue;
+      // A mapped file is hashed in the source, and its copy in the
+      // directory (which runners open by name) like any other file.
+      if (auto it = mapped_.find(me.path); it != mapped_.end() && source_) {
+        HashMapped(me, it->second);
       }
       std::string p = dir_ + "/" + me.path;
       std::error_code ec;
@@ -388,6 +388,23 @@ class EntryVerifier {
       }
     }
     return Status::Ok();
+  }
+
+  // carton.toml holds to the rules every reader of a carton applies (an
+  // entry made by a version that did not check them may break them).
+  void CheckConfig() {
+    auto text = ReadFile(dir_ + "/carton.toml");
+    if (!text.ok()) {
+      problems.push_back("carton.toml: " + text.status().message());
+      return;
+    }
+    if (text->size() > kMaxConfigSize) {
+      problems.push_back("carton.toml: " + std::to_string(text->size()) +
+                         " bytes, over the limit of " + std::to_string(kMaxConfigSize));
+      return;
+    }
+    auto config = ParseConfig(AsChars(*text), "carton.toml");
+    if (!config.ok()) problems.push_back(config.status().message());
   }
 
   // Files in the entry that MANIFEST does not list.
@@ -443,6 +460,7 @@ Result<std::vector<std::string>> VerifyEntryDir(const std::string& dir,
                                                 const ProgressFn& progress) {
   EntryVerifier v(dir, progress);
   if (!v.ReadManifest(hash)) return std::move(v.problems);
+  v.CheckConfig();
   v.OpenMapped();
   v.HashMappedListOthers();
   CARTON_RETURN_IF_ERROR(v.HashOthers(threads));

@@ -169,11 +169,9 @@ Result<MaterializePlan> PlanMaterialize(const MaterializeSource& src, bool sourc
       if (offset.ok()) {
         f.data_offset = *offset;
         plan.tasks.push_back({TaskKind::kHashStored, i, f.size});
-        // Every file of MANIFEST is in the entry's directory, where runners
-        // and scripts open it by name (copy_file_range: a reflink on file
-        // systems that share extents, a copy in the kernel elsewhere); a
-        // mapped file is also served from the source, so tensors view the
-        // .carton itself and cost no memory of their own.
+        // Every file is in the entry, where runners open it by name (a
+        // reflink or kernel copy, CopyRange); a mapped one is also viewed
+        // in the source, so tensors cost no memory of their own.
         plan.tasks.push_back({TaskKind::kCopyStored, i, f.size});
         if (source_linked && Mappable(me.path, f.size)) {
           f.mapped = true;

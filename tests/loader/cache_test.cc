@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -282,4 +283,31 @@ TEST_CASE("loader cache: gc --max-size evicts LINKS blobs with entries, least re
     CHECK(three->remaining == 0);
     CHECK(LockFiles(cache).empty());
   }
+}
+
+// The directory load prints holds every file, the mapped ones too; cache
+// verify checks those copies as well as the bytes in the source.
+TEST_CASE("loader cache: mapped files are in the entry, and cache verify checks their copies",
+          "[loader][cache]") {
+  TempDir tmp;
+  ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
+  PackDir(MakeModelDir(tmp.file("m"), 100000), tmp.file("m.carton"), PackCompression::kStored);
+  auto c = loader::Load(tmp.file("m.carton"));
+  REQUIRE(c.ok());
+  REQUIRE(c->stats().mapped_from_carton);
+  const std::string copy = c->model_dir() + "/weights.safetensors";
+  REQUIRE(ReadText(copy) == ReadText(tmp.file("m/model/weights.safetensors")));
+  loader::CartonCache cc(tmp.file("cache"));
+  CHECK(cc.Verify(*c->manifest_hash())->ok());
+  {
+    std::fstream f(copy, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(1000);
+    f.put('\x7f');
+  }
+  auto bad = cc.Verify(*c->manifest_hash());
+  REQUIRE(bad.ok());
+  REQUIRE_FALSE(bad->ok());
+  bool named = false;
+  for (const auto& p : bad->problems) named |= p.find("model/weights.safetensors") == 0;
+  CHECK(named);
 }
