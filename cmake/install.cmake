@@ -36,3 +36,10 @@ install(FILES ${PROJECT_BINARY_DIR}/cartonConfig.cmake ${PROJECT_BINARY_DIR}/car
         DESTINATION lib/cmake/carton)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/carton.pc.in ${PROJECT_BINARY_DIR}/carton.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/carton.pc DESTINATION lib/pkgconfig)
+
+# The C API (capi/): libcarton_c.so (with its SOVERSION links), its header
+# carton/c/carton.h and `pkg-config carton-c`; also installable alone
+# (`cmake --install build --component capi`).
+install(TARGETS carton_c LIBRARY DESTINATION lib COMPONENT capi)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/capi/include/ DESTINATION include COMPONENT capi)
+install(FILES ${PROJECT_BINARY_DIR}/carton-c.pc DESTINATION lib/pkgconfig COMPONENT capi)

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <random>
@@ -833,6 +834,27 @@ Result<GcReport> CartonCache::Gc(std::uint64_t max_size) const {
     report.freed += p.size;
   }
   blob_cache.RemoveStaleLocks();
+  return report;
+}
+
+Result<GcReport> CartonCache::Clean() const {
+  CARTON_ASSIGN_OR_RETURN(GcReport report, Gc(std::numeric_limits<std::uint64_t>::max()));
+  links::BlobCache blob_cache(root_);
+  CARTON_ASSIGN_OR_RETURN(auto blobs, blob_cache.List());
+  for (const auto& b : blobs) {
+    if (b.links > 1) continue;  // a file of a cached carton too
+    Status s = blob_cache.Remove(b.digest);
+    if (s.code() == StatusCode::kInvalidArgument) {  // in use, or being fetched
+      report.skipped_blobs_in_use.push_back(manifest::ToHex(b.digest));
+      continue;
+    }
+    if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
+    if (s.ok()) {
+      report.removed_blobs.push_back(manifest::ToHex(b.digest));
+      report.freed += b.size;
+      report.remaining -= std::min(report.remaining, b.size);
+    }
+  }
   return report;
 }
 

@@ -311,3 +311,23 @@ TEST_CASE("loader cache: mapped files are in the entry, and cache verify checks 
   for (const auto& p : bad->problems) named |= p.find("model/weights.safetensors") == 0;
   CHECK(named);
 }
+
+// Without --max-size, gc removes only what nothing uses: a blob no cached
+// carton links goes, the cached cartons stay.
+TEST_CASE("loader cache: gc without a size removes only what nothing uses", "[loader][cache]") {
+  TempDir tmp;
+  ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
+  PackDir(MakeModelDir(tmp.file("m"), 1000), tmp.file("m.carton"), PackCompression::kStored);
+  REQUIRE(loader::Load(tmp.file("m.carton")).ok());
+  const std::string orphan = "nothing links these bytes";
+  const std::string hex = manifest::ToHex(manifest::Sha256Of(AsBytes(orphan)));
+  std::filesystem::create_directories(tmp.file("cache/blobs/sha256"));
+  std::ofstream(tmp.file("cache/blobs/sha256/" + hex)) << orphan;
+  auto r = Run("CARTON_CACHE_DIR='" + tmp.file("cache") + "' " + CartonBin() + " cache gc");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("removed blob " + hex));
+  CHECK_FALSE(std::filesystem::exists(tmp.file("cache/blobs/sha256/" + hex)));
+  loader::CartonCache cc(tmp.file("cache"));
+  CHECK(cc.List()->size() == 1);
+}

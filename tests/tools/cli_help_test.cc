@@ -159,3 +159,16 @@ TEST_CASE("cli: a usage error exits 2 and names the command", "[cli][help]") {
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::StartsWith("carton diff: "));
 }
+
+TEST_CASE("cli: a misspelt flag gets the nearest one, and cache ls is cache list", "[cli][help]") {
+  auto r = Run(Bin() + " pack model --runer torchscript -o m.carton");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--runer: did you mean '--runner'?"));
+  auto far = Run(Bin() + " pack model --zzzzzzzz -o m.carton");
+  CHECK(far.exit_code == 2);
+  CHECK(far.err.find("did you mean") == std::string::npos);
+  carton::testing::TempDir tmp;
+  auto ls = Run("CARTON_CACHE_DIR='" + tmp.file("cache") + "' " + Bin() + " cache ls --json");
+  CHECK(ls.exit_code == 0);
+  CHECK_THAT(ls.out, Catch::Contains("\"entries\""));
+}

@@ -130,7 +130,7 @@ const std::vector<CommandDoc> kDocs = {
      kEnvCache,
      "a cached carton's files changed"},
     {"cache rm", {"carton cache rm <manifest hash>"}, kEnvCache, ""},
-    {"cache gc", {"carton cache gc --max-size 20G"}, kEnvCache, ""},
+    {"cache gc", {"carton cache gc", "carton cache gc --max-size 20G"}, kEnvCache, ""},
     {"self-test",
      {"carton self-test my-model.carton", "carton self-test --json --atol 1e-6 m.carton",
       "carton self-test oci://registry.example.com/models/my-model:1.0"},

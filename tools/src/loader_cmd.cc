@@ -268,11 +268,16 @@ int CacheRemove(const CacheArgs& args) {
 }
 
 int CacheGc(const CacheArgs& args) {
-  auto max = loader::ParseSize(args.max_size);
-  if (!max.ok()) return Fail("cache gc", max.status());
   auto cache = loader::CartonCache::OpenDefault();
   if (!cache.ok()) return Fail("cache gc", cache.status());
-  auto r = cache->Gc(*max);
+  Result<loader::GcReport> r = Status::Ok();
+  if (args.max_size.empty()) {
+    r = cache->Clean();  // only what nothing uses
+  } else {
+    auto max = loader::ParseSize(args.max_size);
+    if (!max.ok()) return Fail("cache gc", max.status());
+    r = cache->Gc(*max);
+  }
   if (!r.ok()) return Fail("cache gc", r.status());
   if (args.json) {
     Json j = JsonDocument();
@@ -421,6 +426,10 @@ int Runners(bool json) {
     j["ok"] = true;
     j["runners"] = std::move(a);
     PrintJson(j);
+  } else if (found.empty()) {
+    std::cerr << "carton runners: no carton-runner-* executables in";
+    for (const auto& d : runner::RunnerSearchPath()) std::cerr << " " << d;
+    std::cerr << " (set CARTON_RUNNER_PATH, or install runners beside carton)\n";
   }
   return kExitOk;
 }

@@ -492,6 +492,7 @@ void AddCache(CLI::App* app, RunState* state) {
   c->require_subcommand(1);
   auto* cl = c->add_subcommand(
       "list", "List cached cartons, most recently used first, and the blob cache's size");
+  cl->alias("ls");
   cl->add_flag("--json", cache->json, "Print JSON");
   OnRun(state, cl, [cache] { return CacheList(*cache); });
   auto* cv = c->add_subcommand("verify", "Rehash cached cartons (all, or the given hashes)");
@@ -503,9 +504,11 @@ void AddCache(CLI::App* app, RunState* state) {
   cr->add_option("HASH", cache->hashes, "Manifest hashes")->required();
   cr->add_flag("--json", cache->json, "Print JSON");
   OnRun(state, cr, [cache] { return CacheRemove(*cache); });
-  auto* cg =
-      c->add_subcommand("gc", "Remove least recently used cartons and LINKS blobs down to a size");
-  cg->add_option("--max-size", cache->max_size, "e.g. 0, 500M, 20G")->required();
+  auto* cg = c->add_subcommand(
+      "gc",
+      "Remove what nothing uses (leftovers, partial downloads, blobs no cached carton links); "
+      "with --max-size, also least recently used cartons and blobs down to that size");
+  cg->add_option("--max-size", cache->max_size, "e.g. 0, 500M, 20G");
   cg->add_flag("--json", cache->json, "Print JSON");
   OnRun(state, cg, [cache] { return CacheGc(*cache); });
 }
@@ -575,6 +578,35 @@ constexpr AddCommand kCommands[] = {
     AddCache,       AddSelfTest, AddInfer, AddRunners, AddVersion, AddHelp,
 };
 
+// " (did you mean '--runner'?)" for each word of `args` that looks like a
+// flag of `cmd` misspelt: an unknown "--name" within a third of its length
+// of one of cmd's long option names; "" when there is none.
+std::string FlagSuggestions(CLI::App* cmd, const std::vector<std::string>& args) {
+  std::vector<std::string> known;
+  for (const CLI::Option* o : cmd->get_options()) {
+    for (const std::string& name : o->get_lnames()) known.push_back("--" + name);
+  }
+  std::string out;
+  for (const std::string& a : args) {
+    if (!a.starts_with("--") || a.size() < 4) continue;
+    const std::string flag = a.substr(0, a.find('='));
+    if (std::find(known.begin(), known.end(), flag) != known.end()) continue;
+    std::string best;
+    std::size_t best_distance = 0;
+    for (const std::string& k : known) {
+      const std::size_t d = EditDistance(flag, k);
+      if (best.empty() || d < best_distance) {
+        best = k;
+        best_distance = d;
+      }
+    }
+    if (!best.empty() && best_distance <= std::max<std::size_t>(1, flag.size() / 3)) {
+      out += " (" + flag + ": did you mean '" + best + "'?)";
+    }
+  }
+  return out;
+}
+
 // Parses `args` (after "carton") and runs the command. Returns the exit code.
 int Run(CLI::App* app, std::vector<std::string> args, const RunState& state) {
   if (int stop = Preflight(app, &args); stop >= 0) return stop;
@@ -588,8 +620,8 @@ int Run(CLI::App* app, std::vector<std::string> args, const RunState& state) {
     while (!at->get_subcommands().empty()) at = at->get_subcommands().front();
     const std::string path = CommandPath(at);
     const std::string prefix = "carton" + (path.empty() ? "" : " " + path);
-    return UsageError(prefix, e.what(), "Run '" + prefix + " --help' for more information.\n",
-                      args);
+    return UsageError(prefix, e.what() + FlagSuggestions(at, args),
+                      "Run '" + prefix + " --help' for more information.\n", args);
   }
   return state.rc;
 }

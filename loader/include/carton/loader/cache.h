@@ -116,6 +116,11 @@ class CartonCache {
   // lock files of hashes with no entry, and partial downloads no process
   // is writing. Errors: kIoError.
   Result<GcReport> Gc(std::uint64_t max_size) const;
+  // Removes what nothing uses, whatever the size: what Gc removes besides
+  // entries (temporaries whose owners are gone, stale lock files, partial
+  // downloads no process writes), and blobs that no cached carton links
+  // and no pull holds. Cached cartons stay. Errors: kIoError.
+  Result<GcReport> Clean() const;
 
  private:
   std::string root_;
