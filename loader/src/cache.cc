@@ -486,12 +486,20 @@ std::string CartonCache::EntryDir(const manifest::Digest& hash) const {
 
 namespace {
 
+// What `dir` takes on disk: the blocks of its files (hard links to one
+// file counted once; sparse files as what they use), as `du -s -B1` counts.
 std::uint64_t DirSize(const fs::path& dir) {
   std::uint64_t total = 0;
+  std::set<std::pair<dev_t, ino_t>> seen;
+  struct stat top;
+  if (::lstat(dir.c_str(), &top) == 0) total += static_cast<std::uint64_t>(top.st_blocks) * 512;
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
        it.increment(ec)) {
-    if (it->is_regular_file(ec)) total += it->file_size(ec);
+    struct stat st;
+    if (::lstat(it->path().c_str(), &st) != 0) continue;
+    if (!seen.insert({st.st_dev, st.st_ino}).second) continue;
+    total += static_cast<std::uint64_t>(st.st_blocks) * 512;
   }
   return total;
 }
@@ -513,7 +521,7 @@ Result<std::vector<CacheEntryInfo>> CartonCache::List() const {
     info.hash = name;
     info.dir = it->path().string();
     auto rec = internal::ReadEntryRecord(info.dir);
-    info.size = rec.ok() ? rec->total_size : DirSize(it->path());
+    info.size = DirSize(it->path());
     struct stat st;
     std::string record = info.dir + "/" + std::string(internal::kEntryRecordName);
     if (::stat(record.c_str(), &st) == 0) info.last_used = st.st_mtim.tv_sec;

@@ -325,7 +325,7 @@ Status LinkSymlinks(const MaterializeSource& src, MaterializePlan* plan, const s
   }
   for (std::size_t i = 0; i < record.files.size(); ++i) {
     EntryFile& f = record.files[i];
-    if (f.mapped || aliases.count(i) > 0) continue;
+    if (aliases.count(i) > 0) continue;
     if (zip.Find(f.path) == nullptr) {
       struct stat st;
       std::string p = dir + "/" + f.path;

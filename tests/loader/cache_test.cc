@@ -331,3 +331,21 @@ TEST_CASE("loader cache: gc without a size removes only what nothing uses", "[lo
   loader::CartonCache cc(tmp.file("cache"));
   CHECK(cc.List()->size() == 1);
 }
+
+// Sizes are what the cache takes on disk, as du counts it, not the bytes
+// the files would hold.
+TEST_CASE("loader cache: an entry's size is the disk it takes", "[loader][cache]") {
+  TempDir tmp;
+  ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
+  PackDir(MakeModelDir(tmp.file("m"), 100000), tmp.file("m.carton"), PackCompression::kStored);
+  auto c = loader::Load(tmp.file("m.carton"));
+  REQUIRE(c.ok());
+  loader::CartonCache cc(tmp.file("cache"));
+  auto list = cc.List();
+  REQUIRE(list.ok());
+  REQUIRE(list->size() == 1);
+  auto du = Run("du -s -B1 '" + c->root_dir() + "'");
+  REQUIRE(du.exit_code == 0);
+  CHECK(std::to_string((*list)[0].size) == du.out.substr(0, du.out.find('\t')));
+  CHECK((*list)[0].size > 800000);  // the weights' copy and the source .carton
+}

@@ -27,7 +27,9 @@ namespace carton::loader {
 struct CacheEntryInfo {
   std::string hash;  // 64 hex digits
   std::string dir;
-  std::uint64_t size = 0;      // bytes of the carton's files
+  // Bytes the entry takes on disk: the blocks of its files, each file once
+  // (the hard-linked source .carton included), as `du -s -B1` counts them.
+  std::uint64_t size = 0;
   std::int64_t last_used = 0;  // seconds since the epoch
   std::string model_name;      // from carton.toml, "" when absent
 };
