@@ -789,3 +789,27 @@ shape = [2]
   CHECK_THAT(r.err, Catch::Contains("ValueError: x must be non-positive"));
   CHECK_THAT(r.err, Catch::Contains("Traceback of TorchScript"));
 }
+
+TEST_CASE("torchscript: a torch.save pickle is named as such, with how to save TorchScript",
+          "[torchscript][first-day]") {
+  TempDir tmp;
+  const auto dir = tmp.path() / "pickled";
+  std::filesystem::create_directories(dir / "model");
+  carton::torchscript::testing::WriteText(tmp.path() / "make.py",
+                                          "import sys, torch\n"
+                                          "class M(torch.nn.Module):\n"
+                                          "    def forward(self, x):\n"
+                                          "        return x * 2\n"
+                                          "torch.save(M(), sys.argv[1])\n");
+  auto made = Run("/usr/bin/python3 '" + tmp.file("make.py") + "' '" +
+                  (dir / "model" / "model.pt").string() + "'");
+  INFO(made.err);
+  REQUIRE(made.exit_code == 0);
+  carton::torchscript::testing::WriteText(dir / "carton.toml", "spec_version = 1\n" + Runner());
+  const std::string carton = tmp.file("pickled.carton");
+  REQUIRE(Run(CartonBin() + " pack -q '" + dir.string() + "' -o '" + carton + "'").exit_code == 0);
+  auto r = Run(Env(tmp) + CartonBin() + " self-test '" + carton + "'");
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.err, Catch::Contains("was written by torch.save"));
+  CHECK_THAT(r.err, Catch::Contains("torch.jit.script(model).save(path)"));
+}

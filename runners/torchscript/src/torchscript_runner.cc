@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "carton/runner/input_check.h"
+#include "carton/zip/reader.h"
 #include "convert.h"
 
 #ifndef CARTON_TORCH_VERSION
@@ -54,6 +55,23 @@ std::string ModelFailure(const std::exception& e) {
   std::string out = lines.back();
   for (std::size_t i = 0; i + 1 < lines.size(); ++i) out += "\n  " + lines[i];
   return out;
+}
+
+// True when `path` is the zip torch.save writes (<name>/data.pkl, and
+// none of TorchScript's code/ or constants.pkl): a pickle the TorchScript
+// runner cannot load.
+bool IsTorchSavePickle(const std::string& path) {
+  auto zip = ZipReader::Open(path);
+  if (!zip.ok()) return false;
+  bool pickle = false;
+  for (const auto& e : zip->entries()) {
+    const std::string_view name = e.name;
+    if (name.find("/code/") != std::string_view::npos || name.ends_with("constants.pkl")) {
+      return false;
+    }
+    pickle = pickle || name.ends_with("/data.pkl");
+  }
+  return pickle;
 }
 
 Result<std::int64_t> PositiveIntOpt(const std::string& key, const RunnerOpt& value) {
@@ -193,6 +211,12 @@ class TorchScriptRunner final : public runner::Runner {
       module_->eval();
     } catch (const std::exception& e) {
       module_.reset();
+      if (IsTorchSavePickle(file.string())) {
+        return Corrupt(shown +
+                       " was written by torch.save (a pickled module or state dict), which is "
+                       "not TorchScript: save the model with torch.jit.script(model).save(path) "
+                       "or torch.jit.trace(model, example_inputs).save(path)");
+      }
       return Corrupt("cannot load TorchScript model " + shown + ": " + TorchMessage(e));
     }
     try {
