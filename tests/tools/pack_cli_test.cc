@@ -486,3 +486,23 @@ TEST_CASE("cli init: writes a commented carton.toml that packs and verifies", "[
   CHECK(info.out.find("x: float32 [2]") != std::string::npos);
   CHECK(Run(Bin() + " verify " + Q(tmp.file("py.carton"))).exit_code == 0);
 }
+
+TEST_CASE("cli pack: --runner python takes init's entrypoint defaults, or says which to give",
+          "[cli][pack]") {
+  TempDir tmp;
+  Write(tmp.file("m/main.py"), "def get_model():\n    return None\n");
+  auto r = Run(Bin() + " pack -q " + Q(tmp.file("m")) + " -o " + Q(tmp.file("m.carton")) +
+               " --runner python --framework-version '>=3.11'");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto toml = Run(Bin() + " cat " + Q(tmp.file("m.carton")) + " carton.toml");
+  CHECK_THAT(toml.out, Catch::Contains("entrypoint_package = \"main\""));
+  CHECK_THAT(toml.out, Catch::Contains("entrypoint_fn = \"get_model\""));
+
+  Write(tmp.file("n/model.py"), "x = 1\n");
+  auto refused = Run(Bin() + " pack -q " + Q(tmp.file("n")) + " -o " + Q(tmp.file("n.carton")) +
+                     " --runner python --framework-version '>=3.11'");
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.err, Catch::Contains("--opt entrypoint_package=MODULE"));
+  CHECK_FALSE(std::filesystem::exists(tmp.file("n.carton")));
+}

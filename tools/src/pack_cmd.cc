@@ -8,6 +8,31 @@
 
 namespace carton::cli {
 
+// The Python runner needs [runner.opts] entrypoint_package and
+// entrypoint_fn. Without them, the defaults `carton init` writes for a
+// folder with main.py (main, get_model); with neither, an error saying
+// which options to give.
+Status PythonEntrypointDefaults(const std::string& path, CartonConfig* c) {
+  auto& opts = c->runner.opts;
+  if (c->runner.runner_name != "python" ||
+      (opts.count("entrypoint_package") > 0 && opts.count("entrypoint_fn") > 0)) {
+    return Status::Ok();
+  }
+  std::error_code ec;
+  const bool main_py = std::filesystem::is_regular_file(path + "/main.py", ec) ||
+                       std::filesystem::is_regular_file(path + "/model/main.py", ec);
+  if (!main_py) {
+    return InvalidArgument(
+        "the python runner imports the model: give --opt entrypoint_package=MODULE and --opt "
+        "entrypoint_fn=FUNCTION (the function returning the model), or put main.py with "
+        "get_model() in " +
+        path);
+  }
+  opts.emplace("entrypoint_package", RunnerOpt(std::string("main")));
+  opts.emplace("entrypoint_fn", RunnerOpt(std::string("get_model")));
+  return Status::Ok();
+}
+
 Status DescribeForPack(const PackArgs& a, PackDescription* d) {
   d->path = a.dir;
   d->options.exclude = a.exclude;
@@ -27,7 +52,7 @@ Status DescribeForPack(const PackArgs& a, PackDescription* d) {
   if (!has_config) {
     CARTON_ASSIGN_OR_RETURN(d->config, ConfigFromFlags(a.describe));
     d->config_use = PackConfigUse::kIfMissing;
-    return Status::Ok();
+    return PythonEntrypointDefaults(a.dir, &*d->config);
   }
   if (!a.override_config) {
     return InvalidArgument(config_path + " describes the model, so " + given +
