@@ -349,3 +349,29 @@ TEST_CASE("loader cache: an entry's size is the disk it takes", "[loader][cache]
   CHECK(std::to_string((*list)[0].size) == du.out.substr(0, du.out.find('\t')));
   CHECK((*list)[0].size > 800000);  // the weights' copy and the source .carton
 }
+
+TEST_CASE("loader cache: rm and verify take a unique prefix of a hash", "[loader][cache]") {
+  TempDir tmp;
+  ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
+  PackDir(MakeModelDir(tmp.file("m"), 100), tmp.file("m.carton"), PackCompression::kStored);
+  std::string hex;
+  {
+    auto c = loader::Load(tmp.file("m.carton"));  // released before rm
+    REQUIRE(c.ok());
+    hex = manifest::ToHex(*c->manifest_hash());
+  }
+  const std::string bin = "CARTON_CACHE_DIR='" + tmp.file("cache") + "' " + CartonBin();
+  CHECK(Run(bin + " cache verify " + hex.substr(0, 6)).exit_code == 0);
+  auto short_prefix = Run(bin + " cache rm ab");
+  CHECK(short_prefix.exit_code == 2);
+  CHECK_THAT(short_prefix.err, Catch::Contains("or a prefix of one (at least 4)"));
+  const std::string other = hex[0] == '0' ? "1111" : "0000";
+  auto none = Run(bin + " cache rm " + other);
+  CHECK(none.exit_code == 2);
+  CHECK_THAT(none.err, Catch::Contains("no cached carton's manifest hash starts so"));
+  auto rm = Run(bin + " cache rm --json " + hex.substr(0, 8));
+  INFO(rm.err);
+  CHECK(rm.exit_code == 0);
+  CHECK_THAT(rm.out, Catch::Contains(hex));
+  CHECK(loader::CartonCache(tmp.file("cache")).List()->empty());
+}

@@ -54,6 +54,7 @@ TEST_CASE("cli: pack, verify, info, hash and unpack a model", "[cli][carton]") {
   CHECK(info.out.find("runner: noop (framework =1.0.0, compat 1)") != std::string::npos);
   CHECK(info.out.find("model/weights.bin  5000 bytes") != std::string::npos);
   CHECK(info.out.find("manifest hash: " + hash) != std::string::npos);
+  CHECK(info.out.find("files not verified: `carton verify` hashes every one") != std::string::npos);
 
   auto json = Run(Bin() + " info --json '" + out + "'");
   REQUIRE(json.exit_code == 0);

@@ -710,6 +710,13 @@ TEST_CASE("torchscript: a single .pt packs into a carton that runs", "[torchscri
                    tmp.file("x.safetensors") + "' --output '" + tmp.file("y.safetensors") + "'");
   INFO(infer.err);
   CHECK(infer.exit_code == 0);
+  // A safetensors file alone: each tensor is the input of its name.
+  auto by_name = Run(Env(tmp) + CartonBin() + " infer -q '" + carton + "' --input '" +
+                     tmp.file("x.safetensors") + "' --output '" + tmp.file("y2.safetensors") + "'");
+  INFO(by_name.err);
+  CHECK(by_name.exit_code == 0);
+  CHECK(carton::testing::ReadText(tmp.file("y2.safetensors")) ==
+        carton::testing::ReadText(tmp.file("y.safetensors")));
 }
 
 TEST_CASE("torchscript: the flat folder carton init writes loads, runs and packs as it is",

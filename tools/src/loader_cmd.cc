@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "carton/common/atomic_file.h"
+#include "carton/common/quote.h"
 #include "carton/loader/cache.h"
 #include "carton/loader/loader.h"
 #include "carton/runner/client.h"
@@ -20,13 +21,38 @@
 namespace carton::cli {
 namespace {
 
-Result<std::vector<manifest::Digest>> ParseHashes(const std::vector<std::string>& hashes) {
+// The entries `hashes` name: each a manifest hash, or a prefix of one
+// cached entry's (at least 4 hex digits, as git and docker take them).
+Result<std::vector<manifest::Digest>> ParseHashes(const loader::CartonCache& cache,
+                                                  const std::vector<std::string>& hashes) {
   std::vector<manifest::Digest> out;
+  std::optional<std::vector<loader::CacheEntryInfo>> entries;
   for (const auto& h : hashes) {
-    auto d = manifest::ParseHex(h);
-    if (!d)
-      return InvalidArgument("\"" + h + "\" is not a manifest hash (64 lowercase hex digits)");
-    out.push_back(*d);
+    if (auto d = manifest::ParseHex(h)) {
+      out.push_back(*d);
+      continue;
+    }
+    const bool hex = h.size() >= 4 && h.size() < 64 &&
+                     h.find_first_not_of("0123456789abcdef") == std::string::npos;
+    if (!hex) {
+      return InvalidArgument(QuoteForMessage(h) +
+                             " is not a manifest hash (64 lowercase hex digits) or a prefix of "
+                             "one (at least 4)");
+    }
+    if (!entries) {
+      CARTON_ASSIGN_OR_RETURN(entries, cache.List());
+    }
+    std::vector<std::string> found;
+    for (const auto& e : *entries) {
+      if (e.hash.starts_with(h)) found.push_back(e.hash);
+    }
+    if (found.empty()) return NotFound(h + ": no cached carton's manifest hash starts so");
+    if (found.size() > 1) {
+      return InvalidArgument(h + ": ambiguous, " + std::to_string(found.size()) +
+                             " cached cartons' hashes start so (" + found[0] + ", " + found[1] +
+                             (found.size() > 2 ? ", ..." : "") + ")");
+    }
+    out.push_back(*manifest::ParseHex(found[0]));
   }
   return out;
 }
@@ -209,7 +235,7 @@ int CacheList(const CacheArgs& args) {
 int CacheVerify(const CacheArgs& args) {
   auto cache = loader::CartonCache::OpenDefault();
   if (!cache.ok()) return Fail("cache verify", cache.status());
-  auto hashes = ParseHashes(args.hashes);
+  auto hashes = ParseHashes(*cache, args.hashes);
   if (!hashes.ok()) return Fail("cache verify", hashes.status());
   if (hashes->empty()) {
     auto entries = cache->List();
@@ -252,16 +278,19 @@ int CacheVerify(const CacheArgs& args) {
 int CacheRemove(const CacheArgs& args) {
   auto cache = loader::CartonCache::OpenDefault();
   if (!cache.ok()) return Fail("cache rm", cache.status());
-  auto hashes = ParseHashes(args.hashes);
+  auto hashes = ParseHashes(*cache, args.hashes);
   if (!hashes.ok()) return Fail("cache rm", hashes.status());
+  Json removed = Json::array();
   for (const auto& h : *hashes) {
     Status s = cache->Remove(h);
     if (!s.ok()) return Fail("cache rm", s);
+    removed.push_back(manifest::ToHex(h));
+    if (!args.json && !args.quiet) std::cerr << "removed " << manifest::ToHex(h) << "\n";
   }
   if (args.json) {
     Json j = JsonDocument();
     j["ok"] = true;
-    j["removed"] = args.hashes;
+    j["removed"] = std::move(removed);
     PrintJson(j);
   }
   return kExitOk;
@@ -355,6 +384,13 @@ int Infer(const RunArgs& args) {
   }
   std::vector<carton::Tensor> inputs;
   for (const auto& spec : args.inputs) {
+    // FILE.safetensors alone: each of its tensors is the input of its name.
+    if (spec.find('=') == std::string::npos) {
+      auto all = runner::ReadTensorsFile(spec);
+      if (!all.ok()) return Fail("infer", all.status().WithContext("--input " + spec));
+      for (auto& t : *all) inputs.push_back(std::move(t));
+      continue;
+    }
     auto t = runner::ReadTensorArg(spec);
     if (!t.ok()) return Fail("infer", t.status());
     inputs.push_back(std::move(t).value());

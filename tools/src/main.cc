@@ -260,7 +260,8 @@ void AddPack(CLI::App* app, RunState* state) {
   p->add_option("-o,--output", pack->output, "The .carton to write")->required();
   p->add_option("--compression", pack->compression,
                 "stored, deflate, zstd, or auto (zstd where it pays; files under 4 KiB, files "
-                "zstd does not shrink by 10% and large files stored); deflate for recipients "
+                "zstd does not shrink by 10% and files of 16 MiB or more stored, so they stay "
+                "mappable); deflate for recipients "
                 "whose zip tools lack zstd")
       ->capture_default_str();
   p->add_option("--level", pack->level, "Compression level (0: the method's default)");
@@ -496,12 +497,13 @@ void AddCache(CLI::App* app, RunState* state) {
   cl->add_flag("--json", cache->json, "Print JSON");
   OnRun(state, cl, [cache] { return CacheList(*cache); });
   auto* cv = c->add_subcommand("verify", "Rehash cached cartons (all, or the given hashes)");
-  cv->add_option("HASH", cache->hashes, "Manifest hashes");
+  cv->add_option("HASH", cache->hashes, "Manifest hashes, or unique prefixes of them (4 or more)");
   cv->add_flag("--json", cache->json, "Print JSON");
   cv->add_flag("-q,--quiet", cache->quiet, "Draw no progress line");
   OnRun(state, cv, [cache] { return CacheVerify(*cache); });
   auto* cr = c->add_subcommand("rm", "Remove cached cartons");
-  cr->add_option("HASH", cache->hashes, "Manifest hashes")->required();
+  cr->add_option("HASH", cache->hashes, "Manifest hashes, or unique prefixes of them (4 or more)")
+      ->required();
   cr->add_flag("--json", cache->json, "Print JSON");
   OnRun(state, cr, [cache] { return CacheRemove(*cache); });
   auto* cg = c->add_subcommand(
@@ -545,7 +547,9 @@ void AddInfer(CLI::App* app, RunState* state) {
       "Run a carton on tensors from safetensors files (inputs checked against its [[input]]s "
       "first); each output's name, dtype and shape go to stderr");
   AddRunOptions(c, run.get());
-  c->add_option("--input", run->inputs, "NAME=FILE.safetensors[:TENSOR]");
+  c->add_option("--input", run->inputs,
+                "NAME=FILE.safetensors[:TENSOR], or FILE.safetensors: each of its tensors is the "
+                "input of its name");
   c->add_option("--output", run->output, "The .safetensors file to write")->required();
   c->add_flag("-q,--quiet", run->quiet, "No progress line or output summary on stderr");
   c->add_flag("--json", run->json, "Print JSON: the output file and each output's dtype and shape");
