@@ -376,25 +376,36 @@ int SelfTest(const RunArgs& args) {
   return report.passed() ? kExitOk : kExitBadInput;
 }
 
+namespace {
+
+// infer's --input values: NAME=FILE.safetensors[:TENSOR], or a
+// FILE.safetensors alone, each of whose tensors is the input of its name.
+Result<std::vector<carton::Tensor>> ReadInputs(const std::vector<std::string>& specs) {
+  std::vector<carton::Tensor> inputs;
+  for (const auto& spec : specs) {
+    if (spec.find('=') == std::string::npos) {
+      auto all = runner::ReadTensorsFile(spec);
+      if (!all.ok()) return all.status().WithContext("--input " + spec);
+      for (auto& t : *all) inputs.push_back(std::move(t));
+      continue;
+    }
+    CARTON_ASSIGN_OR_RETURN(carton::Tensor t, runner::ReadTensorArg(spec));
+    inputs.push_back(std::move(t));
+  }
+  return inputs;
+}
+
+}  // namespace
+
 int Infer(const RunArgs& args) {
   if (args.output.empty()) return Fail("infer", InvalidArgument("--output is required"));
   // A mistake in --output costs nothing: checked before the load.
   if (Status s = CheckOutputPath(args.output, "the output .safetensors"); !s.ok()) {
     return Fail("infer", s);
   }
-  std::vector<carton::Tensor> inputs;
-  for (const auto& spec : args.inputs) {
-    // FILE.safetensors alone: each of its tensors is the input of its name.
-    if (spec.find('=') == std::string::npos) {
-      auto all = runner::ReadTensorsFile(spec);
-      if (!all.ok()) return Fail("infer", all.status().WithContext("--input " + spec));
-      for (auto& t : *all) inputs.push_back(std::move(t));
-      continue;
-    }
-    auto t = runner::ReadTensorArg(spec);
-    if (!t.ok()) return Fail("infer", t.status());
-    inputs.push_back(std::move(t).value());
-  }
+  auto read = ReadInputs(args.inputs);
+  if (!read.ok()) return Fail("infer", read.status());
+  std::vector<carton::Tensor> inputs = std::move(read).value();
   auto carton = LoadModel(args);
   if (!carton.ok()) return Fail("infer", carton.status());
   // Wrong inputs are refused here, before a runner starts: they are the
