@@ -455,6 +455,8 @@ TEST_CASE("cli init: writes a commented carton.toml that packs and verifies", "[
   CHECK(toml.find("runner_name = \"torchscript\"") != std::string::npos);
   CHECK(toml.find("# The runner that runs the model") != std::string::npos);
   CHECK(toml.find("# license = ") != std::string::npos);
+  // Self-tests are discoverable: an example, commented out.
+  CHECK(toml.find("# [[self_test]]\n# name = \"one batch\"") != std::string::npos);
   CHECK(r.err.find("runner torchscript (from model.pt)") != std::string::npos);
 
   // Refuses to overwrite.

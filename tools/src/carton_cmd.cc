@@ -6,6 +6,7 @@
 #include "carton/carton/info.h"
 #include "carton/carton/pack.h"
 #include "carton/carton/verify.h"
+#include "carton/common/progress.h"
 #include "carton/common/quote.h"
 #include "carton/format/tensor_data.h"
 #include "carton/loader/loader.h"
@@ -240,8 +241,8 @@ int Pack(const PackArgs& a) {
     return kExitOk;
   }
   if (!a.quiet) {
-    std::cerr << "packed " << r->files.size() << " files, " << total << " bytes into " << a.output
-              << " (" << packed << " bytes of file data)\n";
+    std::cerr << "packed " << r->files.size() << " files, " << HumanBytes(total) << ", into "
+              << a.output << " (" << HumanBytes(packed) << " of file data)\n";
   }
   std::cout << manifest::ToHex(r->manifest_hash) << '\n';
   return kExitOk;

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "carton/common/atomic_file.h"
+#include "carton/common/progress.h"
 #include "carton/common/quote.h"
 #include "carton/loader/cache.h"
 #include "carton/loader/loader.h"
@@ -55,19 +56,6 @@ Result<std::vector<manifest::Digest>> ParseHashes(const loader::CartonCache& cac
     out.push_back(*manifest::ParseHex(found[0]));
   }
   return out;
-}
-
-std::string HumanSize(std::uint64_t n) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(n);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-  return buf;
 }
 
 // Loads MODEL and starts the runner it needs.
@@ -215,17 +203,17 @@ int CacheList(const CacheArgs& args) {
     return kExitOk;
   }
   for (const auto& e : *entries) {
-    std::cout << e.hash << "  " << HumanSize(e.size) << "  "
+    std::cout << e.hash << "  " << HumanBytes(e.size) << "  "
               << (e.model_name.empty() ? "-" : e.model_name) << "\n";
   }
-  std::cout << "blobs  " << blobs->count << " files  " << HumanSize(blobs->bytes) << "  ("
-            << HumanSize(blobs->shared_bytes) << " shared with cached cartons)\n";
+  std::cout << "blobs  " << blobs->count << " files  " << HumanBytes(blobs->bytes) << "  ("
+            << HumanBytes(blobs->shared_bytes) << " shared with cached cartons)\n";
   for (const auto& p : *partials) {
-    std::cout << "partial  " << p.kind << "  " << p.sha256 << "  " << HumanSize(p.size)
+    std::cout << "partial  " << p.kind << "  " << p.sha256 << "  " << HumanBytes(p.size)
               << (p.in_use ? "  (downloading now)" : "  (resumed by the next fetch)") << "\n";
   }
   for (const auto& t : *temporaries) {
-    std::cout << "temporary  " << t.path << "  " << HumanSize(t.size)
+    std::cout << "temporary  " << t.path << "  " << HumanBytes(t.size)
               << (t.in_use ? "  (being written now)" : "  (left by a process that is gone)")
               << "\n";
   }
@@ -326,7 +314,7 @@ int CacheGc(const CacheArgs& args) {
   for (const auto& h : r->removed_partials) std::cout << "removed partial download " << h << "\n";
   for (const auto& h : r->skipped_in_use) std::cout << "in use, kept " << h << "\n";
   for (const auto& h : r->skipped_blobs_in_use) std::cout << "in use, kept blob " << h << "\n";
-  std::cout << "freed " << HumanSize(r->freed) << ", " << HumanSize(r->remaining) << " remain\n";
+  std::cout << "freed " << HumanBytes(r->freed) << ", " << HumanBytes(r->remaining) << " remain\n";
   return kExitOk;
 }
 

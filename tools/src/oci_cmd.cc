@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "carton/common/progress.h"
 #include "exit_code.h"
 #include "json_out.h"
 
@@ -37,7 +38,7 @@ std::string Summary(const std::vector<oci::OciBlobReport>& blobs, std::uint64_t 
   std::string out = std::to_string(blobs.size()) + " blobs:";
   for (std::size_t i = 0; i < counts.size(); ++i) {
     out += (i == 0 ? " " : ", ") + std::to_string(counts[i].second) + " " + counts[i].first;
-    if (counts[i].first == moving_action) out += " (" + std::to_string(bytes) + " bytes)";
+    if (counts[i].first == moving_action) out += " (" + HumanBytes(bytes) + ")";
   }
   return out;
 }

@@ -209,8 +209,19 @@ void AppendTensors(std::string& out, const CartonConfig& config, const Notes& no
   for (const TensorSpec& t : config.outputs) AppendTensor(out, "output", t, note);
 }
 
-// The [[self_test]] and [[example]] tables.
+// The [[self_test]] and [[example]] tables, or in the commented form an
+// example self-test when there is none.
 void AppendTestsAndExamples(std::string& out, const CartonConfig& config, const Notes& note) {
+  if (config.self_tests.empty() && note.on()) {
+    out += "\n";
+    note(out, "Self-tests (optional): inputs and the outputs expected, tensors of");
+    note(out, "tensor_data/ (`carton tensors import x.safetensors tensor_data/` writes them);");
+    note(out, "`carton self-test` runs them, `carton verify` checks they exist.");
+    note(out, "[[self_test]]");
+    note(out, "name = \"one batch\"");
+    note(out, "inputs = { x = \"@tensor_data/x\" }");
+    note(out, "expected_out = { y = \"@tensor_data/y\" }");
+  }
   for (const SelfTest& t : config.self_tests) {
     out += "\n[[self_test]]\n";
     AppendStringField(out, "name", t.name);
