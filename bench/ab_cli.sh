@@ -4,6 +4,8 @@
 # first load into a fresh cache and a cache hit, each a child process timed
 # wall-clock; medians, and new/old ratios. Also checks that both pack the
 # same bytes. The model: 1 GB of random data in two files and 100 text files.
+# AB_EXT=safetensors names the two big files *.safetensors, which the loader
+# maps (views in the cached carton) as well as copying into the model folder.
 #
 #   bash bench/ab_cli.sh OLD_CARTON NEW_CARTON [RUNS] [SCRATCH_DIR]
 set -euo pipefail
@@ -18,8 +20,9 @@ runner_name = "noop"
 required_framework_version = "*"
 runner_compat_version = 1
 T
-head -c 600000000 /dev/urandom > $w/m/model/a.bin
-head -c 400000000 /dev/urandom > $w/m/model/b.bin
+ext=${AB_EXT:-bin}
+head -c 600000000 /dev/urandom > $w/m/model/a.$ext
+head -c 400000000 /dev/urandom > $w/m/model/b.$ext
 for i in $(seq 1 100); do seq 1 $((i*300)) > $w/m/model/t$i.txt; done
 t() { local s=$(date +%s.%N); "$@" >/dev/null 2>&1; local e=$(date +%s.%N); awk -v a="$s" -v b="$e" 'BEGIN { printf "%.4f\n", b - a }'; }
 declare -A R

@@ -12,6 +12,7 @@ static_assert(CARTON_ERR_UNSUPPORTED == static_cast<int>(StatusCode::kUnsupporte
 static_assert(CARTON_ERR_IO == static_cast<int>(StatusCode::kIoError));
 static_assert(CARTON_ERR_NETWORK == static_cast<int>(StatusCode::kNetworkError));
 static_assert(CARTON_ERR_INTERNAL == static_cast<int>(StatusCode::kInternal));
+static_assert(CARTON_ERR_MODEL == static_cast<int>(StatusCode::kModelError));
 
 // The message, and what carton_last_error() returns: a pointer into
 // `message`, or a fixed text when storing the message failed.
@@ -30,7 +31,7 @@ void SetLastError(std::string_view text) noexcept {
 }
 
 carton_status ToCStatus(StatusCode code) noexcept {
-  return code <= StatusCode::kInternal ? static_cast<carton_status>(code) : CARTON_ERR_INTERNAL;
+  return code <= StatusCode::kModelError ? static_cast<carton_status>(code) : CARTON_ERR_INTERNAL;
 }
 
 carton_status Report(const Status& status) noexcept {
@@ -59,7 +60,7 @@ const char* carton_last_error(void) { return carton::capi::LastError(); }
 
 const char* carton_status_name(carton_status status) {
   // Names are string literals (NUL-terminated).
-  if (status < CARTON_OK || status > CARTON_ERR_INTERNAL) return "unknown";
+  if (status < CARTON_OK || status > CARTON_ERR_MODEL) return "unknown";
   return carton::StatusCodeName(static_cast<carton::StatusCode>(status)).data();
 }
 

@@ -13,7 +13,6 @@ Result<manifest::Digest> ManifestHash(const Location& carton_path_at, const Link
 
 Result<CartonInfo> ReadInfo(const Location& carton_path_at, const LinkOptions& options,
                             const CartonLimits& limits) {
-  const std::string& carton_path = carton_path_at.text();
   CARTON_ASSIGN_OR_RETURN(CartonReader reader, CartonReader::Open(carton_path_at, options, limits));
   CARTON_RETURN_IF_ERROR(reader.Check());
   const ZipReader& zip = reader.zip();

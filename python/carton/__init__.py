@@ -26,6 +26,7 @@ from ._errors import (
     InternalError,
     InvalidArgument,
     IOError,
+    ModelError,
     NetworkError,
     NotFound,
     Unsupported,
@@ -54,6 +55,7 @@ __all__ = [
     "InvalidArgument",
     "MiscFile",
     "Model",
+    "ModelError",
     "ModelInfo",
     "NetworkError",
     "NotFound",
@@ -152,7 +154,9 @@ class Model:
 
         Raises:
             InvalidArgument: a value that is not a tensor, or the runner
-                refused the inputs; InternalError: the runner crashed or
+                refused the inputs; ModelError: the model's own code raised
+                (``err.exception_type``, ``err.exception_message``; the
+                model stays usable); InternalError: the runner crashed or
                 timed out (the model cannot be used any more); the runner's
                 own errors with their codes.
         """

@@ -10,6 +10,7 @@ from ._errors import Corrupt as Corrupt
 from ._errors import InternalError as InternalError
 from ._errors import InvalidArgument as InvalidArgument
 from ._errors import IOError as IOError
+from ._errors import ModelError as ModelError
 from ._errors import NetworkError as NetworkError
 from ._errors import NotFound as NotFound
 from ._errors import Unsupported as Unsupported

@@ -15,7 +15,8 @@ class CartonError(Exception):
 
     Attributes:
         code: the library's status code name: "invalid argument", "not found",
-            "corrupt", "unsupported", "io error", "network error" or "internal".
+            "corrupt", "unsupported", "io error", "network error", "internal"
+            or "model error".
     """
 
     code: str = "internal"
@@ -68,6 +69,22 @@ class InternalError(CartonError, RuntimeError):
     code = "internal"
 
 
+class ModelError(CartonError, RuntimeError):
+    """The model's own code failed while it ran: a Python model raised, a
+    TorchScript forward threw. The model stays loaded; the next call may
+    succeed.
+
+    Attributes:
+        exception_type: the name of what the model raised ("ValueError").
+        exception_message: its message, without carton's context or the
+            traceback (``str(err)`` has both).
+    """
+
+    code = "model error"
+    exception_type: str = ""
+    exception_message: str = ""
+
+
 _carton.set_exception_types(
     {
         cls.code: cls
@@ -79,6 +96,7 @@ _carton.set_exception_types(
             IOError,
             NetworkError,
             InternalError,
+            ModelError,
         )
     }
 )

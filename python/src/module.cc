@@ -25,7 +25,7 @@ void SetExceptionTypes(const py::dict& types) {
     const std::string name = py::cast<std::string>(key);
     bool known = false;
     for (int c = static_cast<int>(StatusCode::kInvalidArgument);
-         c <= static_cast<int>(StatusCode::kInternal); ++c) {
+         c <= static_cast<int>(StatusCode::kModelError); ++c) {
       const auto code = static_cast<StatusCode>(c);
       if (StatusCodeName(code) == name) {
         pybridge::SetExceptionType(code, type);

@@ -121,8 +121,10 @@ struct RunnerProcess::Impl {
     if (!reply.ok()) return Failure("while inferring", reply.status());
     Status s = internal::StatusOfReply(reply->text);
     if (!s.ok()) {
+      // The runner's own error (a model's exception included) leaves it
+      // ready for the next call; only kInternal means it is broken.
       if (s.code() == StatusCode::kInternal) broken = true;
-      return Status(s.code(), "runner " + path + ": " + s.message());
+      return s.WithContext("runner " + path);
     }
     return reply;
   }

@@ -342,10 +342,26 @@ Result<Message> ReceiveMessage(int sock, int timeout_ms) {
 namespace carton::runner::internal {
 
 std::string ErrorReply(const Status& status) {
-  nlohmann::json j = {{"ok", false},
-                      {"code", std::string(StatusCodeName(status.code()))},
-                      {"error", status.message()}};
-  return j.dump();
+  const ModelException* exception = status.model_exception();
+  std::string error = status.message();
+  std::string exception_message = exception != nullptr ? exception->message : "";
+  for (;;) {
+    nlohmann::json j = {
+        {"ok", false}, {"code", std::string(StatusCodeName(status.code()))}, {"error", error}};
+    if (exception != nullptr) {
+      j["exception_type"] = exception->type;
+      j["exception_message"] = exception_message;
+    }
+    // A model's message may hold any bytes: what is not UTF-8 is replaced.
+    std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (text.size() <= kMaxMessage || (error.size() < 64 && exception_message.size() < 64)) {
+      return text;
+    }
+    // A message must fit one packet: keep the start of long texts.
+    for (std::string* s : {&error, &exception_message}) {
+      if (s->size() >= 64) *s = s->substr(0, s->size() / 2) + " [...]";
+    }
+  }
 }
 
 Status StatusOfReply(std::string_view text) {
@@ -354,6 +370,12 @@ Status StatusOfReply(std::string_view text) {
     if (j.at("ok").get<bool>()) return Status::Ok();
     std::string code = j.at("code").get<std::string>();
     std::string error = j.at("error").get<std::string>();
+    if (code == StatusCodeName(StatusCode::kModelError)) {
+      ModelException e;
+      e.type = j.value("exception_type", std::string());
+      e.message = j.value("exception_message", std::string());
+      return ModelError(std::move(error), std::move(e));
+    }
     for (StatusCode c :
          {StatusCode::kInvalidArgument, StatusCode::kNotFound, StatusCode::kCorrupt,
           StatusCode::kUnsupported, StatusCode::kIoError, StatusCode::kNetworkError}) {

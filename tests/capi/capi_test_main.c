@@ -39,6 +39,8 @@ static const struct test_case kCases[] = {
      test_every_dtype_round_trips},
     {"self_test", "capi: self-tests pass and fail", test_self_test},
     {"threads", "capi: one model used from several threads", test_threads},
+    {"model_error", "capi: a model that raises is CARTON_ERR_MODEL and stays usable",
+     test_model_error},
 };
 
 static void make_test_dir(const char* name) {

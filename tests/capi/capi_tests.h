@@ -18,5 +18,6 @@ void test_wrong_inputs(void);
 void test_every_dtype_round_trips(void);
 void test_self_test(void);
 void test_threads(void);
+void test_model_error(void);
 
 #endif /* CARTON_TESTS_CAPI_CAPI_TESTS_H_ */

@@ -361,3 +361,55 @@ void test_threads(void) {
   }
   carton_model_free(model);
 }
+
+/* A Python model that raises: CARTON_ERR_MODEL with the model's message,
+ * and the model stays usable. Needs the Python runner on
+ * CARTON_RUNNER_PATH (CMake puts it there when it is built). */
+void test_model_error(void) {
+  static const char* kMain =
+      "class M:\n"
+      "    def infer_with_tensors(self, tensors):\n"
+      "        if float(tensors['x'].sum()) > 0:\n"
+      "            raise ValueError('x must be non-positive')\n"
+      "        return {'y': tensors['x']}\n\n\n"
+      "def get_model():\n    return M()\n";
+  static const char* kToml =
+      "spec_version = 1\n[runner]\nrunner_name = \"python\"\n"
+      "required_framework_version = \">=3.11\"\nrunner_compat_version = 1\n"
+      "[runner.opts]\nentrypoint_package = \"main\"\nentrypoint_fn = \"get_model\"\n"
+      "python_deps = \"system\"\n";
+  const float positive[2] = {1, 2};
+  const float negative[2] = {-1, -2};
+  const uint64_t shape[1] = {2};
+  char path[4096];
+  carton_model* model = NULL;
+  carton_tensors* in = NULL;
+  carton_tensors* out = NULL;
+  const char* runners = getenv("CARTON_RUNNER_PATH");
+  if (runners == NULL || strstr(runners, "python") == NULL) {
+    skip_test("the Python runner is not built");
+    return;
+  }
+  snprintf(path, sizeof path, "%s/model", test_path("raises"));
+  make_dirs(path);
+  snprintf(path, sizeof path, "%s/model/main.py", test_path("raises"));
+  write_text(path, kMain);
+  snprintf(path, sizeof path, "%s/carton.toml", test_path("raises"));
+  write_text(path, kToml);
+  REQUIRE_OK(carton_pack(test_path("raises"), test_path("raises.carton"), NULL, NULL));
+  REQUIRE_OK(carton_load(test_path("raises.carton"), NULL, &model));
+  REQUIRE_OK(carton_tensors_new(&in));
+  CHECK_OK(carton_tensors_add(in, "x", CARTON_DTYPE_FLOAT32, positive, 1, shape, NULL));
+  CHECK_ERR(carton_infer(model, in, &out), CARTON_ERR_MODEL, "ValueError: x must be non-positive");
+  CHECK(out == NULL);
+  CHECK(strstr(carton_last_error(), "main.py") != NULL); /* the model's traceback */
+  CHECK_STR(carton_status_name(CARTON_ERR_MODEL), "model error");
+  carton_tensors_free(in);
+  in = NULL;
+  REQUIRE_OK(carton_tensors_new(&in));
+  CHECK_OK(carton_tensors_add(in, "x", CARTON_DTYPE_FLOAT32, negative, 1, shape, NULL));
+  CHECK_OK(carton_infer(model, in, &out));
+  carton_tensors_free(out);
+  carton_tensors_free(in);
+  carton_model_free(model);
+}

@@ -25,6 +25,29 @@ TEST_CASE("common: status carries code, message and context", "[common]") {
   CHECK(Status::Ok().WithContext("x").ok());
 }
 
+TEST_CASE("common: a context the message already names is not added again", "[common]") {
+  Status s = Corrupt("f.carton: entry \"model/t.txt\": crc-32 mismatch");
+  CHECK(s.WithContext("f.carton").message() == s.message());
+  CHECK(s.WithContext("model/t.txt").message() == s.message());
+  CHECK(Corrupt("runner r: f.carton: bad").WithContext("f.carton").message() ==
+        "runner r: f.carton: bad");
+  // A name that is only a prefix of a part, or a part of a name, is not it.
+  CHECK(s.WithContext("f.cart").message() == "f.cart: " + s.message());
+  CHECK(s.WithContext("model").message() == "model: " + s.message());
+}
+
+TEST_CASE("common: a model error keeps what the model raised through contexts", "[common]") {
+  Status s = ModelError("the model raised ValueError: no", {"ValueError", "no"});
+  CHECK(s.code() == StatusCode::kModelError);
+  CHECK(StatusCodeName(s.code()) == "model error");
+  Status c = s.WithContext("runner r");
+  REQUIRE(c.model_exception() != nullptr);
+  CHECK(c.model_exception()->type == "ValueError");
+  CHECK(c.model_exception()->message == "no");
+  CHECK(c.message() == "runner r: the model raised ValueError: no");
+  CHECK(Corrupt("x").model_exception() == nullptr);
+}
+
 static Result<int> Half(int x) {
   if (x % 2) return InvalidArgument("odd");
   return x / 2;

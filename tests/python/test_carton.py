@@ -3,6 +3,7 @@ through the noop runner, info, verify, hash, shrink, load_unpacked, and the
 errors a user meets."""
 
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -698,3 +699,52 @@ def test_lenient_runs_a_carton_whose_declarations_do_not_hold(tmp_path, carton_b
         with pytest.warns(RuntimeWarning, match="declarations that do not hold"):
             out = model.infer({"a": np.ones(1, np.float32)})
         assert out["out"].tolist() == [1, 2]
+
+
+@pytest.mark.skipif(not runner_available("python"), reason="the Python runner is not built")
+def test_a_model_that_raises_is_a_model_error_and_stays_usable(tmp_path, carton_bin):
+    d = tmp_path / "raises"
+    (d / "model").mkdir(parents=True)
+    (d / "model" / "main.py").write_text(
+        "class M:\n"
+        "    def infer_with_tensors(self, tensors):\n"
+        "        if float(tensors['x'].sum()) > 0:\n"
+        "            raise ValueError('x must be non-positive')\n"
+        "        return {'y': tensors['x']}\n\n\n"
+        "def get_model():\n    return M()\n"
+    )
+    (d / "carton.toml").write_text(
+        'spec_version = 1\n[runner]\nrunner_name = "python"\n'
+        + 'required_framework_version = ">=3.11"\nrunner_compat_version = 1\n'
+        + '[runner.opts]\nentrypoint_package = "main"\nentrypoint_fn = "get_model"\n'
+        + 'python_deps = "system"\n'
+    )
+    packed = tmp_path / "raises.carton"
+    run_cli(carton_bin, "pack", "-q", str(d), "-o", str(packed))
+
+    with carton.load(packed) as model:
+        with pytest.raises(carton.ModelError) as e:
+            model.infer({"x": np.ones(2, np.float32)})
+        assert isinstance(e.value, RuntimeError)
+        assert e.value.code == "model error"
+        assert e.value.exception_type == "ValueError"
+        assert e.value.exception_message == "x must be non-positive"
+        assert "main.py" in str(e.value)  # the model's traceback
+        # The model is still loaded: the next call runs.
+        out = model.infer({"x": -np.ones(2, np.float32)})
+        assert out["y"].tolist() == [-1.0, -1.0]
+
+    import carton.safetensors.numpy as st
+
+    st.save_file({"x": np.ones(2, np.float32)}, str(tmp_path / "x.safetensors"))
+    args = ["infer", str(packed), "--input", str(tmp_path / "x.safetensors"),
+            "--output", str(tmp_path / "y.safetensors")]
+    failed = run_cli(carton_bin, *args, check=False)
+    assert failed.returncode == 3, failed.stderr
+    assert "ValueError: x must be non-positive" in failed.stderr
+    assert not (tmp_path / "y.safetensors").exists()
+    doc = run_cli(carton_bin, *args, "--json", check=False)
+    assert doc.returncode == 3
+    error = json.loads(doc.stdout)["error"]
+    assert error["code"] == "model_error"
+    assert error["exception"] == {"type": "ValueError", "message": "x must be non-positive"}

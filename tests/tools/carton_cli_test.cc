@@ -30,6 +30,19 @@ std::string MakeModel(const TempDir& tmp) {
   return dir;
 }
 
+// MakeModel packed stored into m.carton, with a byte of model/weights.bin
+// flipped in place. Returns the carton's path.
+std::string DamagedCarton(const TempDir& tmp) {
+  std::string dir = MakeModel(tmp), out = tmp.file("m.carton");
+  REQUIRE(Run(Bin() + " pack --compression stored '" + dir + "' -o '" + out + "'").exit_code == 0);
+  std::string bytes = carton::testing::ReadText(out);
+  auto pos = bytes.find(std::string(100, 'w'));
+  REQUIRE(pos != std::string::npos);
+  bytes[pos + 7] = 'X';
+  std::ofstream(out, std::ios::binary | std::ios::trunc) << bytes;
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("cli: pack, verify, info, hash and unpack a model", "[cli][carton]") {
@@ -92,14 +105,7 @@ TEST_CASE("cli: info shows control characters from carton.toml escaped", "[cli][
 
 TEST_CASE("cli: verify exits 1 and lists every problem on stderr", "[cli][carton]") {
   TempDir tmp;
-  std::string dir = MakeModel(tmp), out = tmp.file("m.carton");
-  REQUIRE(Run(Bin() + " pack --compression stored '" + dir + "' -o '" + out + "'").exit_code == 0);
-  // Flip a byte of the stored weights in place.
-  std::string bytes = carton::testing::ReadText(out);
-  auto pos = bytes.find(std::string(100, 'w'));
-  REQUIRE(pos != std::string::npos);
-  bytes[pos + 7] = 'X';
-  std::ofstream(out, std::ios::binary | std::ios::trunc) << bytes;
+  const std::string out = DamagedCarton(tmp);
 
   auto r = Run(Bin() + " verify '" + out + "'");
   CHECK(r.exit_code == 1);
@@ -218,4 +224,27 @@ TEST_CASE("cli: the CLI defines zlib's crc32, so libzip's CRC-32 goes through IS
   auto nm = Run("nm -D --defined-only '" + Bin() + "'");
   REQUIRE(nm.exit_code == 0);
   CHECK_THAT(nm.out, Catch::Contains(" T crc32\n"));
+}
+
+TEST_CASE("cli: a damaged entry's error names the carton and the entry once, in every command",
+          "[cli][carton][first-day]") {
+  TempDir tmp;
+  const std::string out = DamagedCarton(tmp);
+  auto count = [](const std::string& text, const std::string& part) {
+    std::size_t n = 0;
+    for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+    return n;
+  };
+  const std::string env = "CARTON_CACHE_DIR='" + tmp.file("cache") + "' CARTON_RUNNER_PATH='" +
+                          CARTON_NOOP_RUNNER_DIR + "' ";
+  for (const std::string command : {"verify", "unpack", "load", "self-test"}) {
+    const std::string extra = command == "unpack" ? " '" + tmp.file("out") + "'" : "";
+    auto r = Run(env + Bin() + " " + command + " '" + out + "'" + extra);
+    INFO(command << ": " << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.starts_with("carton " + command + ": "));
+    CHECK(count(r.err, out) == 1);
+    CHECK(count(r.err, "weights.bin") == 1);
+    CHECK_FALSE(std::filesystem::exists(tmp.file("out")));
+  }
 }

@@ -791,10 +791,17 @@ shape = [2]
   REQUIRE(ExportSafetensors(tmp.file("in"), tmp.file("x.safetensors")).ok());
   auto r = Run(Env(tmp) + CartonBin() + " infer -q '" + carton + "' --input x='" +
                tmp.file("x.safetensors") + "' --output '" + tmp.file("y.safetensors") + "'");
-  CHECK(r.exit_code != 0);
+  CHECK(r.exit_code == 3);  // the model's own code failed
   CHECK_THAT(r.err, Catch::Contains("the TorchScript model raised"));
   CHECK_THAT(r.err, Catch::Contains("ValueError: x must be non-positive"));
   CHECK_THAT(r.err, Catch::Contains("Traceback of TorchScript"));
+  auto j = Run(Env(tmp) + CartonBin() + " infer -q --json '" + carton + "' --input x='" +
+               tmp.file("x.safetensors") + "' --output '" + tmp.file("y.safetensors") + "'");
+  CHECK(j.exit_code == 3);
+  CHECK_THAT(j.out, Catch::Contains(R"("code":"model_error")"));
+  CHECK_THAT(j.out, Catch::Contains(
+                        R"("exception":{"type":"ValueError","message":"x must be non-positive"})"));
+  CHECK_FALSE(std::filesystem::exists(tmp.file("y.safetensors")));
 }
 
 TEST_CASE("torchscript: a torch.save pickle is named as such, with how to save TorchScript",

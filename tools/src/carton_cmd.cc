@@ -298,14 +298,15 @@ void PrintVerify(const std::string& model, const VerifyReport& r, bool json) {
   }
   for (std::size_t k = 0; k < shown; ++k) {
     const VerifyProblem& p = r.problems[k];
-    // A carton that does not open has one problem whose message names it;
-    // a message may name its entry already ("carton.toml:3:15: ...").
-    const bool named = p.where.empty() && p.message.starts_with(model + ": ");
+    // Each of the carton and the entry is named once: a message may name
+    // them already ("f.carton: entry \"model/t.txt\": ...",
+    // "carton.toml:3:15: ...").
     const bool says_where = !p.where.empty() && p.message.starts_with(p.where) &&
                             (p.message.size() == p.where.size() ||
                              p.message[p.where.size()] == ':' || p.message[p.where.size()] == ' ');
-    std::cerr << "carton verify: " << (named ? "" : model + ": ")
-              << (p.where.empty() || says_where ? "" : p.where + ": ") << p.message << '\n';
+    Status line(StatusCode::kCorrupt, p.message);
+    if (!says_where) line = line.WithContext(p.where);
+    std::cerr << "carton verify: " << line.WithContext(model).message() << '\n';
   }
 }
 

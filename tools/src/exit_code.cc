@@ -28,6 +28,8 @@ int ExitCodeFor(const Status& status) {
     case StatusCode::kCorrupt:
     case StatusCode::kUnsupported:
       return kExitBadInput;
+    case StatusCode::kModelError:
+      return kExitModelFailed;
     default:
       return kExitTrouble;
   }

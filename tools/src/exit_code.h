@@ -1,6 +1,7 @@
 // Maps library errors to the CLI's exit codes and prints them, in one place.
 //   0 success; 1 the input is bad (corrupt, unsupported, verification
-//   failed); 2 trouble (usage, I/O, network, internal).
+//   failed); 2 trouble (usage, I/O, network, internal); 3 the model's own
+//   code failed (it raised while it ran).
 #pragma once
 
 #include <string_view>
@@ -12,6 +13,7 @@ namespace carton::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitBadInput = 1;
 inline constexpr int kExitTrouble = 2;
+inline constexpr int kExitModelFailed = 3;
 
 int ExitCodeFor(const Status& status);
 

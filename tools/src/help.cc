@@ -190,6 +190,11 @@ std::string Footer(const CommandDoc& doc, bool json) {
   out += "\nExit status:\n  0  success\n";
   if (*doc.exit1 != '\0') out += std::string("  1  ") + doc.exit1 + "\n";
   out += "  2  usage error (bad arguments), a missing file, or I/O, network or runner trouble";
+  if (std::string_view(doc.path) == "infer") {
+    out +=
+        "\n  3  the model's own code failed: it raised (the message gives its exception and "
+        "traceback)";
+  }
   if (json) {
     out +=
         "\nWith --json, errors are also printed on stdout as "

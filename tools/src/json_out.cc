@@ -28,12 +28,18 @@ std::string JsonErrorCode(StatusCode code) {
       return "network";
     case StatusCode::kInternal:
       return "internal";
+    case StatusCode::kModelError:
+      return "model_error";
   }
   return "internal";
 }
 
 Json ErrorJson(const Status& status) {
-  return {{"code", JsonErrorCode(status.code())}, {"message", status.message()}};
+  Json j = {{"code", JsonErrorCode(status.code())}, {"message", status.message()}};
+  if (const ModelException* raised = status.model_exception(); raised != nullptr) {
+    j["exception"] = {{"type", raised->type}, {"message", raised->message}};
+  }
+  return j;
 }
 
 void PrintJson(const Json& j) {

@@ -645,7 +645,7 @@ int main(int argc, char** argv) {
       "examples, environment variables and exit codes.\n"
       "Exit status: 0 success; 1 the input is bad (a corrupt or unsupported carton or file, a "
       "failed verification or self-test); 2 usage, environment, I/O, network or runner "
-      "trouble.");
+      "trouble; 3 the model's own code failed while infer ran it.");
   RunState state;
   for (AddCommand add : kCommands) add(&app, &state);
   AddFooters(&app);

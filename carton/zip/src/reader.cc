@@ -83,10 +83,8 @@ class LibzipInput final : public zip_internal::EntryInput {
     if (n < 0) {
       zip_error_t* error = zip_file_get_error(file_.get());
       if (zip_error_code_zip(error) == ZIP_ER_CRC) {
-        return Corrupt(
-            "crc-32 mismatch: the data does not match the "
-            "directory's " +
-            zip_internal::Hex(e_.crc32, 8));
+        return Corrupt("crc-32 mismatch: the directory says " + zip_internal::Hex(e_.crc32, 8) +
+                       ", the data differs");
       }
       return zip_internal::ReadError(error, "");
     }

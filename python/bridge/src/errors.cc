@@ -7,7 +7,7 @@
 namespace carton::pybridge {
 namespace {
 
-constexpr std::size_t kCodes = static_cast<std::size_t>(StatusCode::kInternal) + 1;
+constexpr std::size_t kCodes = static_cast<std::size_t>(StatusCode::kModelError) + 1;
 
 // Registered exception types, strong references never released: they are
 // used until the process ends, after the interpreter may be gone.
@@ -89,24 +89,38 @@ std::vector<std::string> TracebackTail(py::handle trace, std::size_t n) {
 
 }  // namespace
 
-Status StatusFromPython(const py::error_already_set& error, std::string_view context,
-                        std::size_t traceback_lines) {
-  std::string type_name = "exception";
+namespace {
+
+// The exception's type name ("ValueError") and str(exception).
+ModelException Raised(const py::error_already_set& error) {
+  ModelException raised{"exception", ""};
   if (error.type()) {
     py::object name = py::getattr(error.type(), "__name__", py::none());
-    if (!name.is_none()) type_name = SafeStr(name);
+    if (!name.is_none()) raised.type = SafeStr(name);
   }
+  if (error.value()) raised.message = SafeStr(error.value());
+  return raised;
+}
+
+}  // namespace
+
+Status StatusFromPython(const py::error_already_set& error, std::string_view context,
+                        std::size_t traceback_lines) {
+  const ModelException raised = Raised(error);
   std::string message(context);
   if (!message.empty()) message += ": ";
-  message += type_name;
-  if (error.value()) {
-    const std::string text = SafeStr(error.value());
-    if (!text.empty()) message += ": " + text;
-  }
+  message += raised.type;
+  if (!raised.message.empty()) message += ": " + raised.message;
   for (const std::string& line : TracebackTail(error.trace(), traceback_lines)) {
     message += "\n" + line;
   }
   return Status(CodeFor(error), std::move(message));
+}
+
+Status ModelErrorFromPython(const py::error_already_set& error, std::string_view context,
+                            std::size_t traceback_lines) {
+  Status status = StatusFromPython(error, context, traceback_lines);
+  return ModelError(status.message(), Raised(error));
 }
 
 py::object ExceptionTypeFor(StatusCode code) {
@@ -121,6 +135,7 @@ py::object ExceptionTypeFor(StatusCode code) {
     case StatusCode::kNetworkError:
       return py::reinterpret_borrow<py::object>(PyExc_ConnectionError);
     case StatusCode::kInternal:
+    case StatusCode::kModelError:
     case StatusCode::kOk:
       return py::reinterpret_borrow<py::object>(PyExc_RuntimeError);
     case StatusCode::kInvalidArgument:
@@ -139,7 +154,14 @@ void SetExceptionType(StatusCode code, py::handle type) {
   slot = type.inc_ref().ptr();
 }
 
-void ThrowStatus(const Status& status) { ThrowStatusAs(status, ExceptionTypeFor(status.code())); }
+void ThrowStatus(const Status& status) {
+  py::dict attributes;
+  if (const ModelException* raised = status.model_exception(); raised != nullptr) {
+    attributes["exception_type"] = py::str(raised->type);
+    attributes["exception_message"] = py::str(raised->message);
+  }
+  ThrowStatusAs(status, ExceptionTypeFor(status.code()), attributes);
+}
 
 void ThrowStatusAs(const Status& status, py::handle type, const py::dict& attributes) {
   py::object exception = type(status.message());

@@ -181,7 +181,7 @@ class PythonRunner : public runner::Runner {
         outputs = infer_with_handle_(std::move(handle));
       }
     } catch (const py::error_already_set& e) {
-      return pybridge::StatusFromPython(e, std::string("the model's ") + method + " raised");
+      return pybridge::ModelErrorFromPython(e, std::string("the model's ") + method + " raised");
     }
     auto result = pybridge::TensorsFromMapping(outputs, hints_);
     if (!result.ok()) {

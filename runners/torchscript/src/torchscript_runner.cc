@@ -37,10 +37,12 @@ std::string TorchMessage(const std::exception& e) {
   return nl == std::string::npos ? what : what.substr(0, nl);
 }
 
-// What a model's forward raised: its own message first (the last line of
-// TorchScript's report, e.g. "builtins.ValueError: x must be positive"),
-// then TorchScript's traceback, without libtorch's C++ frames.
-std::string ModelFailure(const std::exception& e) {
+// What a model's forward raised (a kModelError status): its own message
+// first (the last line of TorchScript's report, e.g. "builtins.ValueError:
+// x must be positive"), then TorchScript's traceback, without libtorch's
+// C++ frames. The exception's type is the Python name before the message
+// ("ValueError"), or RuntimeError for an error of libtorch's own.
+Status ModelFailure(const std::exception& e) {
   const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
   const std::string text = c10_error != nullptr ? c10_error->what_without_backtrace() : e.what();
   std::vector<std::string> lines;
@@ -51,10 +53,22 @@ std::string ModelFailure(const std::exception& e) {
     if (end > begin) lines.push_back(text.substr(begin, end - begin));
     begin = end + 1;
   }
-  if (lines.empty()) return "(no message)";
-  std::string out = lines.back();
+  if (lines.empty()) lines.emplace_back("(no message)");
+  std::string out = "the TorchScript model raised " + lines.back();
   for (std::size_t i = 0; i + 1 < lines.size(); ++i) out += "\n  " + lines[i];
-  return out;
+  ModelException raised{"RuntimeError", lines.back()};
+  const std::string& last = lines.back();
+  const std::size_t colon = last.find(": ");
+  const std::string type = last.substr(0, colon);
+  const bool named = colon != std::string::npos && !type.empty() &&
+                     type.find_first_not_of(
+                         "abcdefghijklmnopqrstuvwxyz"
+                         "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") == std::string::npos;
+  if (named) {
+    raised.type = type.substr(type.rfind('.') + 1);
+    raised.message = last.substr(colon + 2);
+  }
+  return ModelError(std::move(out), std::move(raised));
 }
 
 // True when `path` is the zip torch.save writes (<name>/data.pkl, and
@@ -240,7 +254,7 @@ class TorchScriptRunner final : public runner::Runner {
       torch::NoGradGuard no_grad;
       result = module_->forward(std::move(args));
     } catch (const std::exception& e) {
-      return InvalidArgument("the TorchScript model raised " + ModelFailure(e));
+      return ModelFailure(e);
     }
     return Outputs(result);
   }

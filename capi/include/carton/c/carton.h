@@ -137,7 +137,12 @@ typedef CARTON_C_ENUM(carton_status){
     CARTON_ERR_NETWORK = 6,
     /* A bug in carton, a runner that crashed, hung or broke the protocol,
      * or memory ran out. */
-    CARTON_ERR_INTERNAL = 7} carton_status;
+    CARTON_ERR_INTERNAL = 7,
+    /* The model's own code failed while it ran (a Python model raised, a
+     * TorchScript forward threw); carton_last_error() names the exception,
+     * its message and the model's traceback. The model stays loaded: the
+     * next call may succeed. */
+    CARTON_ERR_MODEL = 8} carton_status;
 
 /* The message of the last call made on this thread that returns a
  * carton_status: "" after CARTON_OK, else what failed, naming the carton,

@@ -14,6 +14,8 @@
 //   kIoError          the operating system failed a read, write or open.
 //   kNetworkError     a transfer failed.
 //   kInternal         a bug in carton.
+//   kModelError       the model's own code failed while it ran (it raised
+//                     an exception); model_exception() says what it raised.
 //
 // A module may refine kCorrupt/kUnsupported with a `detail` number of its own
 // (safetensors uses it for one kind per validation rule); 0 means none.
@@ -22,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,10 +41,20 @@ enum class StatusCode : std::uint8_t {
   kIoError,
   kNetworkError,
   kInternal,
+  kModelError,  // last: the C API's codes are these values (capi/errors.cc)
 };
 
 // Lowercase name of a code ("corrupt", "io error", ...).
 std::string_view StatusCodeName(StatusCode code);
+
+// What a model's own code raised (a kModelError status): the exception's
+// type as its language names it ("ValueError", "RuntimeError") and its
+// message, without carton's context or the traceback, which the status's
+// message keeps.
+struct ModelException {
+  std::string type;
+  std::string message;
+};
 
 class [[nodiscard]] Status {
  public:
@@ -55,17 +68,27 @@ class [[nodiscard]] Status {
   StatusCode code() const { return code_; }
   int detail() const { return detail_; }
   const std::string& message() const { return message_; }
+  // What the model raised, for a kModelError status made by ModelError();
+  // nullptr otherwise. Valid as long as this status (or a copy) lives.
+  const ModelException* model_exception() const { return model_exception_.get(); }
 
-  // Returns a copy whose message is "<context>: <message>". OK stays OK.
+  // Returns a copy whose message is "<context>: <message>", or the status
+  // itself when the message already names the context (as one of its
+  // "part: " prefixes, or quoted): each error names a file once. OK stays
+  // OK.
   Status WithContext(std::string_view context) const;
 
   // "<code name>: <message>", or "ok".
   std::string ToString() const;
 
  private:
+  friend Status ModelError(std::string msg, ModelException exception);
+
   StatusCode code_ = StatusCode::kOk;
   int detail_ = 0;
   std::string message_;
+  // Shared by copies: set once, never changed.
+  std::shared_ptr<const ModelException> model_exception_;
 };
 
 inline Status InvalidArgument(std::string msg) {
@@ -83,6 +106,9 @@ inline Status NetworkError(std::string msg) {
   return Status(StatusCode::kNetworkError, std::move(msg));
 }
 inline Status Internal(std::string msg) { return Status(StatusCode::kInternal, std::move(msg)); }
+// A kModelError status: `msg` says what failed, with the context and
+// traceback people need; `exception` is what the model raised.
+Status ModelError(std::string msg, ModelException exception);
 
 namespace status_internal {
 // Prints "Result::value() on an error: <status>" to stderr and aborts.

@@ -45,10 +45,16 @@ inline constexpr std::size_t kTracebackLines = 8;
 Status StatusFromPython(const py::error_already_set& error, std::string_view context,
                         std::size_t traceback_lines = kTracebackLines);
 
+// As StatusFromPython, for an exception the model's own code raised: a
+// kModelError status with the same message whose model_exception() is the
+// exception's type name and str(exception).
+Status ModelErrorFromPython(const py::error_already_set& error, std::string_view context,
+                            std::size_t traceback_lines = kTracebackLines);
+
 // The exception type ThrowStatus raises for `code`: the registered one,
 // else kInvalidArgument ValueError, kNotFound FileNotFoundError, kCorrupt
 // and kUnsupported ValueError, kIoError OSError, kNetworkError
-// ConnectionError, kInternal RuntimeError.
+// ConnectionError, kInternal and kModelError RuntimeError.
 py::object ExceptionTypeFor(StatusCode code);
 
 // Registers the exception type raised for `code` (held for the life of the
@@ -56,8 +62,9 @@ py::object ExceptionTypeFor(StatusCode code);
 void SetExceptionType(StatusCode code, py::handle type);
 
 // Raises `status` as ExceptionTypeFor(status.code())(status.message())
-// with `code` set, by throwing py::error_already_set (pybind11 turns it
-// into the Python exception at the binding boundary).
+// with `code` set (and, for a model's exception, `exception_type` and
+// `exception_message`), by throwing py::error_already_set (pybind11 turns
+// it into the Python exception at the binding boundary).
 // REQUIRES: !status.ok().
 [[noreturn]] void ThrowStatus(const Status& status);
 
