@@ -27,6 +27,16 @@ foreach(dir common safetensors manifest net links carton/zip carton/format carto
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/include/ DESTINATION include)
 endforeach()
 install(EXPORT cartonTargets NAMESPACE carton:: DESTINATION lib/cmake/carton)
+# A stripped install (CARTON_INSTALL_STRIP, or --strip) also drops the static
+# libraries' debug sections, most of their size.
+if(CMAKE_STRIP)
+  foreach(lib ${CARTON_INSTALLED_LIBRARIES})
+    install(CODE "if(CMAKE_INSTALL_DO_STRIP)
+  execute_process(COMMAND \"${CMAKE_STRIP}\" --strip-debug
+                  \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/lib/$<TARGET_FILE_NAME:${lib}>\")
+endif()")
+  endforeach()
+endif()
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/cartonConfig.cmake.in
   ${PROJECT_BINARY_DIR}/cartonConfig.cmake INSTALL_DESTINATION lib/cmake/carton)

@@ -27,6 +27,21 @@ if(Python3_FOUND AND pybind11_FOUND)
   # static libraries, so every library is compiled as position-independent
   # code (included from the top level: this applies to every module).
   set(CMAKE_POSITION_INDEPENDENT_CODE ON)
+
+  # site-packages relative to the install prefix, as the interpreter names it:
+  # Debian's Python reads <prefix>/lib/python3.X/dist-packages for /usr and
+  # /usr/local, other builds <prefix>/lib/python3.X/site-packages.
+  if(NOT DEFINED CARTON_PYTHON_INSTALL_DIR)
+    execute_process(
+      COMMAND ${Python3_EXECUTABLE} -c
+        "import sysconfig; v = sysconfig.get_python_version(); d = 'dist-packages' if 'deb_system' in sysconfig.get_scheme_names() else 'site-packages'; print(f'lib/python{v}/{d}')"
+      OUTPUT_VARIABLE detected_dir OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE detected)
+    if(NOT detected EQUAL 0 OR detected_dir STREQUAL "")
+      set(detected_dir "lib/python${Python3_VERSION_MAJOR}.${Python3_VERSION_MINOR}/site-packages")
+    endif()
+    set(CARTON_PYTHON_INSTALL_DIR "${detected_dir}" CACHE STRING
+        "Where `cmake --install` puts the carton package, relative to the install prefix")
+  endif()
 else()
   message(STATUS "Python 3 with numpy and pybind11 not found (python3-dev, python3-numpy, "
                  "pybind11-dev): the Python runner and package are not built")

@@ -44,7 +44,8 @@ const char kConfig[] =
     "[runner.opts]\nthreads = 4\nscale = 0.5\nmode = \"fast\"\njit = true\n";
 
 const char kIndex[] =
-    "[[tensor]]\nname = \"x\"\ndtype = \"float32\"\nshape = [2]\nfile = \"tensor_0.bin\"\ninner = "
+    "[[tensor]]\nname = \"x\"\ndtype = \"float32\"\nshape = [1, 2, 1]\nfile = "
+    "\"tensor_0.bin\"\ninner = "
     "[]\n"
     "[[tensor]]\nname = \"s\"\ndtype = \"string\"\nshape = [2]\nfile = \"tensor_1.toml\"\n"
     "[[tensor]]\nname = \"n\"\ndtype = \"nested\"\ninner = [\"x\", \"s\"]\n"

@@ -124,9 +124,11 @@ void CheckReferences(const CartonConfig& c, const ConfigParseDetails& details,
                      const std::optional<TensorDataIndex>& index, const CartonFiles& files,
                      std::vector<VerifyProblem>* problems) {
   RefChecker check(index, files, problems);
+  std::vector<std::string> self_test_where;
   for (std::size_t i = 0; i < c.self_tests.size(); ++i) {
     const auto& t = c.self_tests[i];
     const std::string where = Where(details.self_tests, i);
+    self_test_where.push_back(where);
     const std::string what = "self-test " + std::to_string(i + 1);
     check.Refs(where, what + " inputs", t.inputs, false);
     check.Names(where, what + " inputs", t.inputs, c.inputs, "input");
@@ -135,6 +137,7 @@ void CheckReferences(const CartonConfig& c, const ConfigParseDetails& details,
       check.Names(where, what + " expected_out", *t.expected_out, c.outputs, "output");
     }
   }
+  if (index) CheckSelfTestTensors(c, self_test_where, *index, problems);
   for (std::size_t i = 0; i < c.examples.size(); ++i) {
     const auto& e = c.examples[i];
     const std::string where = Where(details.examples, i);

@@ -42,10 +42,21 @@ std::optional<TensorDataIndex> CheckTensorData(const CartonFiles& files,
 // carton.toml against the rest: every @tensor_data/ reference names a
 // tensor of the index, every @misc/ reference a file, and the tensor names
 // of self-tests and examples are declared inputs and outputs (when any are
-// declared). Self-tests and examples are numbered from 1; `where` is
+// declared), and self-test tensors match their declarations
+// (CheckSelfTestTensors). Self-tests and examples are numbered from 1; `where` is
 // "carton.toml:LINE:COL" where `details` knows the table's place.
 void CheckReferences(const CartonConfig& config, const ConfigParseDetails& details,
                      const std::optional<TensorDataIndex>& index, const CartonFiles& files,
                      std::vector<VerifyProblem>* problems);
+
+// The tensors each [[self_test]] references against the declared inputs
+// and outputs they name (when any are declared): dtype, rank, fixed
+// dimensions, and symbols resolving to one value across the self-test's
+// inputs and outputs. `where[i]` places the i-th self-test. Names that are
+// undeclared and references that resolve to nothing are left to
+// CheckReferences, which calls this. Appends one problem per tensor:
+// `self_test "echo": input "x": dtype int32, but [[input]] "x" is float32`.
+void CheckSelfTestTensors(const CartonConfig& config, const std::vector<std::string>& where,
+                          const TensorDataIndex& index, std::vector<VerifyProblem>* problems);
 
 }  // namespace carton::internal

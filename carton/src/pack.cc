@@ -178,6 +178,88 @@ std::string SingleFilePath(const internal::WalkResult& walk, const CartonConfig&
   return "model/model.pt";
 }
 
+// The tensors of one added self-test, renamed as its entries will be
+// ("self_test_<n>_input_<name>"), with the refs carton.toml gives them.
+TensorData RenameSelfTestTensors(const PackSelfTest& t, const std::string& prefix,
+                                 SelfTest* entry) {
+  TensorData out;
+  auto add = [&](const TensorData& data, const std::string& kind, TensorRefs* refs) {
+    for (const TensorValue& v : data.tensors) {
+      TensorValue renamed = v;
+      renamed.name = prefix + kind + "_" + v.name;
+      (*refs)[v.name] = "@tensor_data/" + renamed.name;
+      out.tensors.push_back(std::move(renamed));
+    }
+  };
+  add(t.inputs, "input", &entry->inputs);
+  if (t.expected_out) add(*t.expected_out, "output", &entry->expected_out.emplace());
+  return out;
+}
+
+// Adds the description's self-tests: their tensors to `index` and, as
+// files, to `added`; a [[self_test]] for each to `config`. Each gets the
+// first number n (from its place among the self-tests) whose names and
+// files the folder does not use.
+Status AddSelfTests(const PackDescription& d, const internal::CartonFiles& folder,
+                    TensorDataIndex* index, CartonConfig* config, std::vector<PackBytes>* added) {
+  for (const PackSelfTest& t : d.self_tests) {
+    for (std::size_t n = config->self_tests.size() + 1;; ++n) {
+      const std::string prefix = "self_test_" + std::to_string(n) + "_";
+      SelfTest entry;
+      entry.name = t.name;
+      auto encoded_files = EncodeTensorData(RenameSelfTestTensors(t, prefix, &entry));
+      if (!encoded_files.ok()) {
+        return encoded_files.status().WithContext(
+            "self-test " + std::to_string(config->self_tests.size() + 1) + " added to " + d.path);
+      }
+      std::vector<TensorDataFile> files = std::move(encoded_files).value();
+      CARTON_ASSIGN_OR_RETURN(TensorDataIndex encoded, ParseIndex(files.back().bytes));
+      files.pop_back();  // index.toml: its entries join `index`
+      const std::string dir = "self_test_" + std::to_string(n) + "/";
+      bool taken = false;
+      for (TensorDataEntry& e : encoded.tensors) {
+        e.file = dir + e.file;
+        taken |= index->Find(e.name) != nullptr || folder.Present("tensor_data/" + e.file);
+      }
+      if (taken) continue;
+      for (std::size_t i = 0; i < files.size(); ++i) {
+        added->push_back({"tensor_data/" + encoded.tensors[i].file, std::move(files[i].bytes)});
+      }
+      for (TensorDataEntry& e : encoded.tensors) index->tensors.push_back(std::move(e));
+      config->self_tests.push_back(std::move(entry));
+      break;
+    }
+  }
+  return Status::Ok();
+}
+
+// The entries to write: the walked files (carton.toml unless generated,
+// index.toml never), the extra and added files, carton.toml when
+// generated and index.toml, normalized, sorted by path.
+Result<std::vector<Item>> ListItems(const PackDescription& d, const internal::WalkResult& walk,
+                                    const CartonConfig& config, bool generated_config,
+                                    const TensorDataIndex& index,
+                                    const std::vector<PackBytes>& added) {
+  std::vector<Item> items;
+  for (const auto& f : walk.files) {
+    if (f.path == "carton.toml" && generated_config) continue;
+    if (f.path == "tensor_data/index.toml") continue;  // written normalized below
+    items.push_back({SingleFilePath(walk, config, f.path), &f, {}});
+  }
+  for (const auto& e : d.extra_files) {
+    if (e.path != "tensor_data/index.toml") items.push_back({e.path, nullptr, e.bytes});
+  }
+  for (const auto& e : added) items.push_back({e.path, nullptr, e.bytes});
+  if (generated_config) {
+    CARTON_ASSIGN_OR_RETURN(std::string text, WriteConfig(config));
+    items.push_back({"carton.toml", nullptr, std::move(text)});
+  }
+  items.push_back({"tensor_data/index.toml", nullptr, WriteIndex(index)});
+  std::sort(items.begin(), items.end(),
+            [](const Item& a, const Item& b) { return a.path < b.path; });
+  return items;
+}
+
 // carton.toml and tensor_data/index.toml must be valid, and agree with the
 // files, before anything is written: pack runs verify's checks
 // (consistency.h), so a carton that `carton verify` would reject is never
@@ -199,30 +281,18 @@ Result<std::vector<Item>> PlanItems(const PackDescription& d, const internal::Wa
   bool generated_config = false;
   CARTON_ASSIGN_OR_RETURN(CartonConfig config,
                           ChooseConfig(d, walk, &details, &generated_config, report));
-  std::vector<Item> items;
-  for (const auto& f : files) {
-    if (f.path == "carton.toml" && generated_config) continue;
-    if (f.path == "tensor_data/index.toml") continue;  // written normalized below
-    items.push_back({SingleFilePath(walk, config, f.path), &f, {}});
-  }
-  for (const auto& e : d.extra_files) {
-    if (e.path != "tensor_data/index.toml") items.push_back({e.path, nullptr, e.bytes});
-  }
-  if (generated_config) {
-    CARTON_ASSIGN_OR_RETURN(std::string text, WriteConfig(config));
-    items.push_back({"carton.toml", nullptr, std::move(text)});
-  }
-
   FolderFiles folder(files, d.extra_files);
   std::vector<VerifyProblem> problems;
   std::optional<TensorDataIndex> index = internal::CheckTensorData(folder, {}, &problems);
+  std::vector<PackBytes> added;
+  if (!d.self_tests.empty() && problems.empty()) {
+    if (!index) index.emplace();
+    CARTON_RETURN_IF_ERROR(AddSelfTests(d, folder, &*index, &config, &added));
+    generated_config = true;
+  }
   internal::CheckReferences(config, details, index, folder, &problems);
   if (!problems.empty()) return ProblemsStatus(d.path, problems, report->warnings);
-  items.push_back(
-      {"tensor_data/index.toml", nullptr, WriteIndex(index ? *index : TensorDataIndex{})});
-  std::sort(items.begin(), items.end(),
-            [](const Item& a, const Item& b) { return a.path < b.path; });
-  return items;
+  return ListItems(d, walk, config, generated_config, index ? *index : TensorDataIndex{}, added);
 }
 
 // Takes the files whose sha256 the description links out of `items` (into

@@ -5,17 +5,10 @@
 #include <string>
 #include <variant>
 
+#include "carton/format/tensor.h"
+
 namespace carton::runner {
 namespace {
-
-std::string ShapeText(const std::vector<std::uint64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(shape[i]);
-  }
-  return s + "]";
-}
 
 Status Mismatch(const std::string& name, const std::string& what) {
   return Status(StatusCode::kInvalidArgument,

@@ -251,6 +251,37 @@ TEST_CASE("python runner: seal and infer_with_handle", "[python]") {
   CHECK_THAT(r.err, !Catch::Contains("kept input"));
 }
 
+TEST_CASE("python runner: model code can import the carton package", "[python][first-day]") {
+  TempDir tmp;
+  TensorData d;
+  d.tensors.push_back(Float32("x", {3}, {1, -2, 0.5}));
+  d.tensors.push_back(Float32("y", {3}, {2, -4, 1}));
+  const std::string config =
+      "spec_version = 1\n"
+      "[[self_test]]\nname = \"round-trip\"\ninputs = { x = \"@tensor_data/x\" }\n"
+      "expected_out = { y = \"@tensor_data/y\" }\n" +
+      PythonRunnerToml();
+  // The safetensors layer of the package the runner belongs to, used by
+  // model code (a model that reads its weights with it).
+  const std::string dir = WritePythonModel(tmp.file("m"), config,
+                                           {{"main.py",
+                                             "import carton\n"
+                                             "from carton.safetensors.numpy import load, save\n\n\n"
+                                             "class Model:\n"
+                                             "    def infer_with_tensors(self, tensors):\n"
+                                             "        back = load(save({'x': tensors['x']}))\n"
+                                             "        return {'y': back['x'] * 2}\n\n\n"
+                                             "def get_model():\n"
+                                             "    assert carton.__version__\n"
+                                             "    return Model()\n"}},
+                                           d);
+  // Nothing on PYTHONPATH: the runner finds the package itself.
+  auto r = Carton(tmp.file("cache"), "self-test " + Quote(dir));
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("PASS round-trip"));
+}
+
 TEST_CASE("python runner: an entry function that raises is a load error with its traceback",
           "[python][errors]") {
   TempDir tmp;

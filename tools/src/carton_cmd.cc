@@ -139,6 +139,103 @@ Json InfoJson(const std::string& model, const CartonInfo& info) {
   return j;
 }
 
+// info's lists are tables: each row's cells padded to the widest cell of
+// their column (the last is not padded), as `docker images` prints.
+using Table = std::vector<std::vector<std::string>>;
+
+// The width of `s` on a terminal: its code points (ShowText has escaped
+// every control character, and bytes of invalid UTF-8).
+std::size_t TextWidth(std::string_view s) {
+  return std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; });
+}
+
+// `title`: then the rows, indented by two spaces, two spaces between
+// columns. Nothing when `rows` is empty.
+void PrintTable(const char* title, const Table& rows) {
+  if (rows.empty()) return;
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows) {
+    if (widths.size() < row.size()) widths.resize(row.size(), 0);
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      widths[i] = std::max(widths[i], TextWidth(row[i]));
+    }
+  }
+  std::cout << title << ":\n";
+  for (const auto& row : rows) {
+    std::string line = "  ";
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line.append(widths[i] - TextWidth(row[i]) + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    std::cout << line << '\n';
+  }
+}
+
+// name, dtype, shape, description: one row per [[input]] or [[output]].
+Table SpecRows(const std::vector<TensorSpec>& specs) {
+  Table rows;
+  for (const auto& s : specs) {
+    rows.push_back({ShowText(s.name), std::string(DataTypeName(s.dtype)), ShapeText(s.shape),
+                    s.description ? ShowText(*s.description, /*multiline=*/true) : ""});
+  }
+  return rows;
+}
+
+// "x=t1, y=t2": a self-test's or example's tensor references.
+std::string RefsText(const TensorRefs& refs) {
+  std::string out;
+  for (const auto& [k, v] : refs)
+    out += (out.empty() ? "" : ", ") + ShowText(k) + "=" + ShowText(v);
+  return out;
+}
+
+// name (or #N), inputs, outputs: one row per [[self_test]] or [[example]].
+template <typename Sets, typename Outputs>
+Table RefRows(const Sets& sets, const char* outputs_label, Outputs outputs) {
+  Table rows;
+  for (std::size_t n = 0; n < sets.size(); ++n) {
+    const auto& t = sets[n];
+    const std::string out = outputs(t);
+    rows.push_back({t.name ? ShowText(*t.name) : "#" + std::to_string(n + 1),
+                    "inputs: " + RefsText(t.inputs),
+                    out.empty() ? "" : std::string(outputs_label) + ": " + out});
+  }
+  return rows;
+}
+
+// name, dtype, shape: one row per tensor of tensor_data/index.toml.
+Table TensorRows(const CartonInfo& info) {
+  Table rows;
+  if (!info.tensor_index) return rows;
+  for (const auto& t : info.tensor_index->tensors) {
+    std::string shape;
+    if (!t.nested()) {
+      shape = "[";
+      for (std::size_t i = 0; i < t.shape.size(); ++i) {
+        shape += (i ? ", " : "") + std::to_string(t.shape[i]);
+      }
+      shape += "]";
+    }
+    rows.push_back(
+        {ShowText(t.name), t.nested() ? "nested" : std::string(DataTypeName(*t.dtype)), shape});
+  }
+  return rows;
+}
+
+// path, size, method (and the stored size of a compressed file).
+Table FileRows(const CartonInfo& info) {
+  Table rows;
+  for (const auto& f : info.files) {
+    std::string method = f.method;
+    if (!f.linked && f.method != "stored") {
+      method += " (" + std::to_string(f.compressed_size) + ")";
+    }
+    rows.push_back({ShowText(f.path), std::to_string(f.size) + " bytes", method});
+  }
+  return rows;
+}
+
 void PrintInfo(const std::string& path, const CartonInfo& info) {
   const auto& c = info.config;
   auto line = [](const char* k, const std::optional<std::string>& v) {
@@ -158,39 +255,16 @@ void PrintInfo(const std::string& path, const CartonInfo& info) {
     for (const auto& p : c.required_platforms) std::cout << ' ' << ShowText(p);
     std::cout << '\n';
   }
-  auto specs = [](const char* title, const std::vector<TensorSpec>& v) {
-    if (v.empty()) return;
-    std::cout << title << ":\n";
-    for (const auto& s : v) {
-      std::cout << "  " << ShowText(s.name) << ": " << DataTypeName(s.dtype) << ' '
-                << ShapeText(s.shape);
-      if (s.description) std::cout << "  " << ShowText(*s.description, /*multiline=*/true);
-      std::cout << '\n';
-    }
-  };
-  specs("inputs", c.inputs);
-  specs("outputs", c.outputs);
-  if (!c.self_tests.empty()) std::cout << "self-tests: " << c.self_tests.size() << '\n';
-  if (!c.examples.empty()) std::cout << "examples: " << c.examples.size() << '\n';
-  if (info.tensor_index && !info.tensor_index->tensors.empty()) {
-    std::cout << "tensors:\n";
-    for (const auto& t : info.tensor_index->tensors) {
-      std::cout << "  " << ShowText(t.name) << ": "
-                << (t.nested() ? std::string("nested") : std::string(DataTypeName(*t.dtype)));
-      if (!t.nested()) {
-        std::cout << " [";
-        for (std::size_t i = 0; i < t.shape.size(); ++i) std::cout << (i ? ", " : "") << t.shape[i];
-        std::cout << "]";
-      }
-      std::cout << '\n';
-    }
-  }
-  std::cout << "files:\n";
-  for (const auto& f : info.files) {
-    std::cout << "  " << f.path << "  " << f.size << " bytes  " << f.method;
-    if (!f.linked && f.method != "stored") std::cout << " (" << f.compressed_size << ")";
-    std::cout << '\n';
-  }
+  PrintTable("inputs", SpecRows(c.inputs));
+  PrintTable("outputs", SpecRows(c.outputs));
+  PrintTable("self-tests", RefRows(c.self_tests, "expected", [](const carton::SelfTest& t) {
+               return t.expected_out ? RefsText(*t.expected_out) : std::string();
+             }));
+  PrintTable("examples", RefRows(c.examples, "sample out",
+                                 [](const carton::Example& x) { return RefsText(x.sample_out); }));
+  PrintTable("tensors", TensorRows(info));
+  if (info.files.empty()) std::cout << "files:\n";
+  PrintTable("files", FileRows(info));
   std::cout << "manifest hash: " << manifest::ToHex(info.manifest_hash) << '\n';
   // info reads metadata only: a damaged file would not show here.
   std::cout << "(files not verified: `carton verify` hashes every one)\n";
@@ -387,7 +461,7 @@ int Unpack(const UnpackArgs& a) {
     j["ok"] = true;
     j["dir"] = *dir;
     PrintJson(j);
-  } else if (a.dir.empty()) {
+  } else if (a.dir.empty() && !a.quiet) {
     // The directory was chosen here: say which.
     std::cerr << "unpacked " << a.carton << " into " << *dir << "/\n";
   }

@@ -39,7 +39,7 @@ namespace carton::cli {
 struct RegistryArgs {
   std::string config;       // --registry-config: a docker config.json
   bool plain_http = false;  // --plain-http
-  unsigned jobs = 4;        // --jobs: blobs moved at once
+  unsigned jobs = 4;        // -j/--threads/--jobs: blobs moved at once
 };
 
 // The flags that describe a model (pack and init): used when PATH has no
@@ -55,7 +55,7 @@ struct DescribeArgs {
   std::vector<std::string> opts;        // KEY=VALUE
   std::vector<std::string> inputs;      // NAME:DTYPE[:SHAPE]
   std::vector<std::string> outputs;     // --output-tensor NAME:DTYPE[:SHAPE]
-  std::vector<std::string> self_tests;  // IN=TENSOR,...[:OUT=TENSOR,...]
+  std::vector<std::string> self_tests;  // IN=TENSOR,...[:OUT=...]; pack: IN.safetensors[:OUT]
 };
 
 struct PackArgs {
@@ -78,6 +78,7 @@ struct InitArgs {
   std::string dir;
   DescribeArgs describe;
   bool json = false;
+  bool quiet = false;  // -q: no "wrote" line (notes stay)
 };
 int Init(const InitArgs& args);
 
@@ -238,7 +239,8 @@ struct RunArgs {
 };
 int SelfTest(const RunArgs& args);
 int Infer(const RunArgs& args);
-int Runners(bool json);
+// `quiet`: no note on stderr when no runner is found.
+int Runners(bool json, bool quiet);
 int Version(bool json);
 
 }  // namespace carton::cli

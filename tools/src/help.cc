@@ -33,10 +33,11 @@ const std::vector<CommandDoc> kDocs = {
       "carton pack model.pt -o m.carton --runner torchscript --framework-version =2.1.0",
       "carton pack hf-snapshot/ -o m.carton --runner python --framework-version '>=3.11' "
       "--exclude '*.bin'",
-      "carton pack my-model/ -o my-model.carton --compression deflate -j 4"},
+      "carton pack my-model/ -o my-model.carton --compression deflate -j 4",
+      "carton pack my-model/ -o my-model.carton --self-test in.safetensors:out.safetensors"},
      0,
      "a carton.toml or a file of the folder is bad, or the carton would break a rule "
-     "verify checks"},
+     "verify checks (a self-test's tensors must match the declared inputs and outputs)"},
     {"init",
      {"carton init my-model/",
       "carton init my-model/ --runner python --framework-version '>=3.11'"},
@@ -78,7 +79,9 @@ const std::vector<CommandDoc> kDocs = {
      kEnvHttp | kEnvCache | kEnvRegistry,
      "the carton is corrupt or a file does not match MANIFEST"},
     {"push",
-     {"carton push my-model.carton oci://registry.example.com/models/my-model:1.0"},
+     {"carton push my-model.carton oci://registry.example.com/models/my-model:1.0",
+      "carton push -j 8 -q my-model.carton oci://registry.example.com/models/my-model:1.0"
+      "   # 8 blobs at once"},
      kEnvHttp | kEnvCache | kEnvRegistry | kEnvTemp,
      "the carton is corrupt"},
     {"pull",

@@ -103,7 +103,7 @@ int Init(const InitArgs& a) {
     j["path"] = path;
     j["notes"] = notes;
     PrintJson(j);
-  } else {
+  } else if (!a.quiet) {
     std::cerr << "wrote " << path << '\n';
   }
   return kExitOk;

@@ -44,8 +44,9 @@ int Shrink(const ShrinkArgs& a) {
     PrintJson(j);
     return kExitOk;
   }
-  std::cerr << "moved " << r->moved.size() << " files, " << r->moved_bytes << " bytes, out of "
-            << a.output << " (" << r->blobs_written << " new blobs in " << a.blobs_dir << ")\n";
+  if (!a.quiet)
+    std::cerr << "moved " << r->moved.size() << " files, " << r->moved_bytes << " bytes, out of "
+              << a.output << " (" << r->blobs_written << " new blobs in " << a.blobs_dir << ")\n";
   std::cout << manifest::ToHex(r->manifest_hash) << '\n';
   return kExitOk;
 }
@@ -77,8 +78,9 @@ int Fetch(const FetchArgs& a) {
     PrintJson(j);
     return kExitOk;
   }
-  std::cerr << "fetched " << r->fetched.size() << " linked files, " << r->fetched_bytes
-            << " bytes, into " << a.output << '\n';
+  if (!a.quiet)
+    std::cerr << "fetched " << r->fetched.size() << " linked files, " << r->fetched_bytes
+              << " bytes, into " << a.output << '\n';
   std::cout << manifest::ToHex(r->manifest_hash) << '\n';
   return kExitOk;
 }

@@ -7,6 +7,7 @@
 #include "carton/common/atomic_file.h"
 #include "carton/common/progress.h"
 #include "carton/common/quote.h"
+#include "carton/format/tensor.h"
 #include "carton/loader/cache.h"
 #include "carton/loader/loader.h"
 #include "carton/runner/client.h"
@@ -99,12 +100,6 @@ Result<loader::LoadedCarton> LoadModel(const RunArgs& args) {
   options.registry_config = args.registry.config;
   options.plain_http = args.registry.plain_http;
   return LoadWithProgress(args.model, options, args.quiet);
-}
-
-std::string ShapeText(const std::vector<std::uint64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
 }
 
 // "x float32, y int64": the declared inputs, for messages about a wrong one.
@@ -439,7 +434,7 @@ int Infer(const RunArgs& args) {
   return kExitOk;
 }
 
-int Runners(bool json) {
+int Runners(bool json, bool quiet) {
   auto found = runner::FindRunners();
   Json a = Json::array();
   for (const auto& r : found) {
@@ -461,7 +456,7 @@ int Runners(bool json) {
     j["ok"] = true;
     j["runners"] = std::move(a);
     PrintJson(j);
-  } else if (found.empty()) {
+  } else if (found.empty() && !quiet) {
     std::cerr << "carton runners: no carton-runner-* executables in";
     for (const auto& d : runner::RunnerSearchPath()) std::cerr << " " << d;
     std::cerr << " (set CARTON_RUNNER_PATH, or install runners beside carton)\n";

@@ -172,15 +172,44 @@ std::shared_ptr<Args> Bind() {
 
 constexpr const char* kModelAnywhere = "A .carton file, an http(s) URL or an oci:// reference";
 
-// --registry-config, --plain-http, --jobs: for commands that take oci://
-// references.
+// -j,--threads,--jobs N: one value, the work done at once; `what` says
+// which (threads, blobs moved). --jobs is the older spelling for blobs.
+CLI::Option* AddThreads(CLI::App* cmd, unsigned* n, const std::string& what) {
+  return cmd->add_option("-j,--threads,--jobs", *n, what);
+}
+
+// --registry-config, --plain-http and, with `jobs`, -j,--threads,--jobs
+// (blobs moved at once): for commands that take oci:// references. A
+// command with threads of its own passes `jobs` false and calls
+// SetRegistryJobs.
 void AddRegistryOptions(CLI::App* cmd, RegistryArgs* r, bool jobs = true) {
   cmd->add_option("--registry-config", r->config,
                   "Registry credentials in the ~/.docker/config.json format (default: "
                   "$CARTON_REGISTRY_AUTH, then ~/.docker/config.json)");
   cmd->add_flag("--plain-http", r->plain_http,
                 "Talk plain HTTP to a registry that is not on a loopback address");
-  if (jobs) cmd->add_option("--jobs", r->jobs, "Blobs moved at once")->capture_default_str();
+  if (jobs) {
+    AddThreads(cmd, &r->jobs, "Blobs moved at once, for oci:// references")->capture_default_str();
+  }
+}
+
+// A command's -j value, when given, is also its blobs moved at once (0,
+// one thread per core, leaves the registry default).
+void SetRegistryJobs(unsigned threads, RegistryArgs* r) {
+  if (threads > 0) r->jobs = threads;
+}
+
+// -q,--quiet, bound to `quiet`: what it silences is `what`.
+void AddQuiet(CLI::App* cmd, bool* quiet, const std::string& what) {
+  cmd->add_flag("-q,--quiet", *quiet, what);
+}
+
+// -q,--quiet for a command that prints nothing but its requested output
+// and errors: accepted and ignored, so that scripts may pass -q to every
+// command.
+void AcceptQuiet(CLI::App* cmd) {
+  cmd->add_flag("-q,--quiet")
+      ->description("Accepted for scripts (this command prints only its output and errors)");
 }
 
 void AddAllowFileLinks(CLI::App* cmd, bool* allow) {
@@ -228,6 +257,7 @@ void AddSafetensors(CLI::App* app, RunState* state) {
   auto* in = st->add_subcommand("inspect", "List the tensors and metadata of a file");
   in->add_option("FILE", inspect->file, kStFile)->required();
   in->add_flag("--json", inspect->json, "Print JSON");
+  AcceptQuiet(in);
   OnRun(state, in, [inspect] { return SafetensorsInspect(*inspect); });
 
   auto verify = Bind<SafetensorsVerifyArgs>();
@@ -245,6 +275,7 @@ void AddSafetensors(CLI::App* app, RunState* state) {
   g->add_option("TENSOR", get->tensors, "Tensor names")->required();
   g->add_option("-o,--output", get->output, "The .safetensors file to write")->required();
   g->add_flag("--json", get->json, "Print JSON: the file written and its tensors");
+  AcceptQuiet(g);
   OnRun(state, g, [get] { return SafetensorsGet(*get); });
 }
 
@@ -267,9 +298,15 @@ void AddPack(CLI::App* app, RunState* state) {
   p->add_option("--level", pack->level, "Compression level (0: the method's default)");
   p->add_option("--align", pack->align, "Alignment of stored entries' data (64; 4096 for pages)")
       ->capture_default_str();
-  p->add_option("-j,--threads", pack->threads,
-                "Threads for hashing and zstd (0: one per core); the output is the same for any");
+  AddThreads(p, &pack->threads,
+             "Threads for hashing and zstd (0: one per core); the output is the same for any");
   AddDescribeOptions(p, &pack->describe);
+  p->get_option("--self-test")
+      ->description(
+          "IN.safetensors[:OUT.safetensors]: a [[self_test]] added to the carton (not to PATH) "
+          "whose inputs are IN's tensors, each named as its input, and expected_out OUT's; or "
+          "IN=TENSOR,...[:OUT=TENSOR,...], one naming tensor_data tensors (these replace "
+          "carton.toml's, with --override); repeatable");
   p->add_flag("--override", pack->override_config,
               "Put the describing flags over carton.toml's values (else they are refused when "
               "PATH has carton.toml)");
@@ -293,6 +330,7 @@ void AddInit(CLI::App* app, RunState* state) {
   in->add_option("DIR", init->dir, "The model folder (created if missing)")->required();
   AddDescribeOptions(in, &init->describe);
   in->add_flag("--json", init->json, "Print JSON: the carton.toml written and the notes");
+  AddQuiet(in, &init->quiet, "No \"wrote\" line on stderr (notes stay)");
   OnRun(state, in, [init, in] {
     init->describe.compat_given = in->count("--compat-version") > 0;
     return Init(*init);
@@ -309,10 +347,15 @@ void AddVerify(CLI::App* app, RunState* state) {
   v->add_flag("--fetch", verify->fetch,
               "Also fetch linked files (LINKS) through the blob cache and hash them");
   AddAllowFileLinks(v, &verify->allow_file_links);
-  v->add_option("-j,--threads", verify->threads, "Hashing threads (0: one per core)");
-  AddRegistryOptions(v, &verify->registry);
+  AddThreads(v, &verify->threads,
+             "Hashing threads, and blobs moved at once for oci:// references (0: one thread per "
+             "core, 4 blobs)");
+  AddRegistryOptions(v, &verify->registry, /*jobs=*/false);
   v->add_flag("-q,--quiet", verify->quiet, "Draw no progress line");
-  OnRun(state, v, [verify] { return Verify(*verify); });
+  OnRun(state, v, [verify] {
+    SetRegistryJobs(verify->threads, &verify->registry);
+    return Verify(*verify);
+  });
 }
 
 void AddInfo(CLI::App* app, RunState* state) {
@@ -324,6 +367,7 @@ void AddInfo(CLI::App* app, RunState* state) {
       ->required();
   i->add_flag("--json", info->json, "Print JSON");
   AddRegistryOptions(i, &info->registry);
+  AcceptQuiet(i);
   OnRun(state, i, [info] { return Info(*info); });
 }
 
@@ -338,7 +382,7 @@ void AddUnpack(CLI::App* app, RunState* state) {
   u->add_flag("--json", unpack->json, "Print a JSON report");
   AddAllowFileLinks(u, &unpack->allow_file_links);
   AddRegistryOptions(u, &unpack->registry);
-  u->add_flag("-q,--quiet", unpack->quiet, "Draw no progress line");
+  u->add_flag("-q,--quiet", unpack->quiet, "No progress line or summary on stderr");
   OnRun(state, u, [unpack] { return Unpack(*unpack); });
 }
 
@@ -349,6 +393,7 @@ void AddHash(CLI::App* app, RunState* state) {
   h->add_option("MODEL", hash->cartons, kModelAnywhere)->required();
   h->add_flag("--json", hash->json, "Print JSON");
   AddRegistryOptions(h, &hash->registry);
+  AcceptQuiet(h);
   OnRun(state, h, [hash] { return Hash(*hash); });
 }
 
@@ -359,6 +404,7 @@ void AddLs(CLI::App* app, RunState* state) {
   c->add_option("MODEL", ls->carton, kModelAnywhere)->required();
   c->add_flag("--json", ls->json, "Print JSON");
   AddRegistryOptions(c, &ls->registry);
+  AcceptQuiet(c);
   OnRun(state, c, [ls] { return Ls(*ls); });
 }
 
@@ -370,6 +416,7 @@ void AddCat(CLI::App* app, RunState* state) {
   c->add_option("PATH", cat->path, "The file, as MANIFEST names it (e.g. carton.toml)")->required();
   AddAllowFileLinks(c, &cat->allow_file_links);
   AddRegistryOptions(c, &cat->registry);
+  AcceptQuiet(c);
   OnRun(state, c, [cat] { return Cat(*cat); });
 }
 
@@ -382,6 +429,7 @@ void AddDiff(CLI::App* app, RunState* state) {
   c->add_option("B", diff->b, kModelAnywhere)->required();
   c->add_flag("--json", diff->json, "Print JSON");
   AddRegistryOptions(c, &diff->registry);
+  AcceptQuiet(c);
   OnRun(state, c, [diff] { return Diff(*diff); });
 }
 
@@ -434,7 +482,7 @@ void AddShrink(CLI::App* app, RunState* state) {
                 "Also write pre-compressed copies: zstd (.zst), br (.br), gzip (.gz)")
       ->delimiter(',');
   AddRegistryOptions(c, &shrink->registry);
-  c->add_flag("-q,--quiet", shrink->quiet, "Draw no progress line");
+  c->add_flag("-q,--quiet", shrink->quiet, "No progress line or summary on stderr");
   OnRun(state, c, [shrink] { return Shrink(*shrink); });
 }
 
@@ -451,7 +499,7 @@ void AddFetch(CLI::App* app, RunState* state) {
   c->add_flag("--json", fetch->json, "Print a JSON report");
   AddAllowFileLinks(c, &fetch->allow_file_links);
   AddRegistryOptions(c, &fetch->registry);
-  c->add_flag("-q,--quiet", fetch->quiet, "Draw no progress line");
+  c->add_flag("-q,--quiet", fetch->quiet, "No progress line or summary on stderr");
   OnRun(state, c, [fetch] { return Fetch(*fetch); });
 }
 
@@ -463,11 +511,13 @@ void AddTensors(CLI::App* app, RunState* state) {
   ti->add_option("FILE", tensors->file, "A .safetensors file")->required();
   ti->add_option("DIR", tensors->dir, "The tensor_data folder to write")->required();
   ti->add_flag("--json", tensors->json, "Print JSON: the file read and the folder written");
+  AcceptQuiet(ti);
   OnRun(state, ti, [tensors] { return TensorsImport(*tensors); });
   auto* te = t->add_subcommand("export", "Write a safetensors file from a tensor_data folder");
   te->add_option("DIR", tensors->dir, "A tensor_data folder")->required();
   te->add_option("FILE", tensors->file, "The .safetensors file to write")->required();
   te->add_flag("--json", tensors->json, "Print JSON: the folder read and the file written");
+  AcceptQuiet(te);
   OnRun(state, te, [tensors] { return TensorsExport(*tensors); });
 }
 
@@ -480,11 +530,15 @@ void AddLoad(CLI::App* app, RunState* state) {
   c->add_flag("--root", load->root, "Print the entry's root (carton.toml, model/, ...) instead");
   c->add_flag("--verify", load->verify, "Rehash the cached files even on a hit");
   c->add_flag("--json", load->json, "Print JSON: directories, manifest hash, hit or miss, bytes");
-  c->add_option("-j,--threads", load->threads,
-                "Threads for hashing and decoding (0: one per core)");
+  AddThreads(c, &load->threads,
+             "Threads for hashing and decoding, and blobs moved at once for oci:// references "
+             "(0: one thread per core, 4 blobs)");
   AddRegistryOptions(c, &load->registry, /*jobs=*/false);
   c->add_flag("-q,--quiet", load->quiet, "Draw no progress line");
-  OnRun(state, c, [load] { return Load(*load); });
+  OnRun(state, c, [load] {
+    SetRegistryJobs(load->threads, &load->registry);
+    return Load(*load);
+  });
 }
 
 void AddCache(CLI::App* app, RunState* state) {
@@ -495,6 +549,7 @@ void AddCache(CLI::App* app, RunState* state) {
       "list", "List cached cartons, most recently used first, and the blob cache's size");
   cl->alias("ls");
   cl->add_flag("--json", cache->json, "Print JSON");
+  AcceptQuiet(cl);
   OnRun(state, cl, [cache] { return CacheList(*cache); });
   auto* cv = c->add_subcommand("verify", "Rehash cached cartons (all, or the given hashes)");
   cv->add_option("HASH", cache->hashes, "Manifest hashes, or unique prefixes of them (4 or more)");
@@ -505,6 +560,7 @@ void AddCache(CLI::App* app, RunState* state) {
   cr->add_option("HASH", cache->hashes, "Manifest hashes, or unique prefixes of them (4 or more)")
       ->required();
   cr->add_flag("--json", cache->json, "Print JSON");
+  AddQuiet(cr, &cache->quiet, "No \"removed\" lines on stderr");
   OnRun(state, cr, [cache] { return CacheRemove(*cache); });
   auto* cg = c->add_subcommand(
       "gc",
@@ -512,6 +568,7 @@ void AddCache(CLI::App* app, RunState* state) {
       "with --max-size, also least recently used cartons and blobs down to that size");
   cg->add_option("--max-size", cache->max_size, "e.g. 0, 500M, 20G");
   cg->add_flag("--json", cache->json, "Print JSON");
+  AcceptQuiet(cg);
   OnRun(state, cg, [cache] { return CacheGc(*cache); });
 }
 
@@ -557,16 +614,22 @@ void AddInfer(CLI::App* app, RunState* state) {
 }
 
 void AddRunners(CLI::App* app, RunState* state) {
-  auto json = std::make_shared<bool>(false);
+  struct Flags {
+    bool json = false;
+    bool quiet = false;
+  };
+  auto flags = Bind<Flags>();
   auto* c = app->add_subcommand("runners", "List the runners found and what they report");
-  c->add_flag("--json", *json, "Print JSON");
-  OnRun(state, c, [json] { return Runners(*json); });
+  c->add_flag("--json", flags->json, "Print JSON");
+  AddQuiet(c, &flags->quiet, "No note on stderr when no runner is found");
+  OnRun(state, c, [flags] { return Runners(flags->json, flags->quiet); });
 }
 
 void AddVersion(CLI::App* app, RunState* state) {
   auto json = std::make_shared<bool>(false);
   auto* c = app->add_subcommand("version", "Print carton's version");
   c->add_flag("--json", *json, "Print JSON");
+  AcceptQuiet(c);
   OnRun(state, c, [json] { return Version(*json); });
 }
 

@@ -33,14 +33,55 @@ Status PythonEntrypointDefaults(const std::string& path, CartonConfig* c) {
   return Status::Ok();
 }
 
+// One --self-test value: IN.safetensors, or IN.safetensors:OUT.safetensors
+// (split at the last ':' unless the whole value names a file). The
+// self-test is named after IN's stem.
+Result<PackSelfTest> ReadSelfTestFlag(const std::string& value) {
+  namespace fs = std::filesystem;
+  std::string in = value, out;
+  std::error_code ec;
+  const std::size_t colon = value.rfind(':');
+  if (colon != std::string::npos && !fs::is_regular_file(value, ec)) {
+    in = value.substr(0, colon);
+    out = value.substr(colon + 1);
+    if (in.empty() || out.empty()) {
+      return InvalidArgument("--self-test " + value +
+                             ": give IN.safetensors or IN.safetensors:OUT.safetensors");
+    }
+  }
+  PackSelfTest t;
+  t.name = fs::path(in).stem().string();
+  auto inputs = ReadSafetensorsTensors(in);
+  if (!inputs.ok()) return inputs.status().WithContext("--self-test");
+  t.inputs = std::move(inputs).value();
+  if (!out.empty()) {
+    auto expected = ReadSafetensorsTensors(out);
+    if (!expected.ok()) return expected.status().WithContext("--self-test");
+    t.expected_out = std::move(expected).value();
+  }
+  return t;
+}
+
 Status DescribeForPack(const PackArgs& a, PackDescription* d) {
   d->path = a.dir;
   d->options.exclude = a.exclude;
+  // --self-test values without '=' name safetensors files (added to the
+  // carton); the others are describing flags like the rest.
+  DescribeArgs describe = a.describe;
+  describe.self_tests.clear();
+  for (const std::string& value : a.describe.self_tests) {
+    if (value.find('=') != std::string::npos) {
+      describe.self_tests.push_back(value);
+      continue;
+    }
+    CARTON_ASSIGN_OR_RETURN(PackSelfTest t, ReadSelfTestFlag(value));
+    d->self_tests.push_back(std::move(t));
+  }
   namespace fs = std::filesystem;
   std::error_code ec;
   const std::string config_path = a.dir + "/carton.toml";
   const bool has_config = fs::is_directory(a.dir, ec) && fs::is_regular_file(config_path, ec);
-  const std::string given = GivenDescribeFlags(a.describe);
+  const std::string given = GivenDescribeFlags(describe);
   if (given.empty()) {
     if (a.override_config) {
       return InvalidArgument(
@@ -50,7 +91,7 @@ Status DescribeForPack(const PackArgs& a, PackDescription* d) {
     return Status::Ok();
   }
   if (!has_config) {
-    CARTON_ASSIGN_OR_RETURN(d->config, ConfigFromFlags(a.describe));
+    CARTON_ASSIGN_OR_RETURN(d->config, ConfigFromFlags(describe));
     d->config_use = PackConfigUse::kIfMissing;
     return PythonEntrypointDefaults(a.dir, &*d->config);
   }
@@ -61,9 +102,7 @@ Status DescribeForPack(const PackArgs& a, PackDescription* d) {
   }
   // Pack parses carton.toml (its warnings come back in the report) and
   // hands its values to the flags.
-  d->edit_config = [describe = a.describe](CartonConfig* c) {
-    return ApplyDescribeFlags(describe, c);
-  };
+  d->edit_config = [describe](CartonConfig* c) { return ApplyDescribeFlags(describe, c); };
   return Status::Ok();
 }
 

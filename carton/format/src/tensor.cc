@@ -2,6 +2,15 @@
 
 namespace carton {
 
+std::string ShapeText(const std::vector<std::uint64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i != 0) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
 Tensor Tensor::Owned(std::string name, DataType dtype, std::vector<std::uint64_t> shape,
                      std::vector<std::byte> bytes) {
   auto owned = std::make_shared<const std::vector<std::byte>>(std::move(bytes));

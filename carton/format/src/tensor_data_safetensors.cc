@@ -11,6 +11,21 @@
 
 namespace carton {
 
+namespace {
+
+// The carton dtype of a safetensors tensor; kUnsupported when it has none.
+Result<DataType> CartonDtype(const std::string& safetensors_path, std::string_view name,
+                             const safetensors::TensorView& t) {
+  std::optional<DataType> dtype = FromSafetensorsDtype(t.dtype);
+  if (!dtype) {
+    return Unsupported(safetensors_path + ": tensor \"" + std::string(name) + "\": dtype " +
+                       std::string(safetensors::DtypeName(t.dtype)) + " has no carton equivalent");
+  }
+  return *dtype;
+}
+
+}  // namespace
+
 Status ImportSafetensors(const std::string& safetensors_path, const std::string& out_dir) {
   CARTON_ASSIGN_OR_RETURN(safetensors::File file, safetensors::File::Open(safetensors_path));
   // The views below borrow from `file`, which outlives the write.
@@ -18,15 +33,27 @@ Status ImportSafetensors(const std::string& safetensors_path, const std::string&
   refs.reserve(file.size());
   for (std::string_view name : file.Names()) {
     const safetensors::TensorView* t = file.Find(name);
-    std::optional<DataType> dtype = FromSafetensorsDtype(t->dtype);
-    if (!dtype) {
-      return Unsupported(safetensors_path + ": tensor \"" + std::string(name) + "\": dtype " +
-                         std::string(safetensors::DtypeName(t->dtype)) +
-                         " has no carton equivalent");
-    }
-    refs.push_back({std::string(name), *dtype, t->shape, t->data, {}});
+    CARTON_ASSIGN_OR_RETURN(DataType dtype, CartonDtype(safetensors_path, name, *t));
+    refs.push_back({std::string(name), dtype, t->shape, t->data, {}});
   }
   return format_internal::WriteTensorRefs(out_dir, refs, {});
+}
+
+Result<TensorData> ReadSafetensorsTensors(const std::string& safetensors_path) {
+  CARTON_ASSIGN_OR_RETURN(safetensors::File file, safetensors::File::Open(safetensors_path));
+  TensorData out;
+  out.tensors.reserve(file.size());
+  for (std::string_view name : file.Names()) {
+    const safetensors::TensorView* t = file.Find(name);
+    CARTON_ASSIGN_OR_RETURN(DataType dtype, CartonDtype(safetensors_path, name, *t));
+    TensorValue v;
+    v.name = std::string(name);
+    v.dtype = dtype;
+    v.shape.assign(t->shape.begin(), t->shape.end());
+    v.data.assign(t->data.begin(), t->data.end());
+    out.tensors.push_back(std::move(v));
+  }
+  return out;
 }
 
 Status ExportSafetensors(const std::string& dir, const std::string& out_path) {

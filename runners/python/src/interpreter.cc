@@ -4,12 +4,15 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <system_error>
 
 #include "carton/pybridge/errors.h"
 
 namespace carton::python_runner {
 namespace {
 
+namespace fs = std::filesystem;
 namespace py = pybind11;
 
 // Marker values as the original's packager computes them (PEP 508).
@@ -109,6 +112,31 @@ Result<EnvironmentMarkers> CurrentMarkers() {
     return markers;
   } catch (const py::error_already_set& e) {
     return pybridge::StatusFromPython(e, "reading the environment markers");
+  }
+}
+
+std::string CartonPackageDir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    // <prefix>/libexec/carton/runners/carton-runner-python
+    const fs::path installed =
+        exe.parent_path().parent_path().parent_path().parent_path() / CARTON_PYTHON_INSTALL_DIR;
+    if (fs::exists(installed / "carton" / "__init__.py", ec)) return installed.string();
+  }
+  const fs::path built = CARTON_PYTHON_BUILD_DIR;
+  if (fs::exists(built / "carton" / "__init__.py", ec)) return built.string();
+  return "";
+}
+
+Status AppendSysPath(const std::string& dir) {
+  if (dir.empty()) return Status::Ok();
+  try {
+    py::list path = py::module_::import("sys").attr("path");
+    if (!path.contains(py::str(dir))) path.append(dir);
+    return Status::Ok();
+  } catch (const py::error_already_set& e) {
+    return pybridge::StatusFromPython(e, "setting sys.path");
   }
 }
 

@@ -46,4 +46,15 @@ Result<EnvironmentMarkers> CurrentMarkers();
 // system's cached directory listings. REQUIRES: the GIL.
 Status PrependSysPath(const std::vector<std::string>& dirs);
 
+// The directory holding this runner's `carton` Python package: the
+// installed one (<prefix>/<site-packages>, the runner being in
+// <prefix>/libexec/carton/runners), else the build tree's; "" when
+// neither has it.
+std::string CartonPackageDir();
+
+// Puts `dir` at the end of sys.path unless it is there or empty, so model
+// code can `import carton` while its own dependencies come first.
+// REQUIRES: the GIL.
+Status AppendSysPath(const std::string& dir);
+
 }  // namespace carton::python_runner

@@ -155,6 +155,7 @@ class PythonRunner : public runner::Runner {
     std::vector<std::string> path = {model_dir};
     path.insert(path.end(), wheel_dirs.begin(), wheel_dirs.end());
     CARTON_RETURN_IF_ERROR(PrependSysPath(path));
+    CARTON_RETURN_IF_ERROR(AppendSysPath(CartonPackageDir()));
     CARTON_RETURN_IF_ERROR(pybridge::Init());
     return MakeModel(options);
   }

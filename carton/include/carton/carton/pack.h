@@ -25,6 +25,7 @@
 #include "carton/common/progress.h"
 #include "carton/common/status.h"
 #include "carton/format/config.h"
+#include "carton/format/tensor_data.h"
 #include "carton/manifest/sha256.h"
 #include "carton/zip/compression.h"
 
@@ -79,6 +80,17 @@ struct PackBytes {
   std::string bytes;
 };
 
+// A [[self_test]] that Pack() adds to the carton (the folder is left as
+// it is): its tensors go into the carton's tensor_data/ under new names
+// ("self_test_<n>_input_<name>", files under self_test_<n>/), and the
+// carton.toml written gets a [[self_test]] referring to them. Checked as
+// the folder's own self-tests are.
+struct PackSelfTest {
+  std::optional<std::string> name;
+  TensorData inputs;                       // each named as the input it feeds
+  std::optional<TensorData> expected_out;  // each named as the output
+};
+
 // Everything a carton is packed from, in one value: the CLI's flags,
 // `carton init`'s guesses and Python's carton.pack each build one.
 struct PackDescription {
@@ -99,6 +111,8 @@ struct PackDescription {
   // bytes). Each must be under tensor_data/ or misc/ and not be a file
   // the path has too.
   std::vector<PackBytes> extra_files;
+  // Self-tests added after those of carton.toml (`carton pack --self-test`).
+  std::vector<PackSelfTest> self_tests;
   // Files that live at URLs: the files with these sha256s stay out of the
   // zip, listed in LINKS with these URLs (carton.toml and
   // tensor_data/index.toml always stay in). Each sha256 must name a file.
@@ -134,7 +148,8 @@ struct PackReport {
 // case, a dangling symlink or one to a directory, a socket/device/FIFO —
 // each naming the path), kCorrupt (invalid carton.toml or index.toml, or
 // what verify would report: a reference to a missing tensor or misc file,
-// an undeclared input or output name, a tensor file of the wrong size; one
+// an undeclared input or output name, a self-test tensor whose dtype or
+// shape contradicts its declaration, a tensor file of the wrong size; one
 // line per problem, "<path>/carton.toml:12:1: self-test 1 inputs: ...").
 // An `out_path` inside the folder is not packed into itself (an earlier
 // output there is left out, as tar leaves out its own archive). With links,

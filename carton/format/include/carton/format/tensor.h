@@ -54,6 +54,9 @@ struct Tensor {
   safetensors::TensorView AsSafetensorsView() const;
 };
 
+// A shape as messages write it: "[2, 3]", "[]" for a scalar.
+std::string ShapeText(const std::vector<std::uint64_t>& shape);
+
 // A nested (ragged) tensor, as tensor_data stores it (dtype = "nested"):
 // its inner tensors in order, each non-nested, of any shape and dtype.
 // Copies share the inner tensors' bytes.

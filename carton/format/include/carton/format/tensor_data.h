@@ -195,6 +195,12 @@ Result<TensorData> ReadTensorDataDir(const std::string& dir);
 // before anything is written; those of WriteTensorDataDir.
 Status ImportSafetensors(const std::string& safetensors_path, const std::string& out_dir);
 
+// The tensors of a safetensors file, copied into memory, in name order
+// (`__metadata__` is not kept). Untrusted input. Errors: those of
+// safetensors::File::Open; kUnsupported naming the first tensor whose dtype
+// has no carton equivalent.
+Result<TensorData> ReadSafetensorsTensors(const std::string& safetensors_path);
+
 // Writes the tensors of the tensor_data folder `dir` to a safetensors file,
 // atomically. Errors: those of ReadTensorDataIndex/ReadTensor; kUnsupported
 // naming the first string or nested tensor (nothing written); those of
