@@ -206,6 +206,52 @@ void OciSeeds(const fs::path& dir) {
        "", "");
 }
 
+// oci_artifact: a ModelPack as `push --format modelpack` writes it
+// (oci/FORMAT.md "ModelPack artifacts"): the OCI manifest, carton's config
+// layer and MANIFEST, NUL between them.
+void ModelPackSeed(const fs::path& dir) {
+  const std::string toml = "spec_version = 1\n", weights = "weights";
+  const std::string raw = "application/vnd.cncf.model.";
+  auto hex = [](const std::string& bytes) {
+    return manifest::ToHex(manifest::Sha256Of(AsBytes(bytes)));
+  };
+  std::string layers;
+  auto layer = [&](const std::string& kind, const std::string& bytes, const std::string& path) {
+    if (!layers.empty()) layers += ",";
+    layers += R"({"annotations":{"org.cncf.model.filepath":")" + path +
+              R"(","org.opencontainers.image.title":")" + path + R"("},"digest":"sha256:)" +
+              hex(bytes) + R"(","mediaType":")" + raw + kind + R"(.v1.raw","size":)" +
+              std::to_string(bytes.size()) + "}";
+  };
+  const std::string manifest_text =
+      "carton.toml=" + hex(toml) + "\nmodel/w.bin=" + hex(weights) + "\n";
+  const std::string hash = hex(manifest_text);
+  const std::string config =
+      R"({"linked":[],"manifest_hash":")" + hash +
+      R"(","version":1,"zip":{"alignment":64,"entries":[)"
+      R"({"compressed_size":16,"kind":"file","level":0,"method":"stored","name":"carton.toml"},)"
+      R"({"compressed_size":7,"kind":"file","level":0,"method":"stored","name":"model/w.bin"},)"
+      R"({"compressed_size":150,"kind":"file","level":0,"method":"stored","name":"MANIFEST"}],)"
+      R"("size":4096,"zstd_workers":"multithreaded"}})";
+  layer("weight.config", toml, "carton.toml");
+  layer("weight", weights, "model/w.bin");
+  layer("weight.config", manifest_text, "MANIFEST");
+  layer("weight.config", config, ".carton/oci-config.json");
+  const std::string spec_config = "{}";
+  const std::string image =
+      R"({"annotations":{"dev.carton.config":"sha256:)" + hex(config) +
+      R"(","dev.carton.manifest-hash":")" + hash +
+      R"("},"artifactType":"application/vnd.cncf.model.manifest.v1+json","config":{"digest":)"
+      R"("sha256:)" +
+      hex(spec_config) +
+      R"(","mediaType":"application/vnd.cncf.model.config.v1+json","size":2},)"
+      R"("layers":[)" +
+      layers + R"(],"mediaType":"application/vnd.oci.image.manifest.v1+json","schemaVersion":2})";
+  Check(oci::CheckOciArtifact(image, config, manifest_text, "oci_artifact/seed-modelpack"));
+  Write(dir, "seed-modelpack",
+        image + std::string(1, '\0') + config + std::string(1, '\0') + manifest_text);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -277,5 +323,6 @@ int main(int argc, char** argv) {
   fs::remove_all(scratch);
   SliceSeeds(root / "slice");
   OciSeeds(root / "oci_artifact");
+  ModelPackSeed(root / "oci_artifact");
   return 0;
 }

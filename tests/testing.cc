@@ -53,6 +53,18 @@ std::string ReadText(const std::string& path) {
   return ss.str();
 }
 
+std::string Noise(std::size_t n, std::uint64_t seed) {
+  std::string out(n, '\0');
+  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (char& c : out) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    c = static_cast<char>(x >> 56);
+  }
+  return out;
+}
+
 CommandResult Run(const std::string& command) {
   TempDir tmp;
   std::string out = tmp.file("stdout"), err = tmp.file("stderr");

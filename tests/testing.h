@@ -42,6 +42,9 @@ void WriteBytes(const std::string& path, ByteView bytes);
 // Names of the entries in `dir`, sorted (hidden ones included).
 std::vector<std::string> ListDir(const std::string& dir);
 std::string ReadText(const std::string& path);
+// `n` incompressible bytes (pack stores them, deflate works hard on them),
+// the same for the same `seed`.
+std::string Noise(std::size_t n, std::uint64_t seed);
 
 // Runs a shell command; returns its exit code and fills stdout/stderr.
 struct CommandResult {

@@ -1,5 +1,6 @@
-// The OCI image manifest of a carton. The only file that sees nlohmann/json
-// for it (json.cc parses it); its exceptions stop here.
+// The OCI image manifest of a carton, in both forms (carton's own and
+// ModelPack). The only file that sees nlohmann/json for it (json.cc parses
+// it); its exceptions stop here.
 #include "artifact.h"
 
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include "carton/zip/layout.h"
 #include "carton/zip/reader.h"
 #include "json.h"
+#include "modelpack.h"
 
 namespace carton::oci::internal {
 namespace {
@@ -26,7 +28,8 @@ Json Descriptor(std::string_view media_type, const manifest::Digest& digest, std
               {"size", size}};
 }
 
-bool KnownLayerType(const std::string& t) {
+bool KnownLayerType(const std::string& t, OciFormat format) {
+  if (format == OciFormat::kModelPack) return IsModelPackRawLayerType(t);
   return t == kOciFileMediaType || t == kOciCartonTomlMediaType || t == kOciManifestMediaType ||
          t == kOciLinksMediaType;
 }
@@ -41,9 +44,14 @@ Status BadArtifact(const std::string& where, const std::string& why) {
   return Corrupt(where + ": " + why);
 }
 
-// The config descriptor of a carton's manifest; kUnsupported when `root`
-// is not one (another schema version, an index, another config type).
-Result<const Json*> FindCartonConfig(const Json& root, const std::string& where) {
+// The config descriptor of a carton's manifest and its form; kUnsupported
+// when `root` is not one (another schema version, an index, another config
+// type).
+struct FoundConfig {
+  const Json* config = nullptr;
+  OciFormat format = OciFormat::kCarton;
+};
+Result<FoundConfig> FindCartonConfig(const Json& root, const std::string& where) {
   if (!root.is_object()) return NotCarton(where, "the manifest is not a JSON object");
   auto schema = root.find("schemaVersion");
   if (schema == root.end() || !schema->is_number_integer() || schema->get<std::int64_t>() != 2) {
@@ -61,11 +69,12 @@ Result<const Json*> FindCartonConfig(const Json& root, const std::string& where)
   const std::string ct = config_type != config->end() && config_type->is_string()
                              ? config_type->get<std::string>()
                              : "";
+  if (ct == kModelPackConfigMediaType) return FoundConfig{&*config, OciFormat::kModelPack};
   if (ct != kOciCartonMediaType) {
     return NotCarton(where, "its config media type is " + QuoteZipEntryName(ct.substr(0, 200)) +
                                 ", not " + std::string(kOciCartonMediaType));
   }
-  return &*config;
+  return FoundConfig{&*config, OciFormat::kCarton};
 }
 
 // Reads the digest and size of descriptor `d`, named `at` in messages.
@@ -90,71 +99,139 @@ Status ReadDescriptor(const Json& d, const std::string& at, const std::string& w
   return Status::Ok();
 }
 
+// The string annotation `key` of object `j`, or "" when there is none.
+std::string StringAnnotation(const Json& j, std::string_view key) {
+  auto ann = j.find("annotations");
+  if (ann == j.end() || !ann->is_object()) return "";
+  auto v = ann->find(std::string(key));
+  return v != ann->end() && v->is_string() ? v->get<std::string>() : "";
+}
+
+// The path of layer `l`: its title; in a ModelPack its filepath, which a
+// title, when there is one, must repeat.
+Result<std::string> LayerPath(const Json& l, OciFormat format, const std::string& at,
+                              const std::string& where) {
+  const std::string title = StringAnnotation(l, kOciTitleAnnotation);
+  if (format == OciFormat::kCarton) {
+    if (title.empty())
+      return BadArtifact(where, at + " has no " + std::string(kOciTitleAnnotation));
+    return title;
+  }
+  const std::string path = StringAnnotation(l, kModelPackFilepathAnnotation);
+  if (path.empty()) {
+    return BadArtifact(where, at + " has no " + std::string(kModelPackFilepathAnnotation));
+  }
+  if (!title.empty() && title != path) {
+    return BadArtifact(where, at + ": " + std::string(kOciTitleAnnotation) + " and " +
+                                  std::string(kModelPackFilepathAnnotation) + " differ");
+  }
+  return path;
+}
+
 // One layer descriptor, `at` in messages: a known media type, a digest, a
-// size and a valid title.
-Result<OciLayer> ReadLayer(const Json& l, const std::string& at, const std::string& where) {
+// size and a valid path.
+Result<OciLayer> ReadLayer(const Json& l, OciFormat format, const std::string& at,
+                           const std::string& where) {
   if (!l.is_object()) return BadArtifact(where, at + " must be an object");
   OciLayer layer;
   auto mt = l.find("mediaType");
   if (mt == l.end() || !mt->is_string()) return BadArtifact(where, at + ".mediaType is missing");
   layer.media_type = mt->get<std::string>();
-  if (!KnownLayerType(layer.media_type)) {
-    return BadArtifact(where, at + ": media type " +
-                                  QuoteZipEntryName(layer.media_type.substr(0, 200)) +
-                                  " is not a carton layer type");
+  if (!KnownLayerType(layer.media_type, format)) {
+    return BadArtifact(where,
+                       at + ": media type " + QuoteZipEntryName(layer.media_type.substr(0, 200)) +
+                           (format == OciFormat::kCarton ? " is not a carton layer type"
+                                                         : " is not a raw ModelPack layer type"));
   }
   CARTON_RETURN_IF_ERROR(ReadDescriptor(l, at, where, &layer.digest, &layer.size));
-  auto ann = l.find("annotations");
-  if (ann != l.end() && ann->is_object()) {
-    auto t = ann->find(std::string(kOciTitleAnnotation));
-    if (t != ann->end() && t->is_string()) layer.title = t->get<std::string>();
-  }
-  if (layer.title.empty()) {
-    return BadArtifact(where, at + " has no " + std::string(kOciTitleAnnotation));
-  }
+  CARTON_ASSIGN_OR_RETURN(layer.title, LayerPath(l, format, at, where));
   if (Status s = manifest::ValidateEntryPath(layer.title); !s.ok()) {
     return BadArtifact(where, at + ": title: " + s.message());
   }
   return layer;
 }
 
-// MANIFEST, LINKS and carton.toml have their own media types, and only they.
-Status CheckLayerMediaType(const OciLayer& layer, const std::string& at, const std::string& where) {
+// MANIFEST, LINKS and carton.toml have their own media types, and only
+// they; in a ModelPack they (and carton's config) are weight.config.
+Status CheckLayerMediaType(const OciLayer& layer, OciFormat format, const std::string& at,
+                           const std::string& where) {
   const bool is_manifest = layer.title == "MANIFEST";
   const bool is_links = layer.title == "LINKS";
-  if (is_manifest != (layer.media_type == kOciManifestMediaType) ||
-      is_links != (layer.media_type == kOciLinksMediaType) ||
-      (layer.title == "carton.toml") != (layer.media_type == kOciCartonTomlMediaType)) {
+  const bool is_toml = layer.title == "carton.toml";
+  bool ok = true;
+  if (format == OciFormat::kModelPack) {
+    ok = !(is_manifest || is_links || is_toml || layer.title == kModelPackCartonConfigPath) ||
+         layer.media_type == ModelPackWeightConfigType();
+  } else {
+    ok = is_manifest == (layer.media_type == kOciManifestMediaType) &&
+         is_links == (layer.media_type == kOciLinksMediaType) &&
+         is_toml == (layer.media_type == kOciCartonTomlMediaType);
+  }
+  if (!ok) {
     return BadArtifact(where, at + ": " + layer.title + " has media type " +
                                   QuoteZipEntryName(layer.media_type.substr(0, 200)));
   }
   return Status::Ok();
 }
 
-// Reads the layers into `a`: each titled once, one of them MANIFEST.
-Status ReadLayers(const Json& root, const std::string& where, OciArtifact* a) {
+// A ModelPack's layer of carton's config: the one the
+// kModelPackCartonConfigAnnotation names (`digest`), at its path.
+Status TakeCartonConfigLayer(const OciLayer& layer, const manifest::Digest& digest,
+                             const std::string& at, const std::string& where, OciArtifact* a) {
+  if (layer.digest != digest) {
+    return BadArtifact(where, at + ": " + layer.title + " is not the layer " +
+                                  std::string(kModelPackCartonConfigAnnotation) + " names");
+  }
+  a->config_digest = layer.digest;
+  a->config_size = layer.size;
+  return Status::Ok();
+}
+
+// Reads the layers into `a`: each titled once, one of them MANIFEST; in a
+// ModelPack, one of them carton's config, whose digest is `carton_config`.
+Status ReadLayers(const Json& root, const std::string& where,
+                  const std::optional<manifest::Digest>& carton_config, OciArtifact* a) {
   auto layers = root.find("layers");
   if (layers == root.end() || !layers->is_array()) {
     return BadArtifact(where, "layers must be an array");
   }
   if (layers->size() > kZipMaxEntries) return BadArtifact(where, "too many layers");
   std::set<std::string> titles;
-  bool has_manifest = false;
   for (std::size_t i = 0; i < layers->size(); ++i) {
     const std::string at = "layers[" + std::to_string(i) + "]";
-    CARTON_ASSIGN_OR_RETURN(OciLayer layer, ReadLayer((*layers)[i], at, where));
+    CARTON_ASSIGN_OR_RETURN(OciLayer layer, ReadLayer((*layers)[i], a->format, at, where));
     if (!titles.insert(layer.title).second) {
       return BadArtifact(where, at + ": title " + layer.title + " repeats");
     }
-    CARTON_RETURN_IF_ERROR(CheckLayerMediaType(layer, at, where));
-    if (layer.title == "MANIFEST") {
-      has_manifest = true;
-      a->manifest_hash = layer.digest;
+    CARTON_RETURN_IF_ERROR(CheckLayerMediaType(layer, a->format, at, where));
+    if (carton_config && layer.title == kModelPackCartonConfigPath) {
+      CARTON_RETURN_IF_ERROR(TakeCartonConfigLayer(layer, *carton_config, at, where, a));
+      continue;
     }
+    if (layer.title == "MANIFEST") a->manifest_hash = layer.digest;
     a->layers.push_back(std::move(layer));
   }
-  if (!has_manifest) return BadArtifact(where, "no MANIFEST layer");
+  if (!titles.contains("MANIFEST")) return BadArtifact(where, "no MANIFEST layer");
+  if (carton_config && !titles.contains(std::string(kModelPackCartonConfigPath))) {
+    return BadArtifact(where, "no " + std::string(kModelPackCartonConfigPath) + " layer");
+  }
   return Status::Ok();
+}
+
+// A ModelPack's carton config digest (kModelPackCartonConfigAnnotation);
+// kUnsupported when carton did not write it (that annotation or the
+// manifest hash's is missing).
+Result<manifest::Digest> ModelPackCartonConfig(const Json& root, const std::string& where) {
+  const std::string config = StringAnnotation(root, kModelPackCartonConfigAnnotation);
+  if (config.empty() || StringAnnotation(root, kOciManifestHashAnnotation).empty()) {
+    return Unsupported(where + ": a ModelPack not written by carton: not supported yet");
+  }
+  auto digest = manifest::ParseDigestString(config);
+  if (!digest.ok()) {
+    return BadArtifact(
+        where, std::string(kModelPackCartonConfigAnnotation) + ": " + digest.status().message());
+  }
+  return *digest;
 }
 
 // The manifest hash annotation, when there is one, names the MANIFEST
@@ -182,20 +259,55 @@ const OciLayer* OciArtifact::Find(std::string_view title) const {
   return nullptr;
 }
 
-std::string WriteOciArtifact(const OciArtifact& a) {
-  Json layers = Json::array();
-  for (const OciLayer& l : a.layers) {
-    Json d = Descriptor(l.media_type, l.digest, l.size);
-    d["annotations"] = {{std::string(kOciTitleAnnotation), l.title}};
-    layers.push_back(std::move(d));
+namespace {
+
+// A layer descriptor: its media type, digest, size and annotations.
+Json LayerDescriptor(const OciLayer& l, OciFormat format) {
+  Json d = Descriptor(l.media_type, l.digest, l.size);
+  d["annotations"] = {{std::string(kOciTitleAnnotation), l.title}};
+  if (format == OciFormat::kModelPack) {
+    d["annotations"][std::string(kModelPackFilepathAnnotation)] = l.title;
+    d["annotations"][std::string(kModelPackMetadataAnnotation)] =
+        ModelPackFileMetadata(l.title, l.size);
+    if (l.kind_guessed) d["annotations"][std::string(kModelPackUntestedAnnotation)] = "true";
   }
-  Json root = {{"schemaVersion", 2},
-               {"mediaType", std::string(oci::kImageManifestMediaType)},
-               {"artifactType", std::string(kOciCartonMediaType)},
-               {"config", Descriptor(kOciCartonMediaType, a.config_digest, a.config_size)},
-               {"layers", std::move(layers)},
-               {"annotations",
-                {{std::string(kOciManifestHashAnnotation), manifest::ToHex(a.manifest_hash)}}}};
+  return d;
+}
+
+// The layer of carton's config in a ModelPack.
+OciLayer CartonConfigLayer(const OciArtifact& a) {
+  return {ModelPackWeightConfigType(), a.config_digest, a.config_size,
+          std::string(kModelPackCartonConfigPath)};
+}
+
+}  // namespace
+
+std::vector<manifest::Digest> ModelPackLayerDigests(const OciArtifact& a) {
+  std::vector<manifest::Digest> digests;
+  for (const OciLayer& l : a.layers) digests.push_back(l.digest);
+  digests.push_back(a.config_digest);
+  return digests;
+}
+
+std::string WriteOciArtifact(const OciArtifact& a) {
+  const bool modelpack = a.format == OciFormat::kModelPack;
+  Json layers = Json::array();
+  for (const OciLayer& l : a.layers) layers.push_back(LayerDescriptor(l, a.format));
+  Json annotations = {{std::string(kOciManifestHashAnnotation), manifest::ToHex(a.manifest_hash)}};
+  if (modelpack) {
+    layers.push_back(LayerDescriptor(CartonConfigLayer(a), a.format));
+    annotations[std::string(kModelPackCartonConfigAnnotation)] =
+        manifest::DigestString(a.config_digest);
+  }
+  Json root = {
+      {"schemaVersion", 2},
+      {"mediaType", std::string(oci::kImageManifestMediaType)},
+      {"artifactType", std::string(modelpack ? kModelPackArtifactType : kOciCartonMediaType)},
+      {"config",
+       modelpack ? Descriptor(kModelPackConfigMediaType, a.model_config_digest, a.model_config_size)
+                 : Descriptor(kOciCartonMediaType, a.config_digest, a.config_size)},
+      {"layers", std::move(layers)},
+      {"annotations", std::move(annotations)}};
   return root.dump();
 }
 
@@ -206,11 +318,19 @@ Result<OciArtifact> ParseOciArtifact(std::string_view json, const std::string& w
       .too_deep_code = StatusCode::kCorrupt,
       .too_deep_message = where + ": the manifest's JSON is nested too deeply"};
   CARTON_ASSIGN_OR_RETURN(Json root, ParseBoundedJson(json, kMaxArtifactJsonDepth, wording));
-  CARTON_ASSIGN_OR_RETURN(const Json* config, FindCartonConfig(root, where));
+  CARTON_ASSIGN_OR_RETURN(const FoundConfig found, FindCartonConfig(root, where));
   OciArtifact a;
-  CARTON_RETURN_IF_ERROR(
-      ReadDescriptor(*config, "config", where, &a.config_digest, &a.config_size));
-  CARTON_RETURN_IF_ERROR(ReadLayers(root, where, &a));
+  a.format = found.format;
+  std::optional<manifest::Digest> carton_config;
+  if (a.format == OciFormat::kModelPack) {
+    CARTON_ASSIGN_OR_RETURN(carton_config, ModelPackCartonConfig(root, where));
+    CARTON_RETURN_IF_ERROR(ReadDescriptor(*found.config, "config", where, &a.model_config_digest,
+                                          &a.model_config_size));
+  } else {
+    CARTON_RETURN_IF_ERROR(
+        ReadDescriptor(*found.config, "config", where, &a.config_digest, &a.config_size));
+  }
+  CARTON_RETURN_IF_ERROR(ReadLayers(root, where, carton_config, &a));
   CARTON_RETURN_IF_ERROR(CheckManifestHashAnnotation(root, a, where));
   return a;
 }

@@ -19,6 +19,7 @@
 #include "carton/common/unique_fd.h"
 #include "carton/oci/artifact.h"
 #include "layout.h"
+#include "modelpack.h"
 #include "session.h"
 
 namespace carton::oci {
@@ -77,9 +78,23 @@ Result<Decoded> Decode(const ZipReader& zip, const ZipEntry& e, const std::strin
   return d;
 }
 
-std::string_view LayerType(const std::string& path) {
-  if (path == "carton.toml") return kOciCartonTomlMediaType;
-  return kOciFileMediaType;
+// The layer of the file at `path` (or MANIFEST, LINKS) in `format`: its
+// media type, and in a ModelPack whether its kind was guessed.
+internal::OciLayer FileLayer(const std::string& path, OciFormat format) {
+  internal::OciLayer layer;
+  layer.title = path;
+  if (format == OciFormat::kModelPack) {
+    internal::ModelPackLayerType t = internal::ModelPackLayerTypeOf(path);
+    layer.media_type = std::move(t.media_type);
+    layer.kind_guessed = t.guessed;
+  } else {
+    // MANIFEST lists no file named MANIFEST or LINKS.
+    layer.media_type = path == "carton.toml" ? kOciCartonTomlMediaType
+                       : path == "MANIFEST"  ? kOciManifestMediaType
+                       : path == "LINKS"     ? kOciLinksMediaType
+                                             : kOciFileMediaType;
+  }
+  return layer;
 }
 
 // The blobs of one push: one item per distinct digest, and the item of
@@ -91,6 +106,7 @@ struct PushPlan {
   std::size_t manifest_item = 0;
   std::optional<std::size_t> links_item;
   std::size_t config_item = 0;
+  std::optional<std::size_t> model_config_item;  // ModelPack: the spec's config blob
 
   // Adds the item of the next MANIFEST file, or lets it stand for the
   // item with its digest when it has the bytes where that one does not.
@@ -266,42 +282,100 @@ class BlobPusher {
   std::uint64_t bytes_uploaded_ = 0;  // guarded by mu_
 };
 
-// Pushes every item's blob, `jobs` at once, and the config's last; the
+// Pushes every item's blob, `jobs` at once, and the configs' last; the
 // first item's error.
 Status PushBlobs(BlobPusher& pusher, const PushPlan& plan, unsigned jobs) {
-  // The config goes last: it names the others (registries do not check
-  // that, but a reader that sees it may expect them).
+  // The configs go last: they name the others (registries do not check
+  // that, but a reader that sees them may expect them).
+  auto is_config = [&](std::size_t i) {
+    return i == plan.config_item || i == plan.model_config_item;
+  };
   ParallelFor(plan.items.size(), jobs, [&](std::size_t i) {
-    if (i != plan.config_item) pusher.Push(i);
+    if (!is_config(i)) pusher.Push(i);
   });
   for (const Status& e : pusher.errors()) {
     if (!e.ok()) return e;
   }
-  pusher.Push(plan.config_item);
-  return pusher.errors()[plan.config_item];
+  for (std::size_t i = 0; i < plan.items.size(); ++i) {
+    if (!is_config(i)) continue;
+    pusher.Push(i);
+    if (!pusher.errors()[i].ok()) return pusher.errors()[i];
+  }
+  return Status::Ok();
 }
 
-// The OCI image manifest of the pushed carton: a layer per MANIFEST file,
-// in its order, then MANIFEST and LINKS.
+// The OCI image manifest of the pushed carton in `format`: a layer per
+// MANIFEST file, in its order, then MANIFEST and LINKS. Sizes are the
+// items' (a linked file's is known once it was pushed).
 internal::OciArtifact ArtifactOf(const PushPlan& plan, const manifest::Manifest& m,
-                                 const manifest::Digest& manifest_hash) {
+                                 const manifest::Digest& manifest_hash, OciFormat format) {
   const std::vector<PushItem>& items = plan.items;
   internal::OciArtifact artifact;
+  artifact.format = format;
   artifact.config_digest = items[plan.config_item].digest;
   artifact.config_size = items[plan.config_item].size;
   artifact.manifest_hash = manifest_hash;
+  auto add = [&](const std::string& path, const PushItem& item) {
+    internal::OciLayer layer = FileLayer(path, format);
+    layer.digest = item.digest;
+    layer.size = item.size;
+    artifact.layers.push_back(std::move(layer));
+  };
   for (std::size_t k = 0; k < m.entries().size(); ++k) {
-    const PushItem& item = items[plan.layer_item[k]];
-    const std::string& path = m.entries()[k].path;
-    artifact.layers.push_back({std::string(LayerType(path)), item.digest, item.size, path});
+    add(m.entries()[k].path, items[plan.layer_item[k]]);
   }
-  artifact.layers.push_back({std::string(kOciManifestMediaType), items[plan.manifest_item].digest,
-                             items[plan.manifest_item].size, "MANIFEST"});
-  if (plan.links_item) {
-    artifact.layers.push_back({std::string(kOciLinksMediaType), items[*plan.links_item].digest,
-                               items[*plan.links_item].size, "LINKS"});
+  add("MANIFEST", items[plan.manifest_item]);
+  if (plan.links_item) add("LINKS", items[*plan.links_item]);
+  if (plan.model_config_item) {
+    artifact.model_config_digest = items[*plan.model_config_item].digest;
+    artifact.model_config_size = items[*plan.model_config_item].size;
   }
   return artifact;
+}
+
+// The spec's config blob of the ModelPack of `reader`'s carton pushed as
+// `ref`: its name, the tag as its version, carton.toml's metadata, and the
+// layers' digests.
+std::string ModelPackConfigOf(const CartonReader& reader, const OciReference& ref,
+                              const PushPlan& plan) {
+  const CartonConfig& c = reader.config();
+  internal::ModelPackConfig mc;
+  mc.name = c.model_name.value_or(ref.repository.substr(ref.repository.rfind('/') + 1));
+  mc.version = ref.tag;
+  mc.license = c.license;
+  // The one-line short_description is the title; the longer
+  // model_description, when there is one, the description.
+  mc.title = c.short_description;
+  mc.description = c.model_description ? c.model_description : c.short_description;
+  mc.doc_url = c.homepage;
+  mc.source_url = c.repository;
+  if (c.runner.runner_name == "torchscript") {
+    mc.format = "pt";
+  } else {
+    for (const auto& me : reader.manifest_file().manifest.entries()) {
+      if (me.path.starts_with("model/") && me.path.ends_with(".safetensors")) {
+        mc.format = "safetensors";
+      }
+    }
+  }
+  // The layers' digests, as ArtifactOf orders them (the sizes do not
+  // matter here).
+  mc.diff_ids = internal::ModelPackLayerDigests(
+      ArtifactOf(plan, reader.manifest_file().manifest, {}, OciFormat::kModelPack));
+  return internal::WriteModelPackConfig(mc);
+}
+
+// Adds the spec's config blob to `plan` for a ModelPack push. Errors:
+// kUnsupported when a file sits where carton's config layer goes.
+Status PlanModelPack(const CartonReader& reader, const internal::OciSession& s,
+                     const std::string& carton_path, PushPlan* plan) {
+  if (reader.manifest_file().manifest.Find(kModelPackCartonConfigPath) != nullptr) {
+    return Unsupported(carton_path + ": " + std::string(kModelPackCartonConfigPath) +
+                       " is a file of the carton, where a ModelPack keeps carton's config");
+  }
+  plan->model_config_item =
+      plan->AddBytes("(modelpack config)", ModelPackConfigOf(reader, s.ref, *plan));
+  return Status::Ok();
 }
 
 // Puts the image manifest of `artifact` under the session's tag; its
@@ -345,10 +419,14 @@ Result<OciPushReport> PushCarton(const Location& carton, const Location& referen
   if (!layout.ok()) return layout.status().WithContext(carton_path);
 
   CARTON_ASSIGN_OR_RETURN(PushPlan plan, PlanPush(reader, *layout, carton_path));
+  if (options.format == OciFormat::kModelPack) {
+    CARTON_RETURN_IF_ERROR(PlanModelPack(reader, s, carton_path, &plan));
+  }
   BlobPusher pusher(s, reader.zip(), link, &plan.items);
   CARTON_RETURN_IF_ERROR(PushBlobs(pusher, plan, options.jobs));
-  CARTON_ASSIGN_OR_RETURN(const manifest::Digest digest,
-                          PutArtifact(s, ArtifactOf(plan, mf.manifest, mf.hash), carton_path));
+  CARTON_ASSIGN_OR_RETURN(
+      const manifest::Digest digest,
+      PutArtifact(s, ArtifactOf(plan, mf.manifest, mf.hash, options.format), carton_path));
 
   OciPushReport report;
   report.reference = s.where;

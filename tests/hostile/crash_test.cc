@@ -37,22 +37,11 @@ using namespace carton;
 using namespace carton::testing;
 namespace fs = std::filesystem;
 
+using carton::testing::Noise;
+
 namespace {
 
 std::string Q(const std::string& s) { return "'" + s + "'"; }
-
-// Incompressible bytes, so that deflate keeps the writer busy.
-std::string Noise(std::size_t n, std::uint64_t seed) {
-  std::string out(n, '\0');
-  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (char& c : out) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    c = static_cast<char>(x >> 56);
-  }
-  return out;
-}
 
 // A model directory of `files` files of `size` bytes each.
 void MakeModel(const std::string& dir, int files, std::size_t size) {

@@ -30,6 +30,8 @@ using namespace carton;
 using namespace carton::testing;
 namespace fs = std::filesystem;
 
+using carton::testing::Noise;
+
 namespace {
 
 std::string Q(const std::string& s) { return "'" + s + "'"; }
@@ -38,19 +40,6 @@ const char kConfig[] =
     "spec_version = 1\nmodel_name = \"race\"\n"
     "[runner]\nrunner_name = \"noop\"\nrequired_framework_version = \"=1.0.0\"\n"
     "runner_compat_version = 1\n";
-
-// Incompressible bytes, so that pack stores them.
-std::string Noise(std::size_t n, std::uint64_t seed) {
-  std::string out(n, '\0');
-  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (char& c : out) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    c = static_cast<char>(x >> 56);
-  }
-  return out;
-}
 
 // A model directory: carton.toml and model/part<i>.bin, one file of
 // noise per size in `sizes`. Returns `dir`.

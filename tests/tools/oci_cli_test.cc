@@ -26,6 +26,8 @@ using carton::testing::RegistryServer;
 using carton::testing::Run;
 using carton::testing::TempDir;
 
+using carton::testing::Noise;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -39,19 +41,6 @@ const char kConfig[] =
 void Write(const std::string& path, const std::string& text) {
   fs::create_directories(fs::path(path).parent_path());
   std::ofstream(path, std::ios::binary) << text;
-}
-
-// Bytes that do not compress (pack stores them).
-std::string Noise(std::size_t size, std::uint32_t seed) {
-  std::string s(size, '\0');
-  std::uint32_t x = seed * 2654435761u + 1;
-  for (char& c : s) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    c = static_cast<char>(x);
-  }
-  return s;
 }
 
 std::string Q(const std::string& s) { return "'" + s + "'"; }

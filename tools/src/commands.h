@@ -149,7 +149,8 @@ struct PushArgs {
   std::string reference;
   bool json = false;
   RegistryArgs registry;
-  bool quiet = false;  // no summary or progress on stderr
+  bool quiet = false;             // no summary or progress on stderr
+  std::string format = "carton";  // "carton" or "modelpack"
 };
 int Push(const PushArgs& args);
 

@@ -81,7 +81,10 @@ const std::vector<CommandDoc> kDocs = {
     {"push",
      {"carton push my-model.carton oci://registry.example.com/models/my-model:1.0",
       "carton push -j 8 -q my-model.carton oci://registry.example.com/models/my-model:1.0"
-      "   # 8 blobs at once"},
+      "   # 8 blobs at once",
+      "carton push --format modelpack my-model.carton "
+      "oci://registry.example.com/models/my-model:1.0"
+      "   # a CNCF ModelPack"},
      kEnvHttp | kEnvCache | kEnvRegistry | kEnvTemp,
      "the carton is corrupt"},
     {"pull",

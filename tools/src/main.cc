@@ -441,6 +441,10 @@ void AddPush(CLI::App* app, RunState* state) {
   c->add_option("REFERENCE", push->reference, "oci://HOST[:PORT]/REPOSITORY[:TAG]")->required();
   c->add_flag("-q,--quiet", push->quiet, "No summary or progress on stderr");
   c->add_flag("--json", push->json, "Print a JSON report (each blob and what happened to it)");
+  c->add_option("--format", push->format,
+                "The artifact's form: carton (default) or modelpack (a CNCF ModelPack; the same "
+                "file blobs)")
+      ->check(CLI::IsMember({"carton", "modelpack"}));
   AddRegistryOptions(c, &push->registry);
   OnRun(state, c, [push] { return Push(*push); });
 }

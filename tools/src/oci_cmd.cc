@@ -64,6 +64,7 @@ loader::AccessOptions AccessFor(const RegistryArgs& args) {
 int Push(const PushArgs& args) {
   oci::OciOptions options = OciOptionsFor(args.registry);
   if (args.quiet) options.client.fetch.show_progress = false;
+  if (args.format == "modelpack") options.format = oci::OciFormat::kModelPack;
   auto r = oci::PushCarton(args.carton, args.reference, options);
   if (!r.ok()) return Fail("push", r.status());
   const std::string digest = manifest::DigestString(r->manifest_digest);

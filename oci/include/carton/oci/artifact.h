@@ -13,7 +13,9 @@
 // visible) and rebuilds the carton with carton's ZipWriter; when the pushed
 // carton was written by carton, the rebuild is checked to be byte for byte
 // that carton. Registry access, credentials and retries are those of
-// oci::Client.
+// oci::Client. Push writes carton's own form or, with OciFormat::kModelPack,
+// a CNCF ModelPack of the same blobs (oci/FORMAT.md "ModelPack
+// artifacts"); everything that reads an artifact reads both.
 //
 // Inputs from the registry are untrusted. Outputs are written to a
 // temporary name and renamed into place on success. Thread-safety: the
@@ -46,6 +48,31 @@ inline constexpr std::string_view kOciLinksMediaType = "application/vnd.carton.l
 inline constexpr std::string_view kOciTitleAnnotation = "org.opencontainers.image.title";
 inline constexpr std::string_view kOciManifestHashAnnotation = "dev.carton.manifest-hash";
 
+// The CNCF ModelPack form (model-spec v1; oci/FORMAT.md "ModelPack
+// artifacts"): the manifest's artifactType and the config's media type.
+inline constexpr std::string_view kModelPackArtifactType =
+    "application/vnd.cncf.model.manifest.v1+json";
+inline constexpr std::string_view kModelPackConfigMediaType =
+    "application/vnd.cncf.model.config.v1+json";
+// Layer annotations: the file's path, and its tar-style metadata (a JSON
+// string); "true" in the last when the layer's kind was guessed.
+inline constexpr std::string_view kModelPackFilepathAnnotation = "org.cncf.model.filepath";
+inline constexpr std::string_view kModelPackMetadataAnnotation =
+    "org.cncf.model.file.metadata+json";
+inline constexpr std::string_view kModelPackUntestedAnnotation =
+    "org.cncf.model.file.mediatype.untested";
+// Manifest annotation of a ModelPack written by carton: the digest
+// ("sha256:<hex>") of the layer holding carton's own config (what the
+// config blob holds in the carton form), at this path.
+inline constexpr std::string_view kModelPackCartonConfigAnnotation = "dev.carton.config";
+inline constexpr std::string_view kModelPackCartonConfigPath = ".carton/oci-config.json";
+
+// The form push writes. Pull, load, info and hash read both.
+enum class OciFormat : std::uint8_t {
+  kCarton,     // carton's own artifact (config kOciCartonMediaType)
+  kModelPack,  // a CNCF ModelPack (config kModelPackConfigMediaType)
+};
+
 struct OciOptions {
   // Registry access: retries, the allowlist, plain HTTP, the credentials
   // file, the chunk size of uploads. Its cache_root (mount records) is
@@ -66,6 +93,9 @@ struct OciOptions {
   // they download (each byte written once); with it they are written to
   // the cache and copied into the carton from there.
   bool cache_large_blobs = false;
+  // Push: the artifact's form. The file blobs are the same in both, so
+  // pushing a carton in one form after the other uploads no file again.
+  OciFormat format = OciFormat::kCarton;
 };
 
 // What happened to one blob.
@@ -138,8 +168,10 @@ Result<OciPullReport> PullCarton(const Location& reference, const std::string& o
 // entry or linked). The blobs' digests and sizes are not checked here: a
 // registry serves blobs by digest, and the fetch checks them. `where`
 // names the artifact in messages. For checking artifacts without pulling
-// them (a registry's admission hook, a mirror). Errors: kUnsupported (not
-// a carton), kCorrupt naming the rule.
+// them (a registry's admission hook, a mirror). For a ModelPack, `config`
+// is its .carton/oci-config.json layer (carton's config), not the spec's
+// config blob. Errors: kUnsupported (not a carton; a ModelPack carton did
+// not write), kCorrupt naming the rule.
 Status CheckOciArtifact(std::string_view image_manifest, std::string_view config,
                         std::string_view manifest_text, const std::string& where);
 
