@@ -108,9 +108,17 @@ Result<LoadedCarton> LoadCarton(const Location& path_or_url, const LoadOptions& 
 // gives (one manifest request), the carton pulled on a miss.
 Result<LoadedCarton> LoadOci(const Location& reference, const LoadOptions& options) {
   CARTON_ASSIGN_OR_RETURN(std::string root, CacheRoot(options));
-  CARTON_ASSIGN_OR_RETURN(manifest::Digest hash, internal::ResolveOci(reference, options));
+  CARTON_ASSIGN_OR_RETURN(std::optional<manifest::Digest> hash,
+                          internal::ResolveOci(reference, options));
+  if (!hash) {
+    // A ModelPack carton did not write: no manifest hash until it is
+    // imported, so it is pulled (imported) first and loaded as a file.
+    CARTON_ASSIGN_OR_RETURN(LocalCarton local,
+                            Localize(reference, "load", internal::AccessFor(options)));
+    return LoadCarton(Location(local.location().local_path()), options);
+  }
   internal::CartonSource source = internal::CartonSource::Fetched(
-      reference.text(), hash, [reference, options](const std::string& dest) {
+      reference.text(), *hash, [reference, options](const std::string& dest) {
         return internal::PullOci(reference, dest, options);
       });
   LoadStats stats;

@@ -4,11 +4,7 @@ namespace carton::loader::internal {
 namespace {
 
 oci::OciOptions OptionsFor(const LoadOptions& options) {
-  AccessOptions access;
-  access.link.cache_dir = options.cache_dir;
-  access.registry_config = options.registry_config;
-  access.plain_http = options.plain_http;
-  oci::OciOptions o = OciOptionsFor(access, options.threads);
+  oci::OciOptions o = OciOptionsFor(AccessFor(options), options.threads);
   o.allow_file_links = false;
   // A load keeps every blob in the blob cache, as it always has.
   o.cache_large_blobs = true;
@@ -17,10 +13,20 @@ oci::OciOptions OptionsFor(const LoadOptions& options) {
 
 }  // namespace
 
-Result<manifest::Digest> ResolveOci(const Location& reference, const LoadOptions& options) {
+AccessOptions AccessFor(const LoadOptions& options) {
+  AccessOptions access;
+  access.link.cache_dir = options.cache_dir;
+  access.registry_config = options.registry_config;
+  access.plain_http = options.plain_http;
+  return access;
+}
+
+Result<std::optional<manifest::Digest>> ResolveOci(const Location& reference,
+                                                   const LoadOptions& options) {
   CARTON_ASSIGN_OR_RETURN(oci::OciResolved r,
                           oci::ResolveOciCarton(reference, OptionsFor(options)));
-  return r.manifest_hash;
+  if (r.imported) return std::optional<manifest::Digest>();
+  return std::optional<manifest::Digest>(r.manifest_hash);
 }
 
 Status PullOci(const Location& reference, const std::string& dest_path,

@@ -4,6 +4,7 @@
 // (pulled: carton/oci/artifact.h). loader/FORMAT.md "OCI references".
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "carton/carton/info.h"
@@ -18,8 +19,13 @@ namespace carton::loader::internal {
 // jobs) with `threads` for rebuilding zstd entries.
 oci::OciOptions OciOptionsFor(const AccessOptions& access, unsigned threads);
 
-// The manifest hash of the carton at `reference`.
-Result<manifest::Digest> ResolveOci(const Location& reference, const LoadOptions& options);
+// The registry access, cache root and link settings of `options`.
+AccessOptions AccessFor(const LoadOptions& options);
+
+// The manifest hash of the carton at `reference`; nullopt for a ModelPack
+// carton did not write, which has none until it is imported (pulled).
+Result<std::optional<manifest::Digest>> ResolveOci(const Location& reference,
+                                                   const LoadOptions& options);
 
 // Pulls the carton to `dest_path` (atomically); its blobs stay in the blob
 // cache of the loader's cache root.

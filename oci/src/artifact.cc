@@ -218,14 +218,17 @@ Status ReadLayers(const Json& root, const std::string& where,
   return Status::Ok();
 }
 
-// A ModelPack's carton config digest (kModelPackCartonConfigAnnotation);
-// kUnsupported when carton did not write it (that annotation or the
-// manifest hash's is missing).
+// Whether carton wrote the ModelPack `root`: it has the
+// kModelPackCartonConfigAnnotation and the manifest hash's.
+bool WrittenByCarton(const Json& root) {
+  return !StringAnnotation(root, kModelPackCartonConfigAnnotation).empty() &&
+         !StringAnnotation(root, kOciManifestHashAnnotation).empty();
+}
+
+// A ModelPack's carton config digest (kModelPackCartonConfigAnnotation).
+// REQUIRES: WrittenByCarton(root).
 Result<manifest::Digest> ModelPackCartonConfig(const Json& root, const std::string& where) {
   const std::string config = StringAnnotation(root, kModelPackCartonConfigAnnotation);
-  if (config.empty() || StringAnnotation(root, kOciManifestHashAnnotation).empty()) {
-    return Unsupported(where + ": a ModelPack not written by carton: not supported yet");
-  }
   auto digest = manifest::ParseDigestString(config);
   if (!digest.ok()) {
     return BadArtifact(
@@ -323,9 +326,13 @@ Result<OciArtifact> ParseOciArtifact(std::string_view json, const std::string& w
   a.format = found.format;
   std::optional<manifest::Digest> carton_config;
   if (a.format == OciFormat::kModelPack) {
-    CARTON_ASSIGN_OR_RETURN(carton_config, ModelPackCartonConfig(root, where));
     CARTON_RETURN_IF_ERROR(ReadDescriptor(*found.config, "config", where, &a.model_config_digest,
                                           &a.model_config_size));
+    if (!WrittenByCarton(root)) {
+      a.foreign = true;
+      return a;
+    }
+    CARTON_ASSIGN_OR_RETURN(carton_config, ModelPackCartonConfig(root, where));
   } else {
     CARTON_RETURN_IF_ERROR(
         ReadDescriptor(*found.config, "config", where, &a.config_digest, &a.config_size));

@@ -37,6 +37,10 @@ struct OciArtifact {
   // ModelPack: the spec's config blob (kModelPackConfigMediaType).
   manifest::Digest model_config_digest{};
   std::uint64_t model_config_size = 0;
+  // A ModelPack carton did not write (no dev.carton.config and
+  // dev.carton.manifest-hash annotations): only `format` and the model
+  // config are read; the layers are import.h's to read.
+  bool foreign = false;
 
   // The layer titled `title`, or nullptr.
   const OciLayer* Find(std::string_view title) const;
@@ -57,7 +61,7 @@ std::vector<manifest::Digest> ModelPackLayerDigests(const OciArtifact& artifact)
 // Parses a manifest from a registry, either form. `where` names it in
 // messages. Errors: kUnsupported (not a carton: an index, another config
 // media type, another schema version; a ModelPack without carton's
-// annotations), kCorrupt (a carton manifest that breaks the rules: unknown
+// annotations is parsed as `foreign`), kCorrupt (a carton manifest that breaks the rules: unknown
 // layer media types, titles that are missing, invalid or repeated, no
 // MANIFEST layer, an annotation that disagrees).
 Result<OciArtifact> ParseOciArtifact(std::string_view json, const std::string& where);

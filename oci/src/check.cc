@@ -114,6 +114,11 @@ Status CheckOciArtifact(std::string_view image_manifest, std::string_view config
                         std::string_view manifest_text, const std::string& where) {
   CARTON_ASSIGN_OR_RETURN(internal::OciArtifact artifact,
                           internal::ParseOciArtifact(image_manifest, where));
+  if (artifact.foreign) {
+    return Unsupported(where +
+                       ": a ModelPack not written by carton: it has no carton documents to "
+                       "check (pull imports it)");
+  }
   auto layout = internal::ParseOciLayout(config);
   if (!layout.ok()) return layout.status().WithContext(where);
   if (manifest_text.size() > carton::kMaxManifestSize) {

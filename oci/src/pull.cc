@@ -12,6 +12,7 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,10 +29,12 @@
 #include "carton/common/posix_error.h"
 #include "carton/common/temporaries.h"
 #include "carton/common/unique_fd.h"
+#include "carton/links/cache_layout.h"
 #include "carton/links/links.h"
 #include "carton/manifest/manifest.h"
 #include "carton/oci/artifact.h"
 #include "check.h"
+#include "import.h"
 #include "layout.h"
 #include "session.h"
 
@@ -45,6 +48,7 @@ using internal::OciSession;
 struct Pulled {
   OciSession session;
   manifest::Digest manifest_digest{};
+  std::string manifest_bytes;  // the OCI manifest as the registry sent it
   internal::OciArtifact artifact;
   internal::OciLayout layout;
   manifest::Manifest manifest;
@@ -78,6 +82,7 @@ Result<Pulled> OpenArtifact(const Location& reference, const OciOptions& options
   auto m = s.client->GetManifest(s.ref.repository, s.ref.Target());
   if (!m.ok()) return m.status().WithContext(s.where);
   p.manifest_digest = m->digest;
+  p.manifest_bytes = m->bytes;
   CARTON_ASSIGN_OR_RETURN(p.artifact, internal::ParseOciArtifact(m->bytes, s.where));
   p.uses = s.cache.Uses();
   return p;
@@ -650,15 +655,43 @@ Status CompareWithPushed(const Pulled& p, const std::string& temp, const std::st
   return Status::Ok();
 }
 
+// A ModelPack carton did not write, imported into a carton in the cache's
+// downloads directory for `read` (info, hash), which is removed after.
+template <typename T>
+Result<T> ReadImported(Pulled& p, const OciOptions& options,
+                       const std::function<Result<T>(const std::string&)>& read) {
+  const OciSession& s = p.session;
+  const std::string dir = links::CacheLayout(s.cache_root).DownloadsDir();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return IoError(dir + ": cannot create: " + ec.message());
+  std::random_device rd;
+  // Named as loader/cartons.h names its pulled copies, so that gc removes
+  // it (and the import's directory beside it) once this process is gone.
+  const std::string path = dir + "/" + std::string(links::kPulledCopyPrefix) +
+                           std::to_string(::getpid()) + "-import-" + std::to_string(rd()) +
+                           ".carton";
+  const TemporaryPath registration(path, TemporaryKind::kFile);
+  auto imported = internal::ImportModelPack(s, p.manifest_bytes, path, options, &p.uses);
+  Result<T> out = imported.ok() ? read(path) : Result<T>(imported.status());
+  fs::remove(path, ec);
+  return out;
+}
+
 }  // namespace
 
 Result<OciResolved> ResolveOciCarton(const Location& reference, const OciOptions& options) {
   CARTON_ASSIGN_OR_RETURN(Pulled p, OpenArtifact(reference, options));
-  return OciResolved{p.session.where, p.manifest_digest, p.artifact.manifest_hash};
+  return OciResolved{p.session.where, p.manifest_digest, p.artifact.manifest_hash,
+                     p.artifact.foreign};
 }
 
 Result<manifest::Digest> OciManifestHash(const Location& reference, const OciOptions& options) {
   CARTON_ASSIGN_OR_RETURN(Pulled p, OpenArtifact(reference, options));
+  if (p.artifact.foreign) {
+    return ReadImported<manifest::Digest>(
+        p, options, [](const std::string& path) { return ManifestHash(Location(path)); });
+  }
   const internal::OciLayer* ml = p.artifact.Find("MANIFEST");
   CARTON_ASSIGN_OR_RETURN(std::string text, ReadSmallBlob(p, ml->digest, ml->size,
                                                           carton::kMaxManifestSize, "MANIFEST"));
@@ -670,6 +703,11 @@ Result<manifest::Digest> OciManifestHash(const Location& reference, const OciOpt
 Result<CartonInfo> ReadOciInfo(const Location& reference, const OciOptions& options,
                                const CartonLimits& limits) {
   CARTON_ASSIGN_OR_RETURN(Pulled p, OpenArtifact(reference, options));
+  if (p.artifact.foreign) {
+    return ReadImported<CartonInfo>(p, options, [&](const std::string& path) {
+      return ReadInfo(Location(path), LinkOptions{}, limits);
+    });
+  }
   CARTON_RETURN_IF_ERROR(LoadLayout(p, limits));
   const OciSession& s = p.session;
   auto text_of = [&](const std::string& path, std::uint64_t limit) -> Result<std::string> {
@@ -727,6 +765,11 @@ Result<OciPullReport> PullCarton(const Location& reference, const std::string& o
   CARTON_RETURN_IF_ERROR(CheckOutputPath(out_path, "the .carton"));
   CARTON_ASSIGN_OR_RETURN(Pulled p, OpenArtifact(reference, options));
   const OciSession& s = p.session;
+  if (p.artifact.foreign) {
+    auto report = internal::ImportModelPack(s, p.manifest_bytes, out_path, options, &p.uses);
+    if (report.ok()) report->manifest_digest = p.manifest_digest;
+    return report;
+  }
   CARTON_RETURN_IF_ERROR(HoldBlobs(p));
   const std::set<manifest::Digest> was_cached = CachedBlobs(p);
   CARTON_RETURN_IF_ERROR(LoadLayout(p));

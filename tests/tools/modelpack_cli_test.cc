@@ -2,7 +2,7 @@
 // docker-registry on 127.0.0.1: the manifest and config the spec asks for
 // (oci/FORMAT.md "ModelPack artifacts"), pulls, loads, info and hash that
 // read it as they read carton's own form, blobs shared with other versions
-// and with the carton form, and a ModelPack carton did not write.
+// and with the carton form, and a ModelPack without carton's annotations.
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -282,15 +282,18 @@ TEST_CASE("modelpack cli: blobs are shared between versions and with the carton 
   CHECK(r.err.find("uploaded") == std::string::npos);
 }
 
-TEST_CASE("modelpack cli: a ModelPack carton did not write is refused",
-          "[oci][cli][modelpack][errors]") {
+TEST_CASE(
+    "modelpack cli: a ModelPack without carton's annotations is imported, its DiffIDs checked",
+    "[oci][cli][modelpack][errors]") {
   RegistryServer registry;
   TempDir tmp;
   const std::string v1 = PackVersion(tmp, "v1", 1);
   REQUIRE(
       Run(Carton(tmp) + " push -q --format modelpack " + Q(v1) + " " + registry.Ref("team/mp:v1"))
           .exit_code == 0);
-  // The same manifest without carton's annotations (and its config layer).
+  // The same manifest without carton's annotations (and its config layer):
+  // a ModelPack carton did not write, imported (modelpack_import_test.cc),
+  // whose config still lists the removed layer's DiffID.
   auto [manifest, config] = FetchManifestAndConfig(registry, "team/mp", "v1");
   manifest.erase("annotations");
   manifest["layers"].erase(manifest["layers"].size() - 1);
@@ -307,7 +310,7 @@ TEST_CASE("modelpack cli: a ModelPack carton did not write is refused",
     auto r = Run(Carton(tmp) + " " + command);
     INFO(command);
     CHECK(r.exit_code == 1);
-    CHECK(r.err.find(ref + ": a ModelPack not written by carton: not supported yet") !=
+    CHECK(r.err.find(ref + ": config.modelfs.diffIds must list one DiffID per layer") !=
           std::string::npos);
   }
   CHECK_FALSE(fs::exists(tmp.file("x.carton")));
@@ -409,5 +412,7 @@ TEST_CASE("modelpack cli: a ModelPack that breaks the rules is refused",
   const carton::Status s =
       check([](Json& m) { m["annotations"].erase("dev.carton.manifest-hash"); });
   CHECK(s.code() == carton::StatusCode::kUnsupported);
-  CHECK(s.message() == "mp: a ModelPack not written by carton: not supported yet");
+  CHECK(s.message() ==
+        "mp: a ModelPack not written by carton: it has no carton documents to check (pull "
+        "imports it)");
 }

@@ -104,6 +104,7 @@ int Pull(const PullArgs& args) {
     j["manifest_hash"] = manifest::ToHex(r->manifest_hash);
     j["output"] = args.output;
     j["byte_identical"] = r->byte_identical;
+    j["imported"] = r->imported;
     if (!r->byte_identical) j["not_identical_reason"] = r->not_identical_reason;
     j["bytes_downloaded"] = r->bytes_downloaded;
     j["blobs"] = BlobsJson(r->blobs);
@@ -113,7 +114,10 @@ int Pull(const PullArgs& args) {
   if (!args.quiet) {
     std::cerr << "pulled " << r->reference << " into " << args.output << ": "
               << Summary(r->blobs, r->bytes_downloaded, "downloaded") << '\n';
-    if (r->byte_identical) {
+    if (r->imported) {
+      std::cerr << "carton pull: imported a ModelPack carton did not write: its files are under "
+                   "model/, carton.toml made from its config\n";
+    } else if (r->byte_identical) {
       std::cerr << "carton pull: byte for byte the carton that was pushed\n";
     } else {
       std::cerr << "carton pull: not checked to be byte for byte the pushed carton: "

@@ -15,7 +15,10 @@
 // that carton. Registry access, credentials and retries are those of
 // oci::Client. Push writes carton's own form or, with OciFormat::kModelPack,
 // a CNCF ModelPack of the same blobs (oci/FORMAT.md "ModelPack
-// artifacts"); everything that reads an artifact reads both.
+// artifacts"); everything that reads an artifact reads both. A ModelPack
+// another tool wrote is imported: its files (raw and tar layers, each
+// checked against its digest and DiffID) packed anew under model/, with
+// carton.toml from its config (oci/FORMAT.md "Importing a ModelPack").
 //
 // Inputs from the registry are untrusted. Outputs are written to a
 // temporary name and renamed into place on success. Thread-safety: the
@@ -137,6 +140,9 @@ struct OciPullReport {
   // True when the config recorded a layout hash and the rebuilt carton
   // matched it: the carton written is byte for byte the one pushed.
   bool byte_identical = false;
+  // The artifact was a ModelPack carton did not write, imported: its
+  // files packed anew under model/ (oci/FORMAT.md "Importing a ModelPack").
+  bool imported = false;
   // When not byte_identical: why (no layout recorded, or the rebuild came
   // out different, e.g. with another zstd version). The carton is still
   // written: every file checked, the same manifest hash.
@@ -152,10 +158,16 @@ struct OciPullReport {
 // when the download is; it lands in the blob cache only with
 // cache_large_blobs (or when a retry starts the download over after some
 // of it was written: the carton is then written again from the cache).
-// Every other blob goes into the blob cache first. Errors: kNotFound (unknown
+// Every other blob goes into the blob cache first. A ModelPack another
+// tool wrote is imported (report.imported): every blob into the blob
+// cache, the files unpacked into a temporary directory beside `out_path`
+// (removed after) and packed. Errors: kNotFound (unknown
 // repository, tag or blob), kUnsupported (a manifest that is not a carton), kCorrupt (a blob or
 // manifest whose sha256 is wrong, never cached; a config that contradicts
-// MANIFEST), kNetworkError (401/403 with the registry's message,
+// MANIFEST; an imported layer whose DiffID does not match, a path that
+// breaks the zip entry rules or repeats), kUnsupported also for an imported
+// tar's links, devices and other entry types and sizes over the limits,
+// kNetworkError (401/403 with the registry's message,
 // transfers, after retries), kInvalidArgument, kIoError.
 Result<OciPullReport> PullCarton(const Location& reference, const std::string& out_path,
                                  const OciOptions& options = {});
@@ -180,18 +192,24 @@ Status CheckOciArtifact(std::string_view image_manifest, std::string_view config
 struct OciResolved {
   std::string reference;
   manifest::Digest manifest_digest{};
+  // Zero when `imported`: a ModelPack carton did not write has no manifest
+  // hash until it is imported (PullCarton).
   manifest::Digest manifest_hash{};
+  bool imported = false;
 };
 Result<OciResolved> ResolveOciCarton(const Location& reference, const OciOptions& options = {});
 
 // As ManifestHash (info.h): MANIFEST is fetched (into the blob cache) and
-// checked to be well-formed. Errors: as PullCarton.
+// checked to be well-formed. A ModelPack another tool wrote is imported
+// into a temporary carton in the cache's downloads directory first (its
+// manifest hash is the imported carton's). Errors: as PullCarton.
 Result<manifest::Digest> OciManifestHash(const Location& reference, const OciOptions& options = {});
 
 // As ReadInfo (info.h), from the config, carton.toml, MANIFEST, LINKS and
 // tensor_data/index.toml blobs only (fetched into the blob cache): the
-// files' sizes are their layers'. Errors: as PullCarton, and those of
-// ReadInfo's parsers.
+// files' sizes are their layers'. A ModelPack another tool wrote is
+// imported as OciManifestHash imports it, and read with ReadInfo. Errors:
+// as PullCarton, and those of ReadInfo's parsers.
 Result<CartonInfo> ReadOciInfo(const Location& reference, const OciOptions& options = {},
                                const CartonLimits& limits = {});
 
