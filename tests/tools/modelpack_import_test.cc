@@ -348,3 +348,69 @@ TEST_CASE("modelpack import: hostile ModelPacks are refused and leave nothing be
                  "big.bin: 1125899906842624 bytes, more than the limit");
   }
 }
+
+TEST_CASE("modelpack import: tar layers as GNU tar writes them (pax, GNU long names, ./)",
+          "[oci][cli][modelpack]") {
+  RegistryServer registry;
+  TempDir tmp;
+  // A path past ustar's 100-byte name field: a pax `path` record in
+  // --format=posix, an `L` entry in --format=gnu.
+  const std::string deep = "sub/" + std::string(120, 'd') + "/weights.bin";
+  const std::string src = tmp.file("src");
+  fs::create_directories(src + "/" + fs::path(deep).parent_path().string());
+  std::ofstream(src + "/" + deep, std::ios::binary) << carton::testing::Noise(3000, 4);
+  std::ofstream(src + "/config.json", std::ios::binary) << "{}\n";
+  ModelPackWriter w(registry, "team/gnu");
+  for (const std::string format : {"posix", "gnu"}) {
+    const std::string out = tmp.file(format + ".tar");
+    REQUIRE(Run("tar --format=" + format + " -C " + Q(src) + " -cf " + Q(out) + " ./" + deep)
+                .exit_code == 0);
+    const std::string tar = ReadText(out);
+    w.Add("weight", format == "posix" ? "tar+zstd" : "tar",
+          format == "posix" ? Compress(tmp, tar, "zstd -q") : tar, "", Sha(tar));
+    w.Push(format);
+    const std::string carton = tmp.file(format + ".carton");
+    auto r =
+        Run(Carton(tmp) + " pull -q " + registry.Ref("team/gnu:" + format) + " -o " + Q(carton));
+    INFO(format << ": " << r.err);
+    REQUIRE(r.exit_code == 0);
+    const std::string dir = tmp.file(format + "-unpacked");
+    REQUIRE(
+        Run(carton::testing::CartonBin() + " unpack -q " + Q(carton) + " " + Q(dir)).exit_code ==
+        0);
+    CHECK(ReadText(dir + "/model/" + deep) == carton::testing::Noise(3000, 4));
+    w.layers.clear();
+    w.diff_ids.clear();
+  }
+}
+
+TEST_CASE("modelpack import: more hostile tars", "[oci][cli][modelpack][errors]") {
+  RegistryServer registry;
+  TempDir tmp;
+  const std::vector<std::pair<std::vector<TarItem>, std::string>> cases = {
+      {{{"/etc/x", "x"}}, "path \"/etc/x\""},
+      {{{"fifo", "", '6'}}, "fifo: a FIFO; only regular files and directories are imported"},
+      {{{"dev", "", '3'}}, "dev: a character device"},
+      {{{"a", "x"}, {"a/b", "y"}}, "\"a/b\": \"a\" is a file"},
+      {{{".git/config", "x"}}, "pack leaves out .git/"},
+  };
+  int n = 0;
+  for (const auto& [items, message] : cases) {
+    ModelPackWriter w(registry, "team/bad");
+    w.Add("weight", "tar", Tar(items));
+    const std::string tag = "t" + std::to_string(n++);
+    w.Push(tag);
+    CheckRefused(registry, tmp, tag, message);
+  }
+  // A tar whose checksum is wrong, and one cut short.
+  std::string tar = Tar({{"w.bin", "x"}});
+  tar[0] = 'v';
+  ModelPackWriter w(registry, "team/bad");
+  w.Add("weight", "tar", tar);
+  w.Push("checksum");
+  CheckRefused(registry, tmp, "checksum", "has a wrong checksum");
+  ModelPackWriter w2(registry, "team/bad");
+  w2.Add("weight", "tar", Tar({{"w.bin", std::string(2000, 'x')}}).substr(0, 1024));
+  w2.Push("short");
+  CheckRefused(registry, tmp, "short", "the tar ends early");
+}
