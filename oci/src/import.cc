@@ -183,7 +183,7 @@ Status AddTarLayer(const ImportLayer& l, const std::string& blob, const std::str
     }
     budget -= entry->size;
     CARTON_ASSIGN_OR_RETURN(UniqueFd fd, tree->CreateFile(entry->name, entry->size, where));
-    const std::string what = where + ": " + entry->name;
+    const std::string what = where + ": " + QuoteZipEntryName(entry->name);
     CARTON_RETURN_IF_ERROR(tar.ReadData([&](ByteView b) { return WriteAll(fd.get(), b, what); }));
   }
   const manifest::Digest got = stream->FinishHash();

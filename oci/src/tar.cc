@@ -7,6 +7,8 @@
 #include <array>
 #include <charconv>
 
+#include "carton/common/quote.h"
+
 namespace carton::oci::internal {
 namespace {
 
@@ -101,7 +103,7 @@ std::string TypeName(char type) {
     case 'S':
       return "a sparse file";
     default:
-      return "an entry of type '" + std::string(1, type) + "'";
+      return "an entry of type " + QuoteForMessage(std::string(1, type));
   }
 }
 
@@ -258,16 +260,16 @@ Result<std::optional<TarEntry>> TarReader::TakeEntry(const std::byte* block, boo
   const bool directory = type == '5';
   if (!directory && type != '0' && type != '\0' && type != '7') {
     std::string what = TypeName(type);
-    if (type == '1' || type == '2') what += " to " + Text(block, kLinkname);
-    return Unsupported(where_ + ": " + name + ": " + what +
+    if (type == '1' || type == '2') what += " to " + QuoteForMessage(Text(block, kLinkname));
+    return Unsupported(where_ + ": " + QuoteForMessage(name) + ": " + what +
                        "; only regular files and directories are imported");
   }
   if (directory && entry_size != 0) {
-    return Corrupt(where_ + ": " + name + ": a directory with " + std::to_string(entry_size) +
-                   " bytes of data");
+    return Corrupt(where_ + ": " + QuoteForMessage(name) + ": a directory with " +
+                   std::to_string(entry_size) + " bytes of data");
   }
   if (entry_size > max_entry_size_) {
-    return Unsupported(where_ + ": " + name + ": " + std::to_string(entry_size) +
+    return Unsupported(where_ + ": " + QuoteForMessage(name) + ": " + std::to_string(entry_size) +
                        " bytes, more than the limit of " + std::to_string(max_entry_size_));
   }
   remaining_ = entry_size;

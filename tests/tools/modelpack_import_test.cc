@@ -290,14 +290,14 @@ TEST_CASE("modelpack import: hostile ModelPacks are refused and leave nothing be
     w.Add("weight", "tar", Tar({{"passwd", "", '2', "/etc/passwd"}}));
     w.Push("symlink");
     CheckRefused(registry, tmp, "symlink",
-                 "layers[0]: passwd: a symlink to /etc/passwd; only regular files and directories "
-                 "are imported");
+                 "layers[0]: \"passwd\": a symlink to \"/etc/passwd\"; only regular files and "
+                 "directories are imported");
   }
   {
     ModelPackWriter w = writer();
     w.Add("weight", "tar", Tar({{"w.bin", weights}, {"w2.bin", "", '1', "w.bin"}}));
     w.Push("hardlink");
-    CheckRefused(registry, tmp, "hardlink", "w2.bin: a hard link to w.bin");
+    CheckRefused(registry, tmp, "hardlink", "\"w2.bin\": a hard link to \"w.bin\"");
   }
   {
     ModelPackWriter w = writer();
@@ -345,7 +345,7 @@ TEST_CASE("modelpack import: hostile ModelPacks are refused and leave nothing be
     w.Add("weight", "tar", tar);
     w.Push("hugeentry");
     CheckRefused(registry, tmp, "hugeentry",
-                 "big.bin: 1125899906842624 bytes, more than the limit");
+                 "\"big.bin\": 1125899906842624 bytes, more than the limit");
   }
 }
 
@@ -389,8 +389,8 @@ TEST_CASE("modelpack import: more hostile tars", "[oci][cli][modelpack][errors]"
   TempDir tmp;
   const std::vector<std::pair<std::vector<TarItem>, std::string>> cases = {
       {{{"/etc/x", "x"}}, "path \"/etc/x\""},
-      {{{"fifo", "", '6'}}, "fifo: a FIFO; only regular files and directories are imported"},
-      {{{"dev", "", '3'}}, "dev: a character device"},
+      {{{"fifo", "", '6'}}, "\"fifo\": a FIFO; only regular files and directories are imported"},
+      {{{"dev", "", '3'}}, "\"dev\": a character device"},
       {{{"a", "x"}, {"a/b", "y"}}, "\"a/b\": \"a\" is a file"},
       {{{".git/config", "x"}}, "pack leaves out .git/"},
   };

@@ -90,9 +90,11 @@ const std::vector<CommandDoc> kDocs = {
     {"pull",
      {"carton pull oci://registry.example.com/models/my-model:1.0 -o my-model.carton",
       "carton pull --cache oci://registry.example.com/models/my-model:1.0 -o my-model.carton"
-      "   # large blobs stay in the blob cache too"},
+      "   # large blobs stay in the blob cache too",
+      "carton pull oci://registry.example.com/models/llama:v1 -o llama.carton"
+      "   # a ModelPack modctl pushed: imported"},
      kEnvHttp | kEnvCache | kEnvRegistry,
-     "what the registry serves is corrupt"},
+     "what the registry serves is corrupt, or a ModelPack to import breaks the rules"},
     {"shrink",
      {"carton shrink m.carton -o small.carton --url-prefix https://cdn.example.com/blobs "
       "--blobs blobs/"},

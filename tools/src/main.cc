@@ -451,8 +451,10 @@ void AddPush(CLI::App* app, RunState* state) {
 
 void AddPull(CLI::App* app, RunState* state) {
   auto pull = Bind<PullArgs>();
-  auto* c = app->add_subcommand("pull",
-                                "Pull a carton from an OCI registry, byte for byte the one pushed");
+  auto* c = app->add_subcommand(
+      "pull",
+      "Pull a carton from an OCI registry, byte for byte the one pushed (a ModelPack another "
+      "tool wrote is imported: its files under model/)");
   c->add_option("REFERENCE", pull->reference, "oci://HOST[:PORT]/REPOSITORY[:TAG|@sha256:DIGEST]")
       ->required();
   c->add_option("-o,--output", pull->output, "The .carton to write")->required();
