@@ -349,8 +349,10 @@ TEST_CASE("modelpack import: hostile ModelPacks are refused and leave nothing be
   }
 }
 
-TEST_CASE("modelpack import: tar layers as GNU tar writes them (pax, GNU long names, ./)",
-          "[oci][cli][modelpack]") {
+TEST_CASE(
+    "modelpack import: tar layers as GNU tar writes them (pax, GNU long names, ustar "
+    "prefixes, ./)",
+    "[oci][cli][modelpack]") {
   RegistryServer registry;
   TempDir tmp;
   // A path past ustar's 100-byte name field: a pax `path` record in
@@ -361,13 +363,22 @@ TEST_CASE("modelpack import: tar layers as GNU tar writes them (pax, GNU long na
   std::ofstream(src + "/" + deep, std::ios::binary) << carton::testing::Noise(3000, 4);
   std::ofstream(src + "/config.json", std::ios::binary) << "{}\n";
   ModelPackWriter w(registry, "team/gnu");
-  for (const std::string format : {"posix", "gnu"}) {
+  // posix: zstd; gnu: plain; ustar-gz: two gzip members, as gzip -d reads
+  // them (the name fits ustar's 100 + 155 bytes name and prefix).
+  for (const std::string format : {"posix", "gnu", "ustar"}) {
     const std::string out = tmp.file(format + ".tar");
     REQUIRE(Run("tar --format=" + format + " -C " + Q(src) + " -cf " + Q(out) + " ./" + deep)
                 .exit_code == 0);
     const std::string tar = ReadText(out);
-    w.Add("weight", format == "posix" ? "tar+zstd" : "tar",
-          format == "posix" ? Compress(tmp, tar, "zstd -q") : tar, "", Sha(tar));
+    if (format == "posix") {
+      w.Add("weight", "tar+zstd", Compress(tmp, tar, "zstd -q"), "", Sha(tar));
+    } else if (format == "gnu") {
+      w.Add("weight", "tar", tar, "", Sha(tar));
+    } else {
+      const std::string two =
+          Compress(tmp, tar.substr(0, 700), "gzip -n") + Compress(tmp, tar.substr(700), "gzip -n");
+      w.Add("weight", "tar+gzip", two, "", Sha(tar));
+    }
     w.Push(format);
     const std::string carton = tmp.file(format + ".carton");
     auto r =
