@@ -53,9 +53,11 @@ class ModelTree {
     return Status::Ok();
   }
 
-  // A new file of `size` bytes, open for writing.
-  Result<UniqueFd> CreateFile(const std::string& path, std::uint64_t size,
-                              const std::string& where) {
+  // Claims `path` for a file of `size` bytes and makes its directory;
+  // returns where it goes. Errors: kCorrupt (a bad or repeated path, a
+  // parent that is a file), kUnsupported (over the limits), kIoError.
+  Result<std::string> ClaimFile(const std::string& path, std::uint64_t size,
+                                const std::string& where) {
     CARTON_RETURN_IF_ERROR(CheckPath(path, where));
     if (files_.contains(path) || dirs_.contains(path)) return Repeats(path, where);
     if (files_.size() >= kZipMaxEntries) return Unsupported(where + ": too many files");
@@ -71,17 +73,16 @@ class ModelTree {
     std::error_code ec;
     fs::create_directories(fs::path(full).parent_path(), ec);
     if (ec) return IoError(full + ": cannot create its directory: " + ec.message());
+    return full;
+  }
+
+  // A new file of `size` bytes, open for writing. Errors: as ClaimFile.
+  Result<UniqueFd> CreateFile(const std::string& path, std::uint64_t size,
+                              const std::string& where) {
+    CARTON_ASSIGN_OR_RETURN(const std::string full, ClaimFile(path, size, where));
     UniqueFd fd(::open(full.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644));
     if (!fd.valid()) return ErrnoIoError(errno, full + ": cannot create");
     return fd;
-  }
-
-  // Records the file at `path` without writing it (a raw layer, linked or
-  // copied by the caller). Errors: as CreateFile.
-  Result<std::string> ClaimFile(const std::string& path, std::uint64_t size,
-                                const std::string& where) {
-    CARTON_ASSIGN_OR_RETURN(UniqueFd fd, CreateFile(path, size, where));
-    return root_ + "/" + path;
   }
 
  private:
@@ -143,7 +144,6 @@ Status AddRawLayer(const ImportLayer& l, const std::string& blob, const std::str
                    ModelTree* tree) {
   CARTON_ASSIGN_OR_RETURN(const std::string dest, tree->ClaimFile(l.path, l.size, where));
   std::error_code ec;
-  fs::remove(dest, ec);
   fs::create_hard_link(blob, dest, ec);
   if (!ec) return Status::Ok();
   fs::copy_file(blob, dest, ec);
