@@ -93,17 +93,17 @@ class FileLayerStream final : public LayerStream {
     return n;
   }
 
+  // Decoders may still hold output when the file's bytes are all read
+  // (a long match, a full output buffer), so they run on empty input too;
+  // only a call that makes no progress at the end means a truncated stream.
   Result<std::size_t> ReadGzip(MutableByteView out) {
     zlib_.next_out = reinterpret_cast<Bytef*>(out.data());
     zlib_.avail_out = static_cast<uInt>(std::min<std::size_t>(out.size(), 1u << 30));
     const uInt wanted = zlib_.avail_out;
     while (zlib_.avail_out == wanted) {
       CARTON_ASSIGN_OR_RETURN(const bool more, Fill());
-      if (!more) {
-        if (!member_done_) return Corrupt(where_ + ": the gzip stream ends early");
-        break;
-      }
       if (member_done_) {
+        if (!more) break;
         // Another gzip member follows (gzip -d reads them all).
         inflateReset(&zlib_);
         member_done_ = false;
@@ -117,6 +117,8 @@ class FileLayerStream final : public LayerStream {
       } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
         return Corrupt(where_ + ": bad gzip data: " +
                        std::string(zlib_.msg != nullptr ? zlib_.msg : "inflate failed"));
+      } else if (!more && zlib_.avail_out == wanted) {
+        return Corrupt(where_ + ": the gzip stream ends early");
       }
     }
     return static_cast<std::size_t>(wanted - zlib_.avail_out);
@@ -126,10 +128,7 @@ class FileLayerStream final : public LayerStream {
     ZSTD_outBuffer o{out.data(), out.size(), 0};
     while (o.pos == 0) {
       CARTON_ASSIGN_OR_RETURN(const bool more, Fill());
-      if (!more) {
-        if (zstd_pending_ != 0) return Corrupt(where_ + ": the zstd stream ends early");
-        break;
-      }
+      if (!more && zstd_pending_ == 0) break;  // the last frame is done
       ZSTD_inBuffer in{input_.data(), input_len_, input_pos_};
       const std::size_t rc = ZSTD_decompressStream(zstd_.get(), &o, &in);
       input_pos_ = in.pos;
@@ -137,6 +136,9 @@ class FileLayerStream final : public LayerStream {
         return Corrupt(where_ + ": bad zstd data: " + ZSTD_getErrorName(rc));
       }
       zstd_pending_ = rc;
+      if (!more && o.pos == 0 && rc != 0) {
+        return Corrupt(where_ + ": the zstd stream ends early");
+      }
     }
     return o.pos;
   }

@@ -156,6 +156,12 @@ class ModelPackWriter {
   std::unique_ptr<carton::oci::Client> client_;
 };
 
+std::string Repeat(const std::string& s, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
+}
+
 // The files of the model as the test writes them.
 const std::map<std::string, std::string>& ModelFiles() {
   static const std::map<std::string, std::string> files = {
@@ -164,6 +170,10 @@ const std::map<std::string, std::string>& ModelFiles() {
       {"config.json", "{\"hidden_size\": 8}\n"},
       {"tokenizer.json", "{\"vocab\": {\"a\": 0}}\n"},
       {"tokenizer/merges.txt", "a b\n"},
+      // Large and compressible: the decoders still hold output when the
+      // blob's last bytes are read.
+      {"vocab.txt", Repeat("token ", 700'000)},
+      {"tokenizer/big.txt", Repeat("merge ", 900'000)},
       {"README.md", "# tiny\n"}};
   return files;
 }
@@ -174,12 +184,14 @@ void WriteForeign(const RegistryServer& registry, const TempDir& tmp, const std:
   ModelPackWriter w(registry, "team/tiny");
   w.Add("weight", "raw", f.at("weights-1.bin"), "weights-1.bin");
   w.Add("weight", "raw", f.at("weights-2.bin"), "weights-2.bin");
-  const std::string tar =
-      Tar({{"config.json", f.at("config.json")}, {"./tokenizer.json", f.at("tokenizer.json")}});
+  const std::string tar = Tar({{"config.json", f.at("config.json")},
+                               {"./tokenizer.json", f.at("tokenizer.json")},
+                               {"vocab.txt", f.at("vocab.txt")}});
   w.Add("weight.config", "tar+gzip", Compress(tmp, tar, "gzip -n"), "", Sha(tar));
-  const std::string tar2 =
-      Tar({{"tokenizer/", "", '5'}, {"tokenizer/merges.txt", f.at("tokenizer/merges.txt")}});
-  w.Add("weight.config", "tar+zstd", Compress(tmp, tar2, "zstd -q"), "", Sha(tar2));
+  const std::string tar2 = Tar({{"tokenizer/", "", '5'},
+                                {"tokenizer/merges.txt", f.at("tokenizer/merges.txt")},
+                                {"tokenizer/big.txt", f.at("tokenizer/big.txt")}});
+  w.Add("weight.config", "tar+zstd", Compress(tmp, tar2, "zstd -q --no-check"), "", Sha(tar2));
   w.Add("doc", "raw", f.at("README.md"), "README.md");
   w.Push(tag);
 }
