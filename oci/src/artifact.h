@@ -59,11 +59,12 @@ std::string WriteOciArtifact(const OciArtifact& artifact);
 std::vector<manifest::Digest> ModelPackLayerDigests(const OciArtifact& artifact);
 
 // Parses a manifest from a registry, either form. `where` names it in
-// messages. Errors: kUnsupported (not a carton: an index, another config
-// media type, another schema version; a ModelPack without carton's
-// annotations is parsed as `foreign`), kCorrupt (a carton manifest that breaks the rules: unknown
-// layer media types, titles that are missing, invalid or repeated, no
-// MANIFEST layer, an annotation that disagrees).
+// messages. A ModelPack without carton's annotations is not an error: it
+// comes back `foreign`, its layers unread (import.h reads them). Errors:
+// kUnsupported (not a carton: an index, another config media type,
+// another schema version), kCorrupt (a carton manifest that breaks the
+// rules: unknown layer media types, titles that are missing, invalid or
+// repeated, no MANIFEST layer, an annotation that disagrees).
 Result<OciArtifact> ParseOciArtifact(std::string_view json, const std::string& where);
 
 }  // namespace carton::oci::internal

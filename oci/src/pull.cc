@@ -2,6 +2,7 @@
 // FORMAT.md "Cartons as OCI artifacts"). Everything the registry sends is untrusted:
 // the manifest and config are checked against each other and against
 // MANIFEST before any file is written, and every blob against its digest.
+// A ModelPack another tool wrote goes to import.h instead.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>

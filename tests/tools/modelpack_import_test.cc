@@ -393,10 +393,13 @@ TEST_CASE(
     }
     w.Push(format);
     const std::string carton = tmp.file(format + ".carton");
-    auto r =
-        Run(Carton(tmp) + " pull -q " + registry.Ref("team/gnu:" + format) + " -o " + Q(carton));
+    auto r = Run(Carton(tmp) + " pull --json " + registry.Ref("team/gnu:" + format) + " -o " +
+                 Q(carton));
     INFO(format << ": " << r.err);
     REQUIRE(r.exit_code == 0);
+    const Json report = Json::parse(r.out);
+    CHECK(report["imported"] == true);
+    CHECK(report["byte_identical"] == false);
     const std::string dir = tmp.file(format + "-unpacked");
     REQUIRE(
         Run(carton::testing::CartonBin() + " unpack -q " + Q(carton) + " " + Q(dir)).exit_code ==
