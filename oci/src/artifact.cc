@@ -21,6 +21,8 @@ using Json = nlohmann::json;
 constexpr std::string_view kIndexMediaType = "application/vnd.oci.image.index.v1+json";
 constexpr std::string_view kDockerListMediaType =
     "application/vnd.docker.distribution.manifest.list.v2+json";
+constexpr std::string_view kOlderModelPackConfigMediaType =
+    "application/vnd.cnai.model.config.v1+json";
 
 Json Descriptor(std::string_view media_type, const manifest::Digest& digest, std::uint64_t size) {
   return Json{{"mediaType", std::string(media_type)},
@@ -70,6 +72,8 @@ Result<FoundConfig> FindCartonConfig(const Json& root, const std::string& where)
                              ? config_type->get<std::string>()
                              : "";
   if (ct == kModelPackConfigMediaType) return FoundConfig{&*config, OciFormat::kModelPack};
+  // The spec's older name: never carton's, always imported.
+  if (ct == kOlderModelPackConfigMediaType) return FoundConfig{&*config, OciFormat::kModelPack};
   if (ct != kOciCartonMediaType) {
     return NotCarton(where, "its config media type is " + QuoteZipEntryName(ct.substr(0, 200)) +
                                 ", not " + std::string(kOciCartonMediaType));
@@ -221,6 +225,10 @@ Status ReadLayers(const Json& root, const std::string& where,
 // Whether carton wrote the ModelPack `root`: it has the
 // kModelPackCartonConfigAnnotation and the manifest hash's.
 bool WrittenByCarton(const Json& root) {
+  if (auto config = root.find("config"); config != root.end() && config->is_object()) {
+    auto type = config->find("mediaType");
+    if (type != config->end() && *type == kOlderModelPackConfigMediaType) return false;
+  }
   return !StringAnnotation(root, kModelPackCartonConfigAnnotation).empty() &&
          !StringAnnotation(root, kOciManifestHashAnnotation).empty();
 }

@@ -96,7 +96,11 @@ std::string Compress(const TempDir& tmp, const std::string& bytes, const std::st
 // layers and DiffIDs as given, no carton annotation.
 class ModelPackWriter {
  public:
-  ModelPackWriter(const RegistryServer& registry, std::string repo) : repo_(std::move(repo)) {
+  // `prefix`: the media types' (the spec's older name is
+  // application/vnd.cnai.model.).
+  ModelPackWriter(const RegistryServer& registry, std::string repo,
+                  std::string prefix = "application/vnd.cncf.model.")
+      : repo_(std::move(repo)), prefix_(std::move(prefix)) {
     auto c = carton::oci::Client::Open(registry.host(), {});
     REQUIRE(c.ok());
     client_ = std::move(c).value();
@@ -112,10 +116,13 @@ class ModelPackWriter {
   Json& Add(const std::string& kind, const std::string& encoding, const std::string& blob,
             const std::string& path = "", std::string diff_id = "") {
     Upload(blob);
-    Json l = {{"mediaType", "application/vnd.cncf.model." + kind + ".v1." + encoding},
+    Json l = {{"mediaType", prefix_ + kind + ".v1." + encoding},
               {"digest", Sha(blob)},
               {"size", blob.size()}};
-    if (!path.empty()) l["annotations"] = {{"org.cncf.model.filepath", path}};
+    const std::string filepath = prefix_.find("cnai") != std::string::npos
+                                     ? "org.cnai.model.filepath"
+                                     : "org.cncf.model.filepath";
+    if (!path.empty()) l["annotations"] = {{filepath, path}};
     layers.push_back(l);
     diff_ids.push_back(diff_id.empty() ? Sha(blob) : diff_id);
     return layers.back();
@@ -137,7 +144,7 @@ class ModelPackWriter {
                            {"mediaType", "application/vnd.oci.image.manifest.v1+json"},
                            {"artifactType", "application/vnd.cncf.model.manifest.v1+json"},
                            {"config",
-                            {{"mediaType", "application/vnd.cncf.model.config.v1+json"},
+                            {{"mediaType", prefix_ + "config.v1+json"},
                              {"digest", Sha(config_text)},
                              {"size", config_text.size()}}},
                            {"layers", layers}};
@@ -153,6 +160,7 @@ class ModelPackWriter {
 
  private:
   std::string repo_;
+  std::string prefix_;
   std::unique_ptr<carton::oci::Client> client_;
 };
 
@@ -439,4 +447,22 @@ TEST_CASE("modelpack import: more hostile tars", "[oci][cli][modelpack][errors]"
   w2.Add("weight", "tar", Tar({{"w.bin", std::string(2000, 'x')}}).substr(0, 1024));
   w2.Push("short");
   CheckRefused(registry, tmp, "short", "the tar ends early");
+}
+
+TEST_CASE("modelpack import: the spec's older media types (vnd.cnai.model) are read too",
+          "[oci][cli][modelpack]") {
+  RegistryServer registry;
+  TempDir tmp;
+  ModelPackWriter w(registry, "team/old", "application/vnd.cnai.model.");
+  w.Add("weight", "raw", carton::testing::Noise(1000, 5), "model.bin");
+  const std::string tar = Tar({{"config.json", "{}\n"}});
+  w.Add("weight.config", "tar+gzip", Compress(tmp, tar, "gzip -n"), "", Sha(tar));
+  w.Push("v1");
+  const std::string out = tmp.file("old.carton");
+  auto r = Run(Carton(tmp) + " pull -q " + registry.Ref("team/old:v1") + " -o " + Q(out));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  r = Run(carton::testing::CartonBin() + " ls " + Q(out));
+  CHECK(r.out.find("model/model.bin") != npos);
+  CHECK(r.out.find("model/config.json") != npos);
 }
