@@ -279,6 +279,30 @@ void FuzzOciArtifact(Input data) {
   FUZZ_CHECK(s.message().rfind("oci://r/m:t: ", 0) == 0);
 }
 
+void FuzzModelPackLayer(Input data) {
+  if (data.empty()) return;
+  static constexpr std::array<std::string_view, 3> kTypes = {
+      "application/vnd.cncf.model.weight.v1.tar", "application/vnd.cncf.model.weight.v1.tar+gzip",
+      "application/vnd.cncf.model.weight.v1.tar+zstd"};
+  const std::string_view type = kTypes[static_cast<unsigned char>(data[0]) % kTypes.size()];
+  const ByteView layer = Bytes(data.subspan(1));
+  auto files = oci::ReadModelPackTarLayer(type, layer, "layers[0]");
+  if (!files.ok()) {
+    const StatusCode code = files.status().code();
+    FUZZ_CHECK(code == StatusCode::kCorrupt || code == StatusCode::kUnsupported);
+    FUZZ_CHECK(files.status().message().rfind("layers[0]: ", 0) == 0);
+    return;
+  }
+  std::uint64_t total = 0;
+  for (const oci::ModelPackLayerFile& f : *files) {
+    FUZZ_CHECK(manifest::ValidateEntryPath("model/" + f.path).ok());
+    total += f.size;
+  }
+  // A plain tar holds its files' bytes; a compressed one at most the ratio
+  // limit times its size (or 16 MiB).
+  if (type.ends_with(".tar")) FUZZ_CHECK(total <= layer.size());
+}
+
 void FuzzZip(Input data) {
   const ByteView bytes = Bytes(data);
   ZipReaderOptions options;
@@ -401,7 +425,7 @@ void FuzzSlice(Input data) {
 }
 
 std::span<const Target> AllTargets() {
-  static constexpr std::array<Target, 11> kTargets = {{
+  static constexpr std::array<Target, 12> kTargets = {{
       {"safetensors", FuzzSafetensors},
       {"config", FuzzConfig},
       {"tensor_index", FuzzTensorIndex},
@@ -413,6 +437,7 @@ std::span<const Target> AllTargets() {
       {"slice", FuzzSlice},
       {"registry_text", FuzzRegistryText},
       {"oci_artifact", FuzzOciArtifact},
+      {"modelpack_layer", FuzzModelPackLayer},
   }};
   return kTargets;
 }

@@ -55,6 +55,9 @@ void FuzzRegistryText(Input data);
 // A carton's OCI artifact from a registry: the OCI manifest, the config
 // blob and MANIFEST, separated by NUL bytes, through oci::CheckOciArtifact.
 void FuzzOciArtifact(Input data);
+// A ModelPack tar layer through oci::ReadModelPackTarLayer: the first byte
+// picks tar, tar+gzip or tar+zstd, the rest is the layer.
+void FuzzModelPackLayer(Input data);
 // The slice parser: ParseSlice, SliceToString round trip, and PlanSlice /
 // ReadSlice against a tensor whose dtype and shape come from the first bytes.
 void FuzzSlice(Input data);

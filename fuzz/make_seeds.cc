@@ -1,7 +1,11 @@
 // carton_fuzz_seeds DIR: writes a seed corpus for every fuzz target, one
 // folder per target (DIR/<target>/), holding valid inputs of each kind made
 // with carton's own writers, so the fuzzers start from real files.
+#include <zlib.h>
+#include <zstd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -254,6 +258,92 @@ void ModelPackSeed(const fs::path& dir) {
 
 }  // namespace
 
+// A ustar header block for `name` (a regular file of `size` bytes, or a
+// directory), its checksum filled in.
+std::string TarHeader(const std::string& name, std::size_t size, char type) {
+  std::string h(512, '\0');
+  h.replace(0, name.size(), name);
+  auto octal = [&](std::size_t at, std::size_t width, std::uint64_t v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%0*llo", static_cast<int>(width - 1),
+                  static_cast<unsigned long long>(v));
+    h.replace(at, width - 1, buf);
+  };
+  octal(100, 8, type == '5' ? 0755 : 0644);
+  octal(108, 8, 0);
+  octal(116, 8, 0);
+  octal(124, 12, size);
+  octal(136, 12, 0);
+  h[156] = type;
+  h.replace(257, 6, std::string("ustar\0", 6));
+  h.replace(263, 2, "00");
+  h.replace(148, 8, "        ");
+  unsigned sum = 0;
+  for (char c : h) sum += static_cast<unsigned char>(c);
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%06o", sum);
+  h.replace(148, 7, std::string(buf, 6) + '\0');
+  return h;
+}
+
+// A tar of `files` (name -> bytes; a name ending in "/" is a directory).
+std::string Tar(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::string tar;
+  for (const auto& [name, bytes] : files) {
+    const bool dir = name.ends_with("/");
+    tar += TarHeader(name, dir ? 0 : bytes.size(), dir ? '5' : '0');
+    if (dir) continue;
+    tar += bytes;
+    tar.append((512 - bytes.size() % 512) % 512, '\0');
+  }
+  return tar + std::string(1024, '\0');
+}
+
+std::string Gzip(const std::string& in) {
+  z_stream z{};
+  if (deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) std::exit(2);
+  std::string out(deflateBound(&z, in.size()) + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  if (deflate(&z, Z_FINISH) != Z_STREAM_END) std::exit(2);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+std::string Zstd(const std::string& in) {
+  std::string out(ZSTD_compressBound(in.size()), '\0');
+  const std::size_t n = ZSTD_compress(out.data(), out.size(), in.data(), in.size(), 3);
+  if (ZSTD_isError(n)) std::exit(2);
+  out.resize(n);
+  return out;
+}
+
+// modelpack_layer: the first byte picks tar (0), tar+gzip (1) or tar+zstd (2).
+void ModelPackLayerSeeds(const fs::path& dir) {
+  const std::string tar = Tar({{"config.json", "{\"model_type\": \"mlp\"}\n"},
+                               {"tokenizer/", ""},
+                               {"tokenizer/vocab.txt", "a\nb\nc\n"}});
+  // Each seed is read as its first byte says: the three tars list their two
+  // files, and the one with "../x" is refused.
+  const std::string type = "application/vnd.cncf.model.weight.v1.tar";
+  auto seed = [&](const std::string& name, char pick, const std::string& suffix,
+                  const std::string& layer, bool valid) {
+    auto files =
+        oci::ReadModelPackTarLayer(type + suffix, AsBytes(layer), "modelpack_layer/" + name);
+    if (valid) Check(files.status());
+    if (valid && files->size() != 2) Check(Internal("modelpack_layer/" + name + ": not 2 files"));
+    if (!valid && files.ok()) Check(Internal("modelpack_layer/" + name + ": not refused"));
+    Write(dir, name, std::string(1, pick) + layer);
+  };
+  seed("seed-tar", '\0', "", tar, true);
+  seed("seed-gzip", '\1', "+gzip", Gzip(tar), true);
+  seed("seed-zstd", '\2', "+zstd", Zstd(tar), true);
+  seed("seed-dotdot", '\0', "", Tar({{"../x", "x"}}), false);
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: carton_fuzz_seeds DIR\n");
@@ -324,5 +414,6 @@ int main(int argc, char** argv) {
   SliceSeeds(root / "slice");
   OciSeeds(root / "oci_artifact");
   ModelPackSeed(root / "oci_artifact");
+  ModelPackLayerSeeds(root / "modelpack_layer");
   return 0;
 }

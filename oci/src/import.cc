@@ -6,6 +6,7 @@
 #include "import.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -30,6 +31,23 @@ namespace carton::oci::internal {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The zip entry rules for model/<path>, and no name that Pack leaves out.
+Status CheckPath(const std::string& path, const std::string& where) {
+  Status s = manifest::ValidateEntryPath(path);
+  if (s.ok()) s = manifest::ValidateEntryPath("model/" + path);
+  if (!s.ok()) return Corrupt(where + ": " + s.message());
+  for (std::string_view left = path; !left.empty();) {
+    const std::size_t slash = left.find('/');
+    const std::string_view name = left.substr(0, slash);
+    if (name == ".git" || name == "__pycache__" || name == ".DS_Store") {
+      return Unsupported(where + ": " + QuoteZipEntryName(path) +
+                         ": pack leaves out .git/, __pycache__/ and .DS_Store");
+    }
+    left = slash == std::string_view::npos ? std::string_view() : left.substr(slash + 1);
+  }
+  return Status::Ok();
+}
 
 // The model's files as they are unpacked: every path checked by the zip
 // entry rules, once, never both a file and a directory, within the size
@@ -86,23 +104,6 @@ class ModelTree {
   }
 
  private:
-  // The zip entry rules for model/<path>, and no name that Pack leaves out.
-  static Status CheckPath(const std::string& path, const std::string& where) {
-    Status s = manifest::ValidateEntryPath(path);
-    if (s.ok()) s = manifest::ValidateEntryPath("model/" + path);
-    if (!s.ok()) return Corrupt(where + ": " + s.message());
-    for (std::string_view left = path; !left.empty();) {
-      const std::size_t slash = left.find('/');
-      const std::string_view name = left.substr(0, slash);
-      if (name == ".git" || name == "__pycache__" || name == ".DS_Store") {
-        return Unsupported(where + ": " + QuoteZipEntryName(path) +
-                           ": pack leaves out .git/, __pycache__/ and .DS_Store");
-      }
-      left = slash == std::string_view::npos ? std::string_view() : left.substr(slash + 1);
-    }
-    return Status::Ok();
-  }
-
   static Status Repeats(const std::string& path, const std::string& where) {
     return Corrupt(where + ": " + QuoteZipEntryName(path) +
                    " repeats (each path must appear once in the ModelPack)");
@@ -298,3 +299,68 @@ Result<OciPullReport> ImportModelPack(const OciSession& s, std::string_view mani
 }
 
 }  // namespace carton::oci::internal
+
+namespace carton::oci {
+namespace {
+
+// The regular files of the tar `stream` (layer `l`), read to the end as
+// AddTarLayer reads them, keeping nothing: the same path, repeat and size
+// rules.
+Result<std::vector<ModelPackLayerFile>> ListTarLayer(const internal::ImportLayer& l,
+                                                     internal::ByteSource* stream,
+                                                     const std::string& where) {
+  internal::TarReader tar(stream, where, kZipMaxTotalSize);
+  std::uint64_t budget = internal::LayerBudget(l);
+  std::set<std::string> seen;
+  std::vector<ModelPackLayerFile> files;
+  for (;;) {
+    CARTON_ASSIGN_OR_RETURN(std::optional<internal::TarEntry> entry, tar.Next());
+    if (!entry) break;
+    if (entry->directory && entry->name.empty()) continue;
+    CARTON_RETURN_IF_ERROR(internal::CheckPath(entry->name, where));
+    if (!seen.insert(entry->name).second) {
+      return Corrupt(where + ": " + QuoteZipEntryName(entry->name) + " repeats");
+    }
+    if (entry->directory) continue;
+    if (entry->size > budget) {
+      return Unsupported(where + ": " + QuoteZipEntryName(entry->name) +
+                         ": more bytes than the layer's size allows");
+    }
+    budget -= entry->size;
+    std::uint64_t read = 0;
+    CARTON_RETURN_IF_ERROR(tar.ReadData([&](ByteView b) {
+      read += b.size();
+      return Status::Ok();
+    }));
+    if (read != entry->size) return Internal(where + ": the tar reader lost bytes");
+    files.push_back({entry->name, entry->size});
+  }
+  return files;
+}
+
+}  // namespace
+
+Result<std::vector<ModelPackLayerFile>> ReadModelPackTarLayer(std::string_view media_type,
+                                                              ByteView layer,
+                                                              const std::string& where) {
+  using internal::LayerEncoding;
+  const std::optional<LayerEncoding> encoding = internal::LayerEncodingOf(media_type);
+  if (!encoding || *encoding == LayerEncoding::kRaw) {
+    return InvalidArgument(where + ": " +
+                           QuoteZipEntryName(std::string(media_type.substr(0, 200))) +
+                           " is not a ModelPack tar layer type");
+  }
+  UniqueFd fd(::memfd_create("carton-layer", MFD_CLOEXEC));
+  if (!fd.valid()) return ErrnoIoError(errno, where + ": memfd_create");
+  CARTON_RETURN_IF_ERROR(internal::WriteAll(fd.get(), layer, where));
+  if (::lseek(fd.get(), 0, SEEK_SET) != 0) return ErrnoIoError(errno, where + ": lseek");
+  CARTON_ASSIGN_OR_RETURN(
+      std::unique_ptr<internal::LayerStream> stream,
+      internal::LayerStream::FromFd(std::move(fd), internal::CompressionOf(*encoding), where));
+  internal::ImportLayer l;
+  l.encoding = *encoding;
+  l.size = layer.size();
+  return ListTarLayer(l, stream.get(), where);
+}
+
+}  // namespace carton::oci

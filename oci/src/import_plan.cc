@@ -23,25 +23,6 @@ constexpr std::array<std::string_view, 5> kKinds = {"weight", "weight.config", "
 constexpr std::array<std::string_view, 2> kFilepathAnnotations = {"org.cncf.model.filepath",
                                                                   "org.cnai.model.filepath"};
 
-// application/vnd.cncf.model.<kind>.v1.<encoding> (or the older
-// vnd.cnai.model prefix): the encoding, or nullopt.
-std::optional<LayerEncoding> EncodingOf(std::string_view type) {
-  std::string_view rest;
-  for (std::string_view p : kPrefixes) {
-    if (type.starts_with(p)) rest = type.substr(p.size());
-  }
-  const std::size_t v1 = rest.find(".v1.");
-  if (v1 == std::string_view::npos) return std::nullopt;
-  const std::string_view kind = rest.substr(0, v1);
-  const std::string_view encoding = rest.substr(v1 + 4);
-  if (std::find(kKinds.begin(), kKinds.end(), kind) == kKinds.end()) return std::nullopt;
-  if (encoding == "raw") return LayerEncoding::kRaw;
-  if (encoding == "tar") return LayerEncoding::kTar;
-  if (encoding == "tar+gzip") return LayerEncoding::kTarGzip;
-  if (encoding == "tar+zstd") return LayerEncoding::kTarZstd;
-  return std::nullopt;
-}
-
 // The digest and size of descriptor `d` (`at` in messages).
 Status ReadDigestAndSize(const Json& d, const std::string& at, manifest::Digest* digest,
                          std::uint64_t* size) {
@@ -87,7 +68,7 @@ Result<ImportLayer> ReadImportLayer(const Json& l, const std::string& where, std
   CARTON_RETURN_IF_ERROR(ReadDigestAndSize(l, at, &layer.digest, &layer.size));
   auto mt = l.find("mediaType");
   const std::string type = mt != l.end() && mt->is_string() ? mt->get<std::string>() : "";
-  const std::optional<LayerEncoding> encoding = EncodingOf(type);
+  const std::optional<LayerEncoding> encoding = LayerEncodingOf(type);
   if (!encoding) {
     return Unsupported(at + ": media type " + QuoteZipEntryName(type.substr(0, 200)) +
                        " is not a ModelPack layer type");
@@ -168,6 +149,23 @@ LayerCompression CompressionOf(LayerEncoding encoding) {
   if (encoding == LayerEncoding::kTarGzip) return LayerCompression::kGzip;
   if (encoding == LayerEncoding::kTarZstd) return LayerCompression::kZstd;
   return LayerCompression::kNone;
+}
+
+std::optional<LayerEncoding> LayerEncodingOf(std::string_view type) {
+  std::string_view rest;
+  for (std::string_view p : kPrefixes) {
+    if (type.starts_with(p)) rest = type.substr(p.size());
+  }
+  const std::size_t v1 = rest.find(".v1.");
+  if (v1 == std::string_view::npos) return std::nullopt;
+  const std::string_view kind = rest.substr(0, v1);
+  const std::string_view encoding = rest.substr(v1 + 4);
+  if (std::find(kKinds.begin(), kKinds.end(), kind) == kKinds.end()) return std::nullopt;
+  if (encoding == "raw") return LayerEncoding::kRaw;
+  if (encoding == "tar") return LayerEncoding::kTar;
+  if (encoding == "tar+gzip") return LayerEncoding::kTarGzip;
+  if (encoding == "tar+zstd") return LayerEncoding::kTarZstd;
+  return std::nullopt;
 }
 
 Result<ImportPlan> ParseImportManifest(std::string_view manifest_json, const std::string& where) {

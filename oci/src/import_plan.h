@@ -24,6 +24,11 @@ enum class LayerEncoding : std::uint8_t { kRaw, kTar, kTarGzip, kTarZstd };
 
 LayerCompression CompressionOf(LayerEncoding encoding);
 
+// The encoding of layer media type `type`
+// (application/vnd.cncf.model.<kind>.v1.<encoding>, or the older
+// vnd.cnai.model prefix), or nullopt when it is not a ModelPack layer type.
+std::optional<LayerEncoding> LayerEncodingOf(std::string_view type);
+
 struct ImportLayer {
   std::string at;  // "layers[3]", for messages
   LayerEncoding encoding = LayerEncoding::kRaw;

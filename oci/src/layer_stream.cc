@@ -164,6 +164,11 @@ Result<std::unique_ptr<LayerStream>> LayerStream::Open(const std::string& path,
                                                        const std::string& where) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return ErrnoIoError(errno, path + ": cannot open");
+  return FromFd(std::move(fd), compression, where);
+}
+
+Result<std::unique_ptr<LayerStream>> LayerStream::FromFd(UniqueFd fd, LayerCompression compression,
+                                                         const std::string& where) {
   auto stream = std::make_unique<FileLayerStream>(std::move(fd), compression, where);
   CARTON_RETURN_IF_ERROR(stream->Init());
   return std::unique_ptr<LayerStream>(std::move(stream));

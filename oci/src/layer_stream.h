@@ -13,6 +13,7 @@
 
 #include "carton/common/bytes.h"
 #include "carton/common/status.h"
+#include "carton/common/unique_fd.h"
 #include "carton/manifest/sha256.h"
 
 namespace carton::oci::internal {
@@ -36,6 +37,9 @@ class LayerStream : public ByteSource {
   static Result<std::unique_ptr<LayerStream>> Open(const std::string& path,
                                                    LayerCompression compression,
                                                    const std::string& where);
+  // As Open, reading `fd` (from its current offset) instead.
+  static Result<std::unique_ptr<LayerStream>> FromFd(UniqueFd fd, LayerCompression compression,
+                                                     const std::string& where);
   // The sha256 of every byte Read() handed out; call once, at the end.
   virtual manifest::Digest FinishHash() = 0;
 };

@@ -33,6 +33,7 @@
 
 #include "carton/carton/info.h"
 #include "carton/carton/verify.h"
+#include "carton/common/bytes.h"
 #include "carton/common/status.h"
 #include "carton/manifest/sha256.h"
 #include "carton/oci/client.h"
@@ -186,6 +187,25 @@ Result<OciPullReport> PullCarton(const Location& reference, const std::string& o
 // not write), kCorrupt naming the rule.
 Status CheckOciArtifact(std::string_view image_manifest, std::string_view config,
                         std::string_view manifest_text, const std::string& where);
+
+// A regular file of a ModelPack tar layer: its path (under model/ once
+// imported) and size.
+struct ModelPackLayerFile {
+  std::string path;
+  std::uint64_t size = 0;
+};
+
+// Reads the bytes of a ModelPack tar layer (`media_type` one of
+// application/vnd.cncf.model.<kind>.v1.tar, .tar+gzip, .tar+zstd) as pull's
+// import does, keeping nothing: every header, name and byte of data, by the
+// import's rules (oci/FORMAT.md "Importing a ModelPack"). Returns the
+// regular files in order. For tools that inspect a layer before importing
+// it, and for fuzzing. `where` names the layer in messages. Errors:
+// kInvalidArgument (not a tar layer type), kCorrupt and kUnsupported
+// naming `where` and the entry, kIoError.
+Result<std::vector<ModelPackLayerFile>> ReadModelPackTarLayer(std::string_view media_type,
+                                                              ByteView layer,
+                                                              const std::string& where);
 
 // The OCI manifest's digest and the carton's manifest hash (the digest of
 // its MANIFEST layer), from one manifest request. Errors: as PullCarton.
