@@ -2,6 +2,7 @@
 #pragma once
 
 #include <sys/resource.h>
+#include <sys/types.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -45,6 +46,11 @@ std::string ReadText(const std::string& path);
 // `n` incompressible bytes (pack stores them, deflate works hard on them),
 // the same for the same `seed`.
 std::string Noise(std::size_t n, std::uint64_t seed);
+// Starts `argv` (a program's path, then its arguments) with its stdout and
+// stderr into `log`, and `env` (NAME=value) added to the environment.
+// Throws std::runtime_error when it cannot start.
+pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env = {},
+            const std::string& log = "/dev/null");
 
 // Runs a shell command; returns its exit code and fills stdout/stderr.
 struct CommandResult {

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -164,6 +165,26 @@ std::optional<manifest::Digest> TemporaryOf(const std::string& name) {
   return manifest::ParseHex(name.substr(1, 64));
 }
 
+// Calls `fn(name, path, st)` for each regular file in `dir` (nothing when
+// `dir` does not exist yet). Errors: kIoError when it cannot be listed.
+Status ForEachRegularFile(
+    const std::string& dir,
+    const std::function<void(const std::string&, const std::string&, const struct stat&)>& fn) {
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec);
+  if (ec) {
+    if (ec == std::errc::no_such_file_or_directory) return Status::Ok();
+    return IoError(dir + ": cannot list: " + ec.message());
+  }
+  for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    fn(it->path().filename().string(), it->path().string(), st);
+  }
+  if (ec) return IoError(dir + ": cannot list: " + ec.message());
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::string> DefaultCacheDir() {
@@ -290,28 +311,19 @@ Status BlobCache::Verify(const manifest::Digest& digest, std::uint64_t expected_
 
 Result<std::vector<BlobInfo>> BlobCache::List() const {
   std::vector<BlobInfo> out;
-  const std::string dir = CacheLayout(root_).BlobsDir();
-  std::error_code ec;
-  std::filesystem::directory_iterator it(dir, ec);
-  if (ec) {
-    if (ec == std::errc::no_such_file_or_directory) return out;
-    return IoError(dir + ": cannot list: " + ec.message());
-  }
-  for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    auto digest = manifest::ParseHex(name);
-    if (!digest) continue;  // temporary files of fetches in progress
-    struct stat st {};
-    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    BlobInfo b;
-    b.digest = *digest;
-    b.path = it->path().string();
-    b.size = static_cast<std::uint64_t>(st.st_size);
-    b.last_used = st.st_mtim.tv_sec;
-    b.links = static_cast<std::uint64_t>(st.st_nlink);
-    out.push_back(std::move(b));
-  }
-  if (ec) return IoError(dir + ": cannot list: " + ec.message());
+  CARTON_RETURN_IF_ERROR(ForEachRegularFile(
+      CacheLayout(root_).BlobsDir(),
+      [&](const std::string& name, const std::string& path, const struct stat& st) {
+        auto digest = manifest::ParseHex(name);
+        if (!digest) return;  // temporary files of fetches in progress
+        BlobInfo b;
+        b.digest = *digest;
+        b.path = path;
+        b.size = static_cast<std::uint64_t>(st.st_size);
+        b.last_used = st.st_mtim.tv_sec;
+        b.links = static_cast<std::uint64_t>(st.st_nlink);
+        out.push_back(std::move(b));
+      }));
   return out;
 }
 
@@ -341,57 +353,29 @@ Status BlobCache::Remove(const manifest::Digest& digest) const {
 
 Result<std::vector<PartialBlob>> BlobCache::ListPartials() const {
   std::vector<PartialBlob> out;
-  const std::string dir = CacheLayout(root_).BlobsDir();
-  std::error_code ec;
-  std::filesystem::directory_iterator it(dir, ec);
-  if (ec) {
-    if (ec == std::errc::no_such_file_or_directory) return out;
-    return IoError(dir + ": cannot list: " + ec.message());
-  }
   const std::string_view suffix = net::kPartialSuffix;
-  for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.size() != 64 + suffix.size() || !name.ends_with(suffix)) continue;
-    auto digest = manifest::ParseHex(name.substr(0, 64));
-    if (!digest) continue;
-    struct stat st {};
-    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    PartialBlob p;
-    p.digest = *digest;
-    p.path = it->path().string();
-    p.size = static_cast<std::uint64_t>(st.st_size);
-    p.last_modified = st.st_mtim.tv_sec;
-    BlobLock lock(LockPath(root_, name.substr(0, 64)), /*wait=*/false);
-    p.in_use = lock.busy();
-    out.push_back(std::move(p));
-  }
-  if (ec) return IoError(dir + ": cannot list: " + ec.message());
+  CARTON_RETURN_IF_ERROR(ForEachRegularFile(
+      CacheLayout(root_).BlobsDir(),
+      [&](const std::string& name, const std::string& path, const struct stat& st) {
+        if (name.size() != 64 + suffix.size() || !name.ends_with(suffix)) return;
+        auto digest = manifest::ParseHex(name.substr(0, 64));
+        if (!digest) return;
+        out.push_back({*digest, path, static_cast<std::uint64_t>(st.st_size), st.st_mtim.tv_sec,
+                       BlobLock(LockPath(root_, name.substr(0, 64)), /*wait=*/false).busy()});
+      }));
   return out;
 }
 
 Result<std::vector<PartialBlob>> BlobCache::ListTemporaries() const {
   std::vector<PartialBlob> out;
-  const std::string dir = CacheLayout(root_).BlobsDir();
-  std::error_code ec;
-  std::filesystem::directory_iterator it(dir, ec);
-  if (ec) {
-    if (ec == std::errc::no_such_file_or_directory) return out;
-    return IoError(dir + ": cannot list: " + ec.message());
-  }
-  for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    auto digest = TemporaryOf(name);
-    struct stat st {};
-    if (!digest || ::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    PartialBlob t;
-    t.digest = *digest;
-    t.path = it->path().string();
-    t.size = static_cast<std::uint64_t>(st.st_size);
-    t.last_modified = st.st_mtim.tv_sec;
-    t.in_use = BlobLock(LockPath(root_, name.substr(1, 64)), /*wait=*/false).busy();
-    out.push_back(std::move(t));
-  }
-  if (ec) return IoError(dir + ": cannot list: " + ec.message());
+  CARTON_RETURN_IF_ERROR(ForEachRegularFile(
+      CacheLayout(root_).BlobsDir(),
+      [&](const std::string& name, const std::string& path, const struct stat& st) {
+        auto digest = TemporaryOf(name);
+        if (!digest) return;
+        out.push_back({*digest, path, static_cast<std::uint64_t>(st.st_size), st.st_mtim.tv_sec,
+                       BlobLock(LockPath(root_, name.substr(1, 64)), /*wait=*/false).busy()});
+      }));
   return out;
 }
 

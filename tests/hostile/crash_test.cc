@@ -38,6 +38,7 @@ using namespace carton::testing;
 namespace fs = std::filesystem;
 
 using carton::testing::Noise;
+using carton::testing::Spawn;
 
 namespace {
 
@@ -66,34 +67,6 @@ std::string Compressible(std::size_t n, std::uint64_t seed) {
   }
   out.resize(n);
   return out;
-}
-
-// Starts `argv` with stdout and stderr on /dev/null, and `env` (NAME=value)
-// added to the environment.
-pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env = {}) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  std::vector<char*> envp;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string_view var(*e);
-    bool replaced = false;
-    for (const auto& mine : env) {
-      replaced |= var.substr(0, var.find('=')) == mine.substr(0, mine.find('='));
-    }
-    if (!replaced) envp.push_back(*e);
-  }
-  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  REQUIRE(rc == 0);
-  return pid;
 }
 
 int Wait(pid_t pid) {

@@ -31,6 +31,7 @@ using namespace carton::testing;
 namespace fs = std::filesystem;
 
 using carton::testing::Noise;
+using carton::testing::Spawn;
 
 namespace {
 
@@ -50,35 +51,6 @@ std::string MakeNoiseModel(const std::string& dir, const std::vector<std::size_t
     WriteBytes(dir + "/model/part" + std::to_string(i) + ".bin", AsBytes(Noise(sizes[i], i + 1)));
   }
   return dir;
-}
-
-// Starts `argv` with its stdout and stderr into `log`, and `env`
-// (NAME=value) added to the environment.
-pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-            const std::string& log = "/dev/null") {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  std::vector<char*> envp;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string_view var(*e);
-    bool replaced = false;
-    for (const auto& mine : env) {
-      replaced |= var.substr(0, var.find('=')) == mine.substr(0, mine.find('='));
-    }
-    if (!replaced) envp.push_back(*e);
-  }
-  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  REQUIRE(rc == 0);
-  return pid;
 }
 
 int WaitStatus(pid_t pid) {
