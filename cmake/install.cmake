@@ -14,7 +14,7 @@ if(CARTON_SANITIZE)
   target_link_options(carton_package INTERFACE -fsanitize=address,undefined)
 endif()
 
-set(CARTON_INSTALLED_LIBRARIES carton_common carton_safetensors carton_manifest carton_net
+set(CARTON_INSTALLED_LIBRARIES carton_common carton_gpu carton_safetensors carton_manifest carton_net
     carton_links carton_zip carton_format carton_core carton_oci carton_loader carton_runner)
 foreach(module common safetensors manifest net links zip format oci loader runner)
   set_target_properties(carton_${module} PROPERTIES EXPORT_NAME ${module})
