@@ -1,10 +1,12 @@
-// carton.safetensors' native core: a validated, mapped safetensors::File
-// for safe_open (zero-copy numpy views whose base is the file object,
-// pread copies for torch, numpy-style slices), and the reference's
-// serialize / serialize_file / deserialize over safetensors::Serialize,
-// WriteFile and File::FromBuffer. Every failure is SafetensorError (with
-// `code` and `kind`, the ErrorKind of errors.h), but a file that is not
-// there, which is FileNotFoundError as in the reference.
+// carton.safetensors' native core: a validated safetensors::File for
+// safe_open, opened with backend "mmap" (File::Open: mapped, zero-copy numpy
+// views whose base is the file object) or "pread" (File::OpenSource over a
+// descriptor read with pread(2), never mapped), read into arrays and
+// tensors the Python layer allocates, numpy-style slices and one list index
+// (safetensors_slice.h), and the reference's deserialize over
+// File::FromBuffer. The writer is in safetensors_write.cc. Every failure is
+// SafetensorError (with `code` and `kind`, the ErrorKind of errors.h), but
+// a file that is not there, which is FileNotFoundError as in the reference.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -13,13 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "bindings.h"
 #include "carton/pybridge/errors.h"
 #include "carton/pybridge/safetensors_numpy.h"
 #include "carton/safetensors/errors.h"
 #include "carton/safetensors/file.h"
-#include "carton/safetensors/slice.h"
-#include "carton/safetensors/writer.h"
+#include "pread_source.h"
+#include "safetensors_binding.h"
+#include "safetensors_slice.h"
 
 namespace carton::python {
 namespace {
@@ -78,86 +80,23 @@ std::string_view KindName(st::ErrorKind kind) {
   return "";
 }
 
-[[noreturn]] void RaiseSafetensors(const Status& status) {
-  py::dict attributes;
-  const std::string_view kind = KindName(st::KindOf(status));
-  attributes["kind"] = kind.empty() ? py::object(py::none()) : py::object(py::str(kind));
-  py::handle type = safetensor_error ? py::handle(safetensor_error) : py::handle(PyExc_ValueError);
-  pybridge::ThrowStatusAs(status, type, attributes);
-}
-
-// File::Open reports kNotFound when the file is not there, which the
-// reference raises as FileNotFoundError.
-[[noreturn]] void RaiseOpen(const Status& status) {
-  if (status.code() == StatusCode::kNotFound) {
-    pybridge::ThrowStatusAs(status, PyExc_FileNotFoundError);
-  }
-  RaiseSafetensors(status);
-}
-
-template <typename T>
-T Take(Result<T> r) {
-  if (!r.ok()) RaiseSafetensors(r.status());
-  return std::move(r).value();
-}
-
-std::string TypeName(py::handle value) { return Py_TYPE(value.ptr())->tp_name; }
-
-// A Python buffer held for the life of this object (released with the GIL).
-class Buffer {
- public:
-  // Raises SafetensorError naming `what` when `object` has no C-contiguous
-  // buffer.
-  Buffer(py::handle object, const std::string& what, bool writable) {
-    const int flags = writable ? (PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) : PyBUF_C_CONTIGUOUS;
-    if (PyObject_GetBuffer(object.ptr(), &view_, flags) != 0) {
-      PyErr_Clear();
-      RaiseSafetensors(InvalidArgument(what + ": a value of type " + TypeName(object) +
-                                       " is not a " + (writable ? "writable " : "") +
-                                       "C-contiguous buffer (bytes, bytearray, numpy array)"));
-    }
-    held_ = true;
-  }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  ~Buffer() {
-    if (held_) PyBuffer_Release(&view_);
-  }
-  ByteView bytes() const {
-    return {static_cast<const std::byte*>(view_.buf), static_cast<std::size_t>(view_.len)};
-  }
-  MutableByteView mutable_bytes() const {
-    return {static_cast<std::byte*>(view_.buf), static_cast<std::size_t>(view_.len)};
-  }
-
- private:
-  Py_buffer view_{};
-  bool held_ = false;
-};
-
-// Python slice indices: ints and slice objects, one per leading dimension
-// (the Python layer expands `...`).
-std::vector<st::SliceIndex> IndicesFromPython(const py::list& indices) {
-  std::vector<st::SliceIndex> out;
-  auto part = [](py::handle v) -> std::optional<std::int64_t> {
-    if (v.is_none()) return std::nullopt;
-    return py::cast<std::int64_t>(py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr())));
-  };
-  for (py::handle i : indices) {
-    if (PySlice_Check(i.ptr())) {
-      out.push_back(
-          st::SliceIndex::Range(part(i.attr("start")), part(i.attr("stop")), part(i.attr("step"))));
-    } else if (!PyBool_Check(i.ptr()) && PyIndex_Check(i.ptr())) {
-      out.push_back(st::SliceIndex::At(*part(i)));
-    } else {
-      throw py::type_error("slice indices must be ints, slices or ..., not " + TypeName(i));
-    }
-  }
-  return out;
-}
-
 std::vector<ssize_t> Dims(const std::vector<std::uint64_t>& shape) {
   return {shape.begin(), shape.end()};
+}
+
+// The reference's prefix for a file that breaks the format; other failures
+// (a directory, a read error) keep their own words.
+constexpr std::string_view kDeserializingHeader = "Error while deserializing header: ";
+
+[[noreturn]] void RaiseOpen(const std::string& path, const Status& status) {
+  if (status.code() == StatusCode::kNotFound) {
+    // The reference's words, exactly.
+    PyErr_SetString(PyExc_FileNotFoundError, ("No such file or directory: " + path).c_str());
+    throw py::error_already_set();
+  }
+  const bool format =
+      status.code() == StatusCode::kCorrupt || status.code() == StatusCode::kUnsupported;
+  RaiseSafetensors(status, format ? kDeserializingHeader : std::string_view());
 }
 
 class SafeFile {
@@ -165,19 +104,29 @@ class SafeFile {
   explicit SafeFile(st::File file, py::object keep = py::object())
       : file_(std::move(file)), keep_(std::move(keep)) {}
 
-  static std::shared_ptr<SafeFile> Open(const std::string& path) {
-    auto file = WithoutGil([&] { return st::File::Open(path); });
-    if (!file.ok()) RaiseOpen(file.status());
+  // backend "mmap": File::Open; "pread": File::OpenSource over a descriptor
+  // read with pread(2), so nothing of the file is mapped.
+  static std::shared_ptr<SafeFile> Open(const std::string& path, const std::string& backend) {
+    if (backend != "mmap" && backend != "pread") {
+      RaiseSafetensorsMessage("backend \"" + backend +
+                              "\" is invalid (expected one of: \"mmap\", \"pread\")");
+    }
+    auto file = WithoutGil([&]() -> Result<st::File> {
+      if (backend == "mmap") return st::File::Open(path);
+      CARTON_ASSIGN_OR_RETURN(auto source, OpenPreadSource(path));
+      return st::File::OpenSource(std::move(source));
+    });
+    if (!file.ok()) RaiseOpen(path, file.status());
     return std::make_shared<SafeFile>(std::move(file).value());
   }
 
   // Validates the buffer of `data` (bytes, bytearray, memoryview) in place;
   // the object is kept while the file lives.
-  static std::shared_ptr<SafeFile> FromBuffer(py::object data) {
+  static std::shared_ptr<SafeFile> FromBuffer(py::object data, std::string_view prefix = {}) {
     auto buffer = std::make_shared<Buffer>(data, "data", false);
     ByteView bytes = buffer->bytes();
     auto file = WithoutGil([&] { return st::File::FromBuffer(bytes); });
-    if (!file.ok()) RaiseSafetensors(file.status());
+    if (!file.ok()) RaiseSafetensors(file.status(), prefix);
     auto out = std::make_shared<SafeFile>(std::move(file).value(), data);
     out->buffer_ = std::move(buffer);
     return out;
@@ -202,11 +151,11 @@ class SafeFile {
     return out;
   }
 
+  // The reference's words for a missing tensor.
   const st::TensorView& Get(const std::string& name) const {
     const st::TensorView* t = file_.Find(name);
     if (t == nullptr) {
-      RaiseSafetensors(
-          Status(StatusCode::kNotFound, file_.source() + ": no tensor named \"" + name + "\""));
+      RaiseSafetensors(Status(StatusCode::kNotFound, "File does not contain tensor " + name));
     }
     return *t;
   }
@@ -215,10 +164,13 @@ class SafeFile {
     const st::TensorView& t = Get(name);
     py::list shape;
     for (std::uint64_t d : t.shape) shape.append(d);
+    const std::uint64_t size = t.byte_size();
     return py::make_tuple(std::string(st::DtypeName(t.dtype)), shape,
-                          py::make_tuple(t.data_offset, t.data_offset + t.data.size()));
+                          py::make_tuple(t.data_offset, t.data_offset + size));
   }
 
+  // Reads tensor `name` into the writable buffer `out` (pread for both
+  // backends: the bytes are copied anyway).
   void ReadInto(const std::string& name, py::handle out) const {
     const st::TensorView& t = Get(name);
     Buffer buffer(out, "out", true);
@@ -227,141 +179,81 @@ class SafeFile {
     if (!s.ok()) RaiseSafetensors(s);
   }
 
-  py::list SliceShape(const std::string& name, const py::list& indices) const {
+  // A new numpy array holding tensor `name`, read with ReadInto.
+  py::array ReadNumpy(const std::string& name) const {
     const st::TensorView& t = Get(name);
-    auto index = IndicesFromPython(indices);
-    st::SlicePlan plan = Take(st::PlanSlice(t, index));
-    return py::cast(plan.shape);
-  }
-
-  py::array SliceNumpy(const std::string& name, const py::list& indices) const {
-    const st::TensorView& t = Get(name);
-    auto index = IndicesFromPython(indices);
-    st::SlicePlan plan = Take(st::PlanSlice(t, index));
     auto type = pybridge::NumpyTypeString(t.dtype);
     if (!type) {
       RaiseSafetensors(Unsupported("tensor \"" + name + "\": dtype " +
                                    std::string(st::DtypeName(t.dtype)) +
                                    " has no numpy equivalent (use framework=\"pt\")"));
     }
-    py::array out(py::dtype(*type), Dims(plan.shape));
-    MutableByteView dest(static_cast<std::byte*>(out.mutable_data()), plan.byte_size);
-    Status s = WithoutGil([&] { return st::ReadSliceInto(t, index, dest); });
+    std::vector<std::uint64_t> shape(t.shape.begin(), t.shape.end());
+    py::array out(py::dtype(*type), Dims(shape));
+    MutableByteView dest(static_cast<std::byte*>(out.mutable_data()), t.byte_size());
+    Status s = WithoutGil([&] { return file_.ReadInto(t, dest); });
     if (!s.ok()) RaiseSafetensors(s);
     return out;
   }
 
-  void SliceInto(const std::string& name, const py::list& indices, py::handle out) const {
+  // The selection `indices` of tensor `name`: allocate(shape) returns
+  // (result, writable buffer of the output's size), which is filled and
+  // the result returned.
+  py::object ReadSlice(const std::string& name, const py::list& indices,
+                       const py::function& allocate) const {
     const st::TensorView& t = Get(name);
-    auto index = IndicesFromPython(indices);
-    Buffer buffer(out, "out", true);
+    const Selection selection = SelectionFromPython(indices);
+    std::vector<std::byte> held;
+    const st::TensorView view = InMemory(t, &held);
+    const std::vector<std::uint64_t> shape = TakeSafetensors(SelectionShape(view, selection));
+    py::tuple made = allocate(py::cast(shape));
+    py::object result = made[0];
+    Buffer buffer(made[1], "out", true);
     MutableByteView dest = buffer.mutable_bytes();
-    Status s = WithoutGil([&] { return st::ReadSliceInto(t, index, dest); });
+    Status s = WithoutGil([&] { return ReadSelection(view, selection, dest); });
     if (!s.ok()) RaiseSafetensors(s);
+    return result;
   }
 
   const st::File& file() const { return file_; }
 
  private:
+  // `t` with its bytes in memory: the mapping's, or (pread) read whole into
+  // `held`.
+  st::TensorView InMemory(const st::TensorView& t, std::vector<std::byte>* held) const {
+    if (file_.data_in_memory()) return t;
+    held->resize(t.byte_size());
+    Status s = WithoutGil([&] { return file_.ReadInto(t, *held); });
+    if (!s.ok()) RaiseSafetensors(s);
+    st::TensorView view = t;
+    view.data = *held;
+    return view;
+  }
+
   st::File file_;
   std::shared_ptr<Buffer> buffer_;  // FromBuffer: the bytes the file views
   py::object keep_;
 };
 
 // A read-only zero-copy array of tensor `name`, whose base is `self` (the
-// SafetensorsFile, which owns the mapping).
+// SafetensorsFile, which owns the mapping). Files opened with
+// backend="pread" have no mapping to view.
 py::array GetNumpy(py::object self, const std::string& name) {
   const SafeFile& f = self.cast<const SafeFile&>();
+  if (!f.file().data_in_memory()) {
+    RaiseSafetensorsMessage("zero-copy arrays need backend=\"mmap\": " + f.file().source() +
+                            " was opened with backend=\"pread\"");
+  }
   auto array = pybridge::SafetensorsViewToNumpy(f.Get(name), self);
   if (!array.ok()) RaiseSafetensors(array.status());
   return std::move(array).value();
 }
 
-// The reference's tensor dict: {name: {"dtype": str, "shape": [int], "data":
-// buffer}}, converted while the buffers are held.
-struct Sources {
-  std::vector<std::unique_ptr<Buffer>> buffers;
-  std::vector<st::TensorSource> tensors;
-  st::Metadata metadata;
-  st::WriteOptions options;
-};
-
-void FillSources(Sources* out, const py::dict& tensor_dict, py::handle metadata) {
-  for (auto [key, value] : tensor_dict) {
-    if (!PyUnicode_Check(key.ptr())) {
-      throw py::type_error("tensor names must be str, not " + TypeName(key));
-    }
-    const std::string name = py::cast<std::string>(key);
-    if (!PyDict_Check(value.ptr())) {
-      throw py::type_error("tensor \"" + name +
-                           "\": expected a dict with dtype, shape and data, "
-                           "not " +
-                           TypeName(value));
-    }
-    py::dict d = py::reinterpret_borrow<py::dict>(value);
-    for (const char* field : {"dtype", "shape", "data"}) {
-      if (!d.contains(field)) {
-        RaiseSafetensors(InvalidArgument("tensor \"" + name + "\": missing `" + field + "`"));
-      }
-    }
-    const std::string dtype_name = py::cast<std::string>(py::str(d["dtype"]));
-    auto dtype = pybridge::SafetensorsDtypeFromName(dtype_name);
-    if (!dtype) {
-      RaiseSafetensors(
-          Unsupported("tensor \"" + name + "\": dtype " + dtype_name + " is not covered"));
-    }
-    st::TensorSource t;
-    t.name = name;
-    t.dtype = *dtype;
-    for (py::handle dim : py::reinterpret_borrow<py::object>(d["shape"])) {
-      const long long n =
-          py::cast<long long>(py::reinterpret_steal<py::object>(PyNumber_Index(dim.ptr())));
-      if (n < 0) {
-        RaiseSafetensors(
-            InvalidArgument("tensor \"" + name + "\": negative dimension " + std::to_string(n)));
-      }
-      t.shape.push_back(static_cast<std::uint64_t>(n));
-    }
-    out->buffers.push_back(std::make_unique<Buffer>(d["data"], "tensor \"" + name + "\"", false));
-    t.bytes = out->buffers.back()->bytes();
-    out->tensors.push_back(std::move(t));
-  }
-  if (!metadata.is_none()) {
-    if (!PyDict_Check(metadata.ptr())) {
-      throw py::type_error("metadata must be a dict of str to str, not " + TypeName(metadata));
-    }
-    for (auto [k, v] : py::reinterpret_borrow<py::dict>(metadata)) {
-      if (!PyUnicode_Check(k.ptr()) || !PyUnicode_Check(v.ptr())) {
-        throw py::type_error("metadata must map str to str; got " + TypeName(k) + " to " +
-                             TypeName(v));
-      }
-      out->metadata[py::cast<std::string>(k)] = py::cast<std::string>(v);
-    }
-    // An empty dict given is kept, as the reference writes it.
-    out->options.keep_empty_metadata = true;
-  }
-}
-
-py::bytes Serialize(const py::dict& tensor_dict, py::handle metadata) {
-  Sources s;
-  FillSources(&s, tensor_dict, metadata);
-  auto bytes = WithoutGil([&] { return st::Serialize(s.tensors, s.metadata, s.options); });
-  std::vector<std::byte> out = Take(std::move(bytes));
-  return py::bytes(reinterpret_cast<const char*>(out.data()), out.size());
-}
-
-void SerializeFile(const py::dict& tensor_dict, const std::string& filename, py::handle metadata) {
-  Sources s;
-  FillSources(&s, tensor_dict, metadata);
-  Status status =
-      WithoutGil([&] { return st::WriteFile(filename, s.tensors, s.metadata, s.options); });
-  if (!status.ok()) RaiseSafetensors(status);
-}
-
 // [(name, {"shape": [int], "dtype": "F32", "data": bytearray})] in data
 // order: copies, as the reference returns them.
 py::list Deserialize(py::object data) {
-  std::shared_ptr<SafeFile> f = SafeFile::FromBuffer(std::move(data));
+  std::shared_ptr<SafeFile> f =
+      SafeFile::FromBuffer(std::move(data), "Error while deserializing: ");
   py::list out;
   for (const st::TensorView& t : f->file().tensors()) {
     py::dict d;
@@ -383,24 +275,60 @@ void SetSafetensorError(py::handle type) {
 
 }  // namespace
 
+void RaiseSafetensors(const Status& status, std::string_view prefix) {
+  py::dict attributes;
+  const std::string_view kind = KindName(st::KindOf(status));
+  attributes["kind"] = kind.empty() ? py::object(py::none()) : py::object(py::str(kind));
+  py::handle type = safetensor_error ? py::handle(safetensor_error) : py::handle(PyExc_ValueError);
+  if (prefix.empty()) pybridge::ThrowStatusAs(status, type, attributes);
+  pybridge::ThrowStatusAs(
+      Status(status.code(), std::string(prefix) + status.message(), status.detail()), type,
+      attributes);
+}
+
+void RaiseSafetensorsMessage(const std::string& message) {
+  RaiseSafetensors(InvalidArgument(message));
+}
+
+std::string TypeName(py::handle value) { return Py_TYPE(value.ptr())->tp_name; }
+
+Buffer::Buffer(py::handle object, const std::string& what, bool writable) {
+  const int flags = writable ? (PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) : PyBUF_C_CONTIGUOUS;
+  if (PyObject_GetBuffer(object.ptr(), &view_, flags) != 0) {
+    PyErr_Clear();
+    RaiseSafetensors(InvalidArgument(what + ": a value of type " + TypeName(object) + " is not a " +
+                                     (writable ? "writable " : "") +
+                                     "C-contiguous buffer (bytes, bytearray, numpy array)"));
+  }
+  held_ = true;
+}
+
+Buffer::~Buffer() {
+  if (held_) PyBuffer_Release(&view_);
+}
+
 void BindSafetensors(py::module_& m) {
   m.def("set_safetensor_error", &SetSafetensorError, py::arg("type"),
         "Registers the exception class the safetensors functions raise.");
   py::class_<SafeFile, std::shared_ptr<SafeFile>>(
       m, "SafetensorsFile", py::buffer_protocol(),
-      "A validated safetensors file, mapped read-only; its buffer is the whole file. Arrays "
-      "from get_numpy view the mapping and keep this object alive.")
-      .def_static("open", &SafeFile::Open, py::arg("path"))
-      .def_static("from_buffer", &SafeFile::FromBuffer, py::arg("data"))
+      "A validated safetensors file, mapped read-only (backend \"mmap\": its buffer is the whole "
+      "file; arrays from get_numpy view the mapping and keep this object alive) or read with "
+      "pread (backend \"pread\": no buffer).")
+      .def_static("open", &SafeFile::Open, py::arg("path"), py::arg("backend") = "mmap")
+      .def_static(
+          "from_buffer", [](py::object data) { return SafeFile::FromBuffer(std::move(data)); },
+          py::arg("data"))
       .def("keys", &SafeFile::Keys)
       .def("offset_keys", &SafeFile::OffsetKeys)
       .def("metadata", &SafeFile::Metadata)
       .def("info", &SafeFile::Info, py::arg("name"))
       .def("get_numpy", &GetNumpy, py::arg("name"))
+      .def("read_numpy", &SafeFile::ReadNumpy, py::arg("name"))
       .def("read_into", &SafeFile::ReadInto, py::arg("name"), py::arg("out"))
-      .def("slice_shape", &SafeFile::SliceShape, py::arg("name"), py::arg("indices"))
-      .def("slice_numpy", &SafeFile::SliceNumpy, py::arg("name"), py::arg("indices"))
-      .def("slice_into", &SafeFile::SliceInto, py::arg("name"), py::arg("indices"), py::arg("out"))
+      .def("read_slice", &SafeFile::ReadSlice, py::arg("name"), py::arg("indices"),
+           py::arg("allocate"))
+      .def_property_readonly("mapped", [](const SafeFile& f) { return f.file().data_in_memory(); })
       .def_property_readonly("source", [](const SafeFile& f) { return f.file().source(); })
       .def_property_readonly("data_start", [](const SafeFile& f) { return f.file().data_start(); })
       .def("__len__", [](const SafeFile& f) { return f.file().size(); })
@@ -410,10 +338,8 @@ void BindSafetensors(py::module_& m) {
                                py::format_descriptor<std::uint8_t>::format(), 1,
                                {static_cast<ssize_t>(bytes.size())}, {ssize_t{1}}, true);
       });
-  m.def("serialize", &Serialize, py::arg("tensor_dict"), py::arg("metadata") = py::none());
-  m.def("serialize_file", &SerializeFile, py::arg("tensor_dict"), py::arg("filename"),
-        py::arg("metadata") = py::none());
   m.def("deserialize", &Deserialize, py::arg("data"));
+  BindSafetensorsWrite(m);
 }
 
 }  // namespace carton::python

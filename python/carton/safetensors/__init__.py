@@ -1,12 +1,15 @@
-"""safetensors, the reference's Python API (release 0.7) on carton's strict,
-zero-copy C++ reader and writer.
+"""safetensors, the reference's Python API (release 0.8) on carton's strict
+C++ reader and writer.
 
 Code written for the reference runs unchanged with
 ``import carton.safetensors as safetensors``:
 
-    with safe_open("model.safetensors", framework="np") as f:
-        for name in f.keys():
-            w = f.get_tensor(name)      # an array of its own, writable, as the reference's
+    with safe_open("model.safetensors", framework="pt", device="cuda:0") as f:
+        state_dict = f.get_tensors()    # every tensor, in data order
+
+    with safe_open("model.safetensors", framework="np", backend="pread") as f:
+        w = f.get_tensor("w")           # read with pread(2); the file is never mapped
+        rows = f.get_slice("emb")[[7, 3, 7], :16]
 
     with safe_open("model.safetensors", framework="np", zero_copy=True) as f:
         w = f.get_tensor("w")           # carton's: a read-only view of the mapping, no copy
@@ -14,7 +17,9 @@ Code written for the reference runs unchanged with
 Files are validated completely (every rule of safetensors/FORMAT.md) before
 any tensor is handed out; every failure raises SafetensorError, whose
 message names the tensor and the rule and whose ``kind`` names the rule
-("data_gap", "size_mismatch", ...). Output bytes equal the reference's.
+("data_gap", "size_mismatch", ...); a missing file raises FileNotFoundError
+("No such file or directory: <path>"), as the reference does. Output bytes
+equal the reference's.
 """
 
 from __future__ import annotations
@@ -42,42 +47,51 @@ class SafetensorError(Exception):
 
 _carton.set_safetensor_error(SafetensorError)
 
-from ._open import safe_open  # noqa: E402  (needs SafetensorError)
+# One tensor for serialize / serialize_file: TensorSpec(*, dtype, shape,
+# data_ptr, data_len), the address and length of its contiguous
+# little-endian bytes, which the caller keeps alive during the call. dtype
+# as numpy and torch name it ("float32", "bfloat16", "float8_e4m3fn", ...);
+# the `dtype` property gives the header's code ("F32"). An unknown dtype
+# raises SafetensorError at construction.
+TensorSpec = _carton.TensorSpec
+
+from ._open import PySafeSlice, _safe_open_handle, safe_open  # noqa: E402  (needs SafetensorError)
 
 # The reference release whose Python API this package implements.
-__version__ = "0.7.0"
+__version__ = "0.8.0"
 
-__all__ = ["SafetensorError", "deserialize", "safe_open", "serialize", "serialize_file"]
+__all__ = [
+    "SafetensorError",
+    "TensorSpec",
+    "deserialize",
+    "safe_open",
+    "serialize",
+    "serialize_file",
+]
 
 
 def serialize(
-    tensor_dict: Mapping[str, Mapping[str, Any]], metadata: Optional[Mapping[str, str]] = None
+    tensor_dict: Mapping[str, "TensorSpec"], metadata: Optional[Mapping[str, str]] = None
 ) -> bytes:
     """Serializes raw tensors into the bytes of a safetensors file.
 
     Args:
-        tensor_dict: {name: {"dtype": "float32", "shape": [2, 3], "data":
-            buffer}}; dtype as numpy and torch name their dtypes ("bool",
-            "int8" ... "uint64", "float16", "bfloat16", "float32", "float64",
-            "complex64", "float8_e4m3fn", "float8_e5m2", ...), data any
-            C-contiguous buffer (bytes, bytearray, a numpy array) of the
-            tensor's little-endian bytes.
+        tensor_dict: {name: TensorSpec}; a dict of dicts (the form before
+            0.8) is a TypeError, as in the reference.
         metadata: free-form {str: str}, written as __metadata__ (an empty
             dict is written as {}, None leaves it out, as the reference does).
     """
-    return _carton.serialize(dict(tensor_dict), None if metadata is None else dict(metadata))
+    return _carton.serialize(tensor_dict, metadata)
 
 
 def serialize_file(
-    tensor_dict: Mapping[str, Mapping[str, Any]],
+    tensor_dict: Mapping[str, "TensorSpec"],
     filename: Union[str, "os.PathLike[str]"],
     metadata: Optional[Mapping[str, str]] = None,
 ) -> None:
     """As ``serialize``, into a file, written atomically (a temporary file
     beside it, renamed on success: on any error the file is untouched)."""
-    _carton.serialize_file(
-        dict(tensor_dict), os.fspath(filename), None if metadata is None else dict(metadata)
-    )
+    _carton.serialize_file(tensor_dict, os.fspath(filename), metadata)
 
 
 def deserialize(bytes: Union[bytes, bytearray, memoryview]) -> List[Tuple[str, Dict[str, Any]]]:  # noqa: A002

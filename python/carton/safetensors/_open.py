@@ -1,5 +1,5 @@
-"""safe_open: a safetensors file opened lazily, its tensors handed out as numpy
-arrays (zero-copy, read-only views of the mapping) or torch tensors."""
+"""safe_open: a safetensors file opened lazily (mapped, or read with pread),
+its tensors handed out as numpy arrays or torch tensors."""
 
 from __future__ import annotations
 
@@ -9,8 +9,30 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 from .. import _carton
 from . import SafetensorError
+from ._index import _indices
 
 _FRAMEWORKS = {"np": "np", "numpy": "np", "pt": "pt", "torch": "pt", "pytorch": "pt"}
+# The reference's name of each framework, for its messages.
+_FRAMEWORK_NAMES = {"np": "numpy", "pt": "pytorch"}
+# Devices the reference names, alone ("cuda" is "cuda:0") or with ":N".
+_DEVICE_KINDS = ("cuda", "musa", "npu", "xpu", "xla", "mlu", "hpu")
+
+# numpy's type for each header dtype numpy has.
+_NUMPY_TYPES = {
+    "BOOL": "|b1",
+    "U8": "|u1",
+    "I8": "|i1",
+    "I16": "<i2",
+    "U16": "<u2",
+    "F16": "<f2",
+    "I32": "<i4",
+    "U32": "<u4",
+    "F32": "<f4",
+    "C64": "<c8",
+    "F64": "<f8",
+    "I64": "<i8",
+    "U64": "<u8",
+}
 
 
 def _torch():
@@ -45,59 +67,71 @@ def _torch_dtypes() -> Dict[str, Any]:
     return {k: getattr(torch, v) for k, v in names.items() if hasattr(torch, v)}
 
 
+def _unsupported(message: str) -> SafetensorError:
+    err = SafetensorError(message)
+    err.code = "unsupported"
+    return err
+
+
+def _parse_device(device: Any) -> Union[str, int]:
+    """The reference's devices: "cpu", "mps", "cuda" ("cuda:0"), "cuda:N"
+    (and musa, npu, xpu, xla, mlu, hpu), an int (torch picks the
+    accelerator); torch.device objects too. Returns what torch takes."""
+    if isinstance(device, int) and not isinstance(device, bool):
+        if device < 0:
+            raise SafetensorError(f"device {device} is invalid")
+        return device
+    if type(device).__name__ == "device" and type(device).__module__ == "torch":
+        device = str(device)
+    if not isinstance(device, str):
+        raise SafetensorError(f"device {device!r} is invalid")
+    if device in ("cpu", "mps"):
+        return device
+    if device in _DEVICE_KINDS:
+        return f"{device}:0"
+    kind, sep, index = device.partition(":")
+    if sep and (kind in _DEVICE_KINDS or kind == "mps") and index.isdigit():
+        if kind == "mps":
+            if int(index) != 0:
+                raise SafetensorError(f"device {device} is invalid: only mps or mps:0 is supported")
+            return "mps"
+        return f"{kind}:{int(index)}"
+    raise SafetensorError(f"device {device} is invalid")
+
+
 def _writable_bytes(tensor: Any) -> Any:
     """The bytes of a new contiguous CPU torch tensor as a writable buffer
     (valid while the tensor lives)."""
     n = tensor.numel() * tensor.element_size()
+    if n == 0:
+        return bytearray()
     return (ctypes.c_uint8 * n).from_address(tensor.data_ptr())
 
 
-def _new_torch_tensor(name: str, dtype: str, shape: List[int], fill) -> Any:
-    torch = _torch()
+def _torch_dtype(name: str, dtype: str) -> Any:
     tdtype = _torch_dtypes().get(dtype)
     if tdtype is None:
-        err = SafetensorError(
-            f'tensor "{name}": dtype {dtype} has no equivalent in torch {torch.__version__}'
+        raise _unsupported(
+            f'tensor "{name}": dtype {dtype} has no equivalent in torch {_torch().__version__}'
         )
-        err.code = "unsupported"
-        raise err
-    t = torch.empty(shape, dtype=tdtype)
-    if t.numel() > 0:
-        fill(_writable_bytes(t))
-    return t
+    return tdtype
 
 
-def _indices(key: Any, rank: int) -> List[Any]:
-    """A numpy-style index as one int or slice per leading dimension (`...`
-    expanded)."""
-    parts = key if isinstance(key, tuple) else (key,)
-    if any(p is None for p in parts):
-        raise SafetensorError("indexing with None (numpy.newaxis) is not supported")
-    if any(isinstance(p, (list, tuple)) or hasattr(p, "__array__") and not _is_int(p) for p in parts):
-        raise SafetensorError("indexing with lists or arrays is not supported")
-    ellipses = sum(1 for p in parts if p is Ellipsis)
-    if ellipses > 1:
-        raise SafetensorError("an index can only have a single ellipsis ('...')")
-    if ellipses == 1:
-        i = next(i for i, p in enumerate(parts) if p is Ellipsis)
-        fill = max(rank - (len(parts) - 1), 0)
-        parts = parts[:i] + (slice(None),) * fill + parts[i + 1 :]
-    return list(parts)
-
-
-def _is_int(value: Any) -> bool:
-    try:
-        value.__index__()
-    except (AttributeError, TypeError):
-        return False
-    return not isinstance(value, bool)
+def _numpy_dtype(name: str, dtype: str) -> str:
+    np_type = _NUMPY_TYPES.get(dtype)
+    if np_type is None:
+        raise _unsupported(
+            f'tensor "{name}": dtype {dtype} has no numpy equivalent (use framework="pt")'
+        )
+    return np_type
 
 
 class PySafeSlice:
     """A tensor of an open file, to be sliced numpy-style without reading the
     rest: ``f.get_slice("w")[1:3, ::2, ..., 0]`` (ints, slices with steps,
-    ``...``, fewer indices than dimensions). The result is a new array or
-    tensor holding only the selected elements."""
+    ``...``, fewer indices than dimensions) and one list or 1-D integer (or
+    boolean) array picking elements of its dimension, ``[[3, 0, 3], :8]``.
+    The result is a new array or tensor holding only the selected elements."""
 
     def __init__(self, file: "_carton.SafetensorsFile", name: str, framework: str, device: Any):
         self._file = file
@@ -115,33 +149,46 @@ class PySafeSlice:
         return self._dtype
 
     def __getitem__(self, key: Any) -> Any:
-        indices = _indices(key, len(self._shape))
+        indices = _indices(key, self._shape)
         if self._framework == "np":
-            return self._file.slice_numpy(self._name, indices)
-        shape = self._file.slice_shape(self._name, indices)
-        t = _new_torch_tensor(
-            self._name,
-            self._dtype,
-            shape,
-            lambda out: self._file.slice_into(self._name, indices, out),
-        )
-        return t if self._device in ("cpu", None) else t.to(self._device)
+            import numpy as np
+
+            np_type = _numpy_dtype(self._name, self._dtype)
+
+            def allocate(shape):
+                out = np.empty(shape, dtype=np_type)
+                return out, out
+
+            return self._file.read_slice(self._name, indices, allocate)
+        torch = _torch()
+        tdtype = _torch_dtype(self._name, self._dtype)
+
+        def allocate(shape):
+            out = torch.empty(shape, dtype=tdtype)
+            return out, _writable_bytes(out)
+
+        t = self._file.read_slice(self._name, indices, allocate)
+        return t if self._device == "cpu" else t.to(self._device)
 
 
 class safe_open:  # noqa: N801 - the reference's name
-    """Opens a safetensors file: maps it read-only and validates its header (the
-    tensors' bytes are read only when used).
+    """Opens a safetensors file and validates its header (the tensors' bytes
+    are read only when used).
 
     Args:
         filename: the file.
-        framework: "np"/"numpy" (numpy arrays) or "pt"/"torch" (torch
-            tensors), each read with one copy into an array of its own,
-            writable, as the reference gives them.
-        device: "cpu"; torch also takes its own devices ("cuda:0", an int),
-            the tensors being moved there after they are read.
-        zero_copy: (carton's, not the reference's) numpy arrays are
-            read-only views of the file's mapping instead, kept alive by the
-            arrays: no copy, and no memory of their own.
+        framework: "np"/"numpy" (numpy arrays) or "pt"/"torch"/"pytorch"
+            (torch tensors), each an array of its own, writable, as the
+            reference gives them.
+        device: "cpu"; torch also takes its devices ("cuda", "cuda:0", an
+            int, "mps", ...): tensors are read on the host and moved there
+            (get_tensors loads a CUDA device in one pass when carton's
+            loader and torch's CUDA are both available).
+        backend: "mmap" (the default: the file is mapped) or "pread" (the
+            file is never mapped; each tensor is read with pread(2)).
+        zero_copy: (carton's, not the reference's; backend "mmap" only)
+            numpy arrays are read-only views of the file's mapping instead,
+            kept alive by the arrays: no copy, and no memory of their own.
 
     Use it as a context manager; arrays taken from it stay valid after it is
     closed.
@@ -153,20 +200,27 @@ class safe_open:  # noqa: N801 - the reference's name
         framework: str,
         device: Union[str, int] = "cpu",
         *,
+        backend: str = "mmap",
         zero_copy: bool = False,
     ) -> None:
         self._file: Optional[_carton.SafetensorsFile] = None
-        self._zero_copy = zero_copy
         fw = _FRAMEWORKS.get(framework) if isinstance(framework, str) else None
         if fw is None:
             raise SafetensorError(f"framework {framework} is invalid")
+        if not isinstance(backend, str):
+            raise TypeError(f"argument 'backend': '{type(backend).__name__}' object is not a str")
+        device = _parse_device(device)
         if fw == "np" and device != "cpu":
-            raise SafetensorError(f"device {device} is not supported for framework numpy")
+            raise SafetensorError(f"Device {device} is not supported for framework numpy")
+        if zero_copy and backend == "pread":
+            raise SafetensorError('zero_copy needs backend="mmap": a pread file is not mapped')
         if fw == "pt":
             _torch()  # ImportError now rather than at the first tensor
         self._framework = fw
         self._device = device
-        self._file = _carton.SafetensorsFile.open(os.fspath(filename))
+        self._backend = backend
+        self._zero_copy = zero_copy
+        self._file = _carton.SafetensorsFile.open(os.fspath(filename), backend)
 
     def _open(self) -> "_carton.SafetensorsFile":
         if self._file is None:
@@ -197,11 +251,20 @@ class safe_open:  # noqa: N801 - the reference's name
         (its base is the mapped file, kept alive by the array)."""
         f = self._open()
         if self._framework == "np":
-            view = f.get_numpy(name)
-            return view if self._zero_copy else view.copy()
+            if self._zero_copy:
+                return f.get_numpy(name)
+            return f.get_numpy(name).copy() if f.mapped else f.read_numpy(name)
         dtype, shape, _ = f.info(name)
-        t = _new_torch_tensor(name, dtype, shape, lambda out: f.read_into(name, out))
-        return t if self._device in ("cpu", None) else t.to(self._device)
+        t = _torch().empty(shape, dtype=_torch_dtype(name, dtype))
+        if t.numel() > 0:
+            f.read_into(name, _writable_bytes(t))
+        return t if self._device == "cpu" else t.to(self._device)
+
+    def get_tensors(self) -> Dict[str, Any]:
+        """Every tensor, {name: tensor} in the order of their data in the
+        file: get_tensor of each offset_keys() name."""
+        f = self._open()
+        return {name: self.get_tensor(name) for name in f.offset_keys()}
 
     def get_slice(self, name: str) -> PySafeSlice:
         """A slicing handle for tensor `name` (see PySafeSlice)."""
@@ -215,3 +278,15 @@ class safe_open:  # noqa: N801 - the reference's name
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name in set(self.keys())
+
+
+class _safe_open_handle(safe_open):  # noqa: N801 - the reference's name
+    """safe_open for an open file object (one with ``fileno()`` and a
+    ``name``, e.g. from ``open(path, "rb")``): the file named ``f.name`` is
+    opened, as the reference does."""
+
+    def __init__(
+        self, f: Any, framework: str, device: Union[str, int] = "cpu", *, backend: str = "mmap"
+    ) -> None:
+        getattr(f, "fileno")  # AttributeError for an object that is not a file
+        super().__init__(os.fspath(f.name), framework, device, backend=backend)

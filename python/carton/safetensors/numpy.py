@@ -4,11 +4,11 @@ reference's ``safetensors.numpy``."""
 from __future__ import annotations
 
 import os
-from typing import Dict, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
 import numpy as np
 
-from . import SafetensorError, deserialize, safe_open, serialize, serialize_file
+from . import SafetensorError, TensorSpec, deserialize, safe_open, serialize, serialize_file
 
 _TYPES = {
     "F64": np.float64,
@@ -32,10 +32,11 @@ def _is_little_endian(tensor: np.ndarray) -> bool:
     return order in ("<", "|") or (order == "=" and np.little_endian)
 
 
-def _flatten(tensor_dict: Dict[str, np.ndarray]) -> Dict[str, Dict]:
+def _flatten(tensor_dict: Dict[str, np.ndarray], keep_alive: List[np.ndarray]) -> Dict[str, Any]:
     # Big-endian arrays are byte-swapped and non-contiguous ones made
-    # contiguous (C order), as the reference's tobytes() does; others are
-    # written from their own memory.
+    # contiguous (C order), as the reference's tobytes() did; others are
+    # written from their own memory. `keep_alive` holds every array whose
+    # address a TensorSpec carries until the bytes are written.
     if not isinstance(tensor_dict, dict):
         raise ValueError(
             f"Expected a dict of [str, np.ndarray] but received {type(tensor_dict)}"
@@ -50,7 +51,10 @@ def _flatten(tensor_dict: Dict[str, np.ndarray]) -> Dict[str, Dict]:
             v = v.astype(v.dtype.newbyteorder("<"))
         if not v.flags.c_contiguous:
             v = np.ascontiguousarray(v)  # ndim >= 1 here: 0-d arrays are contiguous
-        flat[k] = {"dtype": v.dtype.name, "shape": v.shape, "data": v}
+        keep_alive.append(v)
+        flat[k] = TensorSpec(
+            dtype=v.dtype.name, shape=v.shape, data_ptr=v.ctypes.data, data_len=v.nbytes
+        )
     return flat
 
 
@@ -62,7 +66,8 @@ def save(tensor_dict: Dict[str, np.ndarray], metadata: Optional[Dict[str, str]] 
             uint8...uint64, float16, float32, float64, complex64.
         metadata: free-form {str: str}, kept in the header as __metadata__.
     """
-    return serialize(_flatten(tensor_dict), metadata=metadata)
+    keep_alive: List[np.ndarray] = []
+    return serialize(_flatten(tensor_dict, keep_alive), metadata=metadata)
 
 
 def save_file(
@@ -71,7 +76,8 @@ def save_file(
     metadata: Optional[Dict[str, str]] = None,
 ) -> None:
     """Writes `tensor_dict` to a safetensors file, atomically."""
-    serialize_file(_flatten(tensor_dict), filename, metadata=metadata)
+    keep_alive: List[np.ndarray] = []
+    serialize_file(_flatten(tensor_dict, keep_alive), filename, metadata=metadata)
 
 
 def _view2np(safeview) -> Dict[str, np.ndarray]:
@@ -92,11 +98,17 @@ def load(data: bytes) -> Dict[str, np.ndarray]:
 
 
 def load_file(
-    filename: Union[str, "os.PathLike[str]"], *, zero_copy: bool = False
+    filename: Union[str, "os.PathLike[str]"], *, backend: str = "mmap", zero_copy: bool = False
 ) -> Dict[str, np.ndarray]:
-    """The tensors of a safetensors file, as writable arrays of their own (as
-    the reference gives them), or with zero_copy (carton's) as read-only
-    arrays viewing its mapping (no copy; the mapping lives as long as any of
-    them)."""
-    with safe_open(filename, framework="np", zero_copy=zero_copy) as f:
-        return {k: f.get_tensor(k) for k in f.offset_keys()}
+    """The tensors of a safetensors file in data order, as writable arrays of
+    their own (as the reference gives them).
+
+    Args:
+        backend: "mmap" (the file is mapped) or "pread" (read with pread(2),
+            never mapped).
+        zero_copy: (carton's; backend "mmap") read-only arrays viewing the
+            mapping instead: no copy; the mapping lives as long as any of
+            them.
+    """
+    with safe_open(filename, framework="np", backend=backend, zero_copy=zero_copy) as f:
+        return f.get_tensors()

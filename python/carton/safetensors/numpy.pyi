@@ -19,7 +19,7 @@ def load(data: bytes) -> Dict[str, np.ndarray]:
     """The arrays of the bytes of a safetensors file (writable copies)."""
 
 def load_file(
-    filename: Union[str, os.PathLike[str]], *, zero_copy: bool = ...
+    filename: Union[str, os.PathLike[str]], *, backend: str = ..., zero_copy: bool = ...
 ) -> Dict[str, np.ndarray]:
-    """The arrays of a safetensors file (writable arrays of their own; with
-    zero_copy, read-only views of its mapping)."""
+    """The arrays of a safetensors file in data order (writable arrays of their
+    own; with zero_copy, read-only views of its mapping)."""

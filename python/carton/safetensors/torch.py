@@ -11,7 +11,6 @@ and the quantized types have no safetensors dtype and raise SafetensorError.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import sys
 from collections import defaultdict
@@ -19,7 +18,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple, Union
 
 import torch
 
-from . import SafetensorError, deserialize, safe_open, serialize, serialize_file
+from . import SafetensorError, TensorSpec, deserialize, safe_open, serialize, serialize_file
 from ._open import _torch_dtypes
 
 _TYPES = _torch_dtypes()
@@ -128,15 +127,9 @@ def _remove_duplicate_names(
     return to_remove
 
 
-def _buffer(tensor: torch.Tensor) -> Any:
-    # The tensor's bytes without a copy (the caller keeps the tensor alive).
-    n = tensor.numel() * tensor.element_size()
-    if n == 0:
-        return b""
-    return (ctypes.c_uint8 * n).from_address(tensor.data_ptr())
-
-
-def _flatten(tensors: Dict[str, torch.Tensor]) -> Dict[str, Dict[str, Any]]:
+def _flatten(tensors: Dict[str, torch.Tensor], keep_alive: List[torch.Tensor]) -> Dict[str, Any]:
+    # `keep_alive` holds every tensor (or its CPU copy) whose address a
+    # TensorSpec carries until the bytes are written.
     if not isinstance(tensors, dict):
         raise ValueError(f"Expected a dict of [str, torch.Tensor] but received {type(tensors)}")
     invalid = []
@@ -159,8 +152,12 @@ def _flatten(tensors: Dict[str, torch.Tensor]) -> Dict[str, Dict[str, Any]]:
             "A potential way to correctly save your model is to use `save_model`.\n"
             "More information at https://huggingface.co/docs/safetensors/torch_shared_tensors"
         )
+    if sys.byteorder == "big":
+        raise SafetensorError("big-endian hosts are not supported")
     flat = {}
     for k, v in tensors.items():
+        if v.is_conj() or v.is_neg():
+            v = v.resolve_conj().resolve_neg()
         if not v.is_contiguous():
             raise ValueError(
                 f"You are trying to save a non contiguous tensor: `{k}` which is not allowed. It "
@@ -171,22 +168,21 @@ def _flatten(tensors: Dict[str, torch.Tensor]) -> Dict[str, Dict[str, Any]]:
             )
         if v.device.type != "cpu":
             v = v.to("cpu")
-        if sys.byteorder == "big":
-            raise SafetensorError("big-endian hosts are not supported")
-        # "tensor" keeps a copy moved to the CPU alive while it is written.
-        flat[k] = {
-            "dtype": str(v.dtype).split(".")[-1],
-            "shape": list(v.shape),
-            "data": _buffer(v),
-            "tensor": v,
-        }
+        keep_alive.append(v)
+        flat[k] = TensorSpec(
+            dtype=str(v.dtype).split(".")[-1],
+            shape=list(v.shape),
+            data_ptr=v.data_ptr(),
+            data_len=v.numel() * v.element_size(),
+        )
     return flat
 
 
 def save(tensors: Dict[str, torch.Tensor], metadata: Optional[Dict[str, str]] = None) -> bytes:
     """The bytes of a safetensors file holding `tensors` (contiguous, not
     sharing memory: see save_model)."""
-    return serialize(_flatten(tensors), metadata=metadata)
+    keep_alive: List[torch.Tensor] = []
+    return serialize(_flatten(tensors, keep_alive), metadata=metadata)
 
 
 def save_file(
@@ -195,18 +191,25 @@ def save_file(
     metadata: Optional[Dict[str, str]] = None,
 ) -> None:
     """Writes `tensors` to a safetensors file, atomically."""
-    serialize_file(_flatten(tensors), filename, metadata=metadata)
+    keep_alive: List[torch.Tensor] = []
+    serialize_file(_flatten(tensors, keep_alive), filename, metadata=metadata)
 
 
 def load_file(
-    filename: Union[str, "os.PathLike[str]"], device: Union[str, int] = "cpu"
+    filename: Union[str, "os.PathLike[str]"],
+    device: Union[str, int] = "cpu",
+    *,
+    backend: str = "mmap",
 ) -> Dict[str, torch.Tensor]:
-    """The tensors of a safetensors file, on `device`."""
-    result = {}
-    with safe_open(filename, framework="pt", device=device) as f:
-        for k in f.keys():
-            result[k] = f.get_tensor(k)
-    return result
+    """The tensors of a safetensors file on `device`, in data order
+    (safe_open(...).get_tensors()).
+
+    Args:
+        backend: "mmap" (the file is mapped) or "pread" (read with pread(2),
+            never mapped).
+    """
+    with safe_open(filename, framework="pt", device=device, backend=backend) as f:
+        return f.get_tensors()
 
 
 def _getdtype(dtype_str: str) -> torch.dtype:
@@ -238,15 +241,16 @@ def save_model(
     model: torch.nn.Module,
     filename: Union[str, "os.PathLike[str]"],
     metadata: Optional[Dict[str, str]] = None,
-    force_contiguous: bool = False,
+    force_contiguous: bool = True,
 ) -> None:
     """Saves a model's state_dict, keeping one name per group of shared tensors
     (the others are recorded in the metadata as {dropped: kept}), as the
     reference does.
 
     Args:
-        force_contiguous: make every tensor contiguous first (otherwise a
-            non-contiguous one raises ValueError).
+        force_contiguous: make every tensor contiguous first (the default,
+            as in the reference's current source; False: a non-contiguous
+            one raises ValueError).
     """
     state_dict = model.state_dict()
     for kept, removed in _remove_duplicate_names(state_dict).items():
@@ -272,15 +276,17 @@ def load_model(
     filename: Union[str, "os.PathLike[str]"],
     strict: bool = True,
     device: Union[str, int] = "cpu",
+    *,
+    backend: str = "mmap",
 ) -> Tuple[List[str], List[str]]:
     """Loads a file saved by save_model into `model`, restoring shared tensors.
 
     Returns:
         (missing, unexpected): the model's keys the file lacks and the file's
-        keys the model lacks. With strict (the default), any of them raises
+        keys the model lacks. backend: as for load_file. With strict (the default), any of them raises
         RuntimeError listing them.
     """
-    state_dict = load_file(filename, device=device)
+    state_dict = load_file(filename, device=device, backend=backend)
     model_state_dict = model.state_dict()
     to_removes = _remove_duplicate_names(model_state_dict, preferred_names=list(state_dict.keys()))
     missing, unexpected = model.load_state_dict(state_dict, strict=False)

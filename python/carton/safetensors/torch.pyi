@@ -35,8 +35,10 @@ def save_file(
 def load(data: bytes) -> Dict[str, torch.Tensor]:
     """The tensors of the bytes of a safetensors file."""
 
-def load_file(filename: PathLike, device: Union[str, int] = ...) -> Dict[str, torch.Tensor]:
-    """The tensors of a safetensors file, on `device`."""
+def load_file(
+    filename: PathLike, device: Union[str, int] = ..., *, backend: str = ...
+) -> Dict[str, torch.Tensor]:
+    """The tensors of a safetensors file, on `device`, in data order."""
 
 def save_model(
     model: torch.nn.Module,
@@ -47,6 +49,11 @@ def save_model(
     """Saves a state_dict, one name per group of shared tensors."""
 
 def load_model(
-    model: torch.nn.Module, filename: PathLike, strict: bool = ..., device: Union[str, int] = ...
+    model: torch.nn.Module,
+    filename: PathLike,
+    strict: bool = ...,
+    device: Union[str, int] = ...,
+    *,
+    backend: str = ...,
 ) -> Tuple[List[str], List[str]]:
     """Loads a file saved by save_model into the model: (missing, unexpected)."""
