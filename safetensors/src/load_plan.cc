@@ -50,11 +50,13 @@ class Catalog {
 
  private:
   Result<std::shared_ptr<const RandomAccessSource>> Open(const std::string& path) {
-    if (options_.open) return options_.open(path);
-    CARTON_ASSIGN_OR_RETURN(std::shared_ptr<PreadSource> source, PreadSource::Open(path));
-    std::lock_guard lock(mu_);
-    plan_->own_sources.push_back(source);
-    return std::shared_ptr<const RandomAccessSource>(source);
+    CARTON_ASSIGN_OR_RETURN(auto source, options_.open ? options_.open(path) : OpenPreadFile(path));
+    if (source == nullptr) return Internal(path + ": the opener gave no source");
+    if (auto own = std::dynamic_pointer_cast<const PreadSource>(source)) {
+      std::lock_guard lock(mu_);
+      plan_->own_sources.push_back(std::move(own));
+    }
+    return source;
   }
 
   Status AddFile(const File& file, std::shared_ptr<const RandomAccessSource> source,
@@ -162,7 +164,7 @@ void AddPieces(std::uint32_t file, const std::vector<Run>& runs, std::size_t lim
 
 Result<SlicePlan> PlanRequest(const TensorView& view, const TensorRequest& request,
                               const std::string& path) {
-  Result<SlicePlan> plan = PlanSlice(view, request.slice);
+  Result<SlicePlan> plan = PlanSliceOfShape(view, request.slice);
   if (!plan.ok()) return plan.status().WithContext(path);
   return plan;
 }

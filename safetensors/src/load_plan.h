@@ -41,8 +41,8 @@ struct Piece {
 
 struct LoadPlan {
   std::vector<std::shared_ptr<const RandomAccessSource>> files;
-  // The default opener's sources, checked for changes after the reads.
-  std::vector<std::shared_ptr<PreadSource>> own_sources;
+  // The sources PreadSource made, checked for changes after the reads.
+  std::vector<std::shared_ptr<const PreadSource>> own_sources;
   std::vector<LoadedTensor> tensors;  // offsets set; addresses not yet
   std::vector<Run> runs;
   std::vector<Piece> pieces;  // by file, then offset

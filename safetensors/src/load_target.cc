@@ -84,10 +84,14 @@ class CudaTarget final : public CopyTarget {
   const std::string& name() const override { return name_; }
 
   Status Allocate(std::uint64_t bytes) override {
-    CARTON_ASSIGN_OR_RETURN(memory_->device_memory,
-                            memory_->device->Allocate(static_cast<std::size_t>(bytes)));
+    // cuMemAlloc aligns to at least 256 bytes; the slack keeps the promise
+    // for any driver.
+    CARTON_ASSIGN_OR_RETURN(
+        memory_->device_memory,
+        memory_->device->Allocate(static_cast<std::size_t>(bytes + kLoadAlignment)));
     memory_->size = bytes;
-    memory_->address = memory_->device_memory.address();
+    const std::uint64_t a = memory_->device_memory.address();
+    memory_->address = (a + kLoadAlignment - 1) / kLoadAlignment * kLoadAlignment;
     return Status::Ok();
   }
   std::byte* host_destination() override { return nullptr; }

@@ -8,6 +8,7 @@
 
 #include "carton/common/posix_error.h"
 #include "carton/common/unique_fd.h"
+#include "carton/safetensors/load.h"
 
 namespace carton::safetensors::internal {
 namespace {
@@ -85,3 +86,13 @@ Result<std::shared_ptr<PreadSource>> PreadSource::Open(const std::string& path) 
 }
 
 }  // namespace carton::safetensors::internal
+
+namespace carton::safetensors {
+
+Result<std::shared_ptr<const RandomAccessSource>> OpenPreadFile(const std::string& path) {
+  CARTON_ASSIGN_OR_RETURN(std::shared_ptr<internal::PreadSource> source,
+                          internal::PreadSource::Open(path));
+  return std::shared_ptr<const RandomAccessSource>(std::move(source));
+}
+
+}  // namespace carton::safetensors

@@ -166,10 +166,11 @@ DimSelection ResolveRange(const SliceIndex& index, std::uint64_t len) {
   return sel;
 }
 
-Status CheckView(const TensorView& t) {
+// `with_data`: the view's bytes are in memory and must match its shape.
+Status CheckView(const TensorView& t, bool with_data = true) {
   std::optional<std::uint64_t> numel = CheckedNumel(t.shape);
   std::optional<std::uint64_t> bytes = numel ? ByteSize(t.dtype, *numel) : std::nullopt;
-  if (!bytes || *bytes != t.data.size()) {
+  if (!bytes || (with_data && *bytes != t.data.size())) {
     return InvalidArgument(Label(t) + ": " + std::string(DtypeName(t.dtype)) + " " +
                            ShapeToString(t.shape) + " does not match its " +
                            std::to_string(t.data.size()) + " bytes");
@@ -283,6 +284,11 @@ std::string SliceToString(std::span<const SliceIndex> indices) {
 
 Result<SlicePlan> PlanSlice(const TensorView& t, std::span<const SliceIndex> indices) {
   CARTON_RETURN_IF_ERROR(CheckView(t));
+  return PlanSliceOfShape(t, indices);
+}
+
+Result<SlicePlan> PlanSliceOfShape(const TensorView& t, std::span<const SliceIndex> indices) {
+  CARTON_RETURN_IF_ERROR(CheckView(t, false));
   const std::size_t rank = t.shape.size();
   if (indices.size() > rank) {
     return InvalidArgument(Label(t) + ": " + std::to_string(indices.size()) + " indices for " +
@@ -331,7 +337,7 @@ Result<SlicePlan> PlanSlice(const TensorView& t, std::span<const SliceIndex> ind
                          "]; only the whole tensor can be read");
     }
     // Whole, or empty: a sub-byte count of elements need not fill bytes.
-    bytes = plan.whole ? std::optional<std::uint64_t>(t.data.size()) : bytes;
+    bytes = plan.whole ? std::optional<std::uint64_t>(t.byte_size()) : bytes;
   }
   if (!numel || !bytes) {
     return InvalidArgument(Label(t) + ": slice shape " + ShapeToString(plan.shape) +

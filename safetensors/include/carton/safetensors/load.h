@@ -99,6 +99,13 @@ struct LoadRequest {
 using SourceOpener =
     std::function<Result<std::shared_ptr<const RandomAccessSource>>(const std::string& path)>;
 
+// The default opener: reads `path` with pread(2), never mapped. A load
+// checks each source it returns, once the reads are done, for a change in
+// size, modification time or inode since it was opened (kIoError "changed
+// while loading"). Errors: kNotFound, kInvalidArgument (not a regular
+// file), kIoError.
+Result<std::shared_ptr<const RandomAccessSource>> OpenPreadFile(const std::string& path);
+
 struct LoadOptions {
   // Reader threads (pread); 0: min(8, cores).
   unsigned threads = 0;

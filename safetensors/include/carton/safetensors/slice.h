@@ -98,6 +98,10 @@ struct SlicePlan {
 //   kUnsupported      a sub-byte dtype with a slice that selects some but
 //                     not all of its elements.
 Result<SlicePlan> PlanSlice(const TensorView& tensor, std::span<const SliceIndex> indices);
+// PlanSlice for a view whose bytes are not in memory (File::OpenSource):
+// only its name, dtype and shape are read. The same errors, but for the
+// byte size of `data`.
+Result<SlicePlan> PlanSliceOfShape(const TensorView& tensor, std::span<const SliceIndex> indices);
 
 // Copies the selected elements, in C order, into `out`. Errors: those of
 // PlanSlice, and kInvalidArgument when out.size() differs from the plan's
