@@ -218,7 +218,10 @@ Result<RunnerProcess> RunnerProcess::Start(const std::string& runner_path, const
                                      : ForwardTo(RunnerName(runner_path));
   CARTON_ASSIGN_OR_RETURN(impl->stderr_reader,
                           internal::StderrReader::Start(std::move(sink), kStderrTail));
+  const loader::Device device = options.device ? *options.device : loader::DefaultDevice();
   std::vector<std::string> argv = {runner_path, "serve", model, "--fd", "3"};
+  argv.push_back(device.requested ? "--device" : "--default-device");
+  argv.push_back(device.Name());
   if (options.lenient) argv.push_back("--lenient");
   for (const auto& [k, v] : options.opts) {
     argv.push_back("--opt");
@@ -227,7 +230,8 @@ Result<RunnerProcess> RunnerProcess::Start(const std::string& runner_path, const
   // The runner's stdout is not part of the protocol: what it prints there
   // joins its stderr, so that it never mixes into the caller's output.
   auto child = internal::Subprocess::Spawn(argv, impl->stderr_reader->write_fd(),
-                                           impl->stderr_reader->write_fd(), theirs.get());
+                                           impl->stderr_reader->write_fd(), theirs.get(),
+                                           {{"CUDA_VISIBLE_DEVICES", device.VisibleDevices()}});
   if (!child.ok()) return child.status();
   impl->child = std::move(child).value();
   theirs.Reset();

@@ -25,6 +25,9 @@ struct Args {
   int fd = -1;
   bool json = false;
   bool lenient = false;
+  // --device NAME, or --default-device NAME (the caller did not choose).
+  std::string device;
+  bool device_default = false;
   safetensors::CompareOptions compare;
 };
 
@@ -81,6 +84,9 @@ class Main {
         a.json = true;
       } else if (arg == "--lenient") {
         a.lenient = true;
+      } else if (arg == "--device" || arg == "--default-device") {
+        CARTON_ASSIGN_OR_RETURN(a.device, value(i, arg));
+        a.device_default = arg == "--default-device";
       } else if (!arg.empty() && arg[0] == '-') {
         return InvalidArgument("unknown option " + arg + "\n" + Usage());
       } else if (a.model.empty()) {
@@ -98,8 +104,8 @@ class Main {
     return "usage: " + program_ +
            " info | self-test MODEL [--rtol R] [--atol A] [--json] | infer MODEL --input "
            "NAME=FILE.safetensors[:TENSOR]... --output OUT.safetensors | serve MODEL --fd N; "
-           "each takes --opt KEY=VALUE and --lenient (declarations that do not hold are "
-           "warnings)";
+           "each takes --opt KEY=VALUE, --lenient (declarations that do not hold are "
+           "warnings) and --device cpu|GPU-<uuid>|MIG-<uuid>";
   }
 
   // Loads the carton and the model into the runner.
@@ -119,9 +125,23 @@ class Main {
     ctx.root_dir = loaded.root_dir();
     ctx.carton = loaded_.get();
     ctx.lenient = a.lenient;
+    CARTON_ASSIGN_OR_RETURN(ctx.device, RunnerDevice(a));
     Status s = runner_.Load(loaded.model_dir(), ctx);
     if (!s.ok()) return s.WithContext("loading " + loaded.model_dir());
     return loaded;
+  }
+
+  // The device of --device or --default-device, made the only one CUDA
+  // sees in this process (before the runner loads anything that starts
+  // CUDA); without either, the default as this process sees it.
+  static Result<loader::Device> RunnerDevice(const Args& a) {
+    if (a.device.empty()) return loader::DefaultDevice();
+    CARTON_ASSIGN_OR_RETURN(loader::Device device,
+                            loader::DeviceForRunner(a.device, !a.device_default));
+    if (::setenv("CUDA_VISIBLE_DEVICES", device.VisibleDevices().c_str(), 1) != 0) {
+      return Internal("cannot set CUDA_VISIBLE_DEVICES");
+    }
+    return device;
   }
 
   int Info() {

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -32,10 +33,27 @@ Result<UniqueFd> Above(int fd, int min) {
   return out;
 }
 
+// This process's environment with `env` set over it.
+std::vector<std::string> ChildEnvironment(
+    const std::vector<std::pair<std::string, std::string>>& env) {
+  std::vector<std::string> out;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const bool replaced = std::any_of(env.begin(), env.end(), [&](const auto& kv) {
+      return entry.size() > kv.first.size() && entry.starts_with(kv.first) &&
+             entry[kv.first.size()] == '=';
+    });
+    if (!replaced) out.emplace_back(entry);
+  }
+  for (const auto& [name, value] : env) out.push_back(name + "=" + value);
+  return out;
+}
+
 }  // namespace
 
 Result<Subprocess> Subprocess::Spawn(const std::vector<std::string>& argv, int stdout_fd,
-                                     int stderr_fd, int pass_fd) {
+                                     int stderr_fd, int pass_fd,
+                                     const std::vector<std::pair<std::string, std::string>>& env) {
   UniqueFd null_fd(::open("/dev/null", O_RDWR | O_CLOEXEC));
   if (!null_fd.valid()) return ErrnoIoError(errno, "/dev/null");
   UniqueFd out, err, pass;
@@ -58,8 +76,16 @@ Result<Subprocess> Subprocess::Spawn(const std::vector<std::string>& argv, int s
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<std::string> environment;
+  std::vector<char*> envp;
+  if (!env.empty()) {
+    environment = ChildEnvironment(env);
+    for (auto& e : environment) envp.push_back(e.data());
+    envp.push_back(nullptr);
+  }
   pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(),
+                         env.empty() ? environ : envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) return ErrnoIoError(rc, argv[0] + ": cannot start");
   Subprocess p;

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "carton/common/status.h"
@@ -17,9 +18,11 @@ class Subprocess {
  public:
   // Starts argv[0] with stdin from /dev/null. `stdout_fd`/`stderr_fd`
   // (when >= 0) become the child's stdout/stderr; `pass_fd` (when >= 0)
-  // becomes its fd 3. Errors: kIoError naming the program.
+  // becomes its fd 3. `env` (NAME, value) are set in the child's
+  // environment, over this process's. Errors: kIoError naming the program.
   static Result<Subprocess> Spawn(const std::vector<std::string>& argv, int stdout_fd,
-                                  int stderr_fd, int pass_fd);
+                                  int stderr_fd, int pass_fd,
+                                  const std::vector<std::pair<std::string, std::string>>& env = {});
 
   Subprocess() = default;
   Subprocess(Subprocess&& o) noexcept;

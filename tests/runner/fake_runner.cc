@@ -7,6 +7,9 @@
 //                     "inferring <n>" at the start of the n-th Infer
 //   FAKE_RUNNER_STDOUT=1: writes "printed on stdout" to stdout in Load
 //   FAKE_RUNNER_CRASH_AT=N: aborts in the N-th Infer (the earlier ones echo)
+//   FAKE_RUNNER_DEVICE=1: writes in Load, on stderr, the device it was given
+//                     and its CUDA_VISIBLE_DEVICES:
+//                     "device=<name> requested=<0|1> CUDA_VISIBLE_DEVICES=<value|(unset)>"
 #include <unistd.h>
 
 #include <csignal>
@@ -32,8 +35,14 @@ class FakeRunner : public runner::Runner {
     return {Env("FAKE_RUNNER_NAME", "noop"), Env("FAKE_RUNNER_VERSION", "1.0.0"),
             std::strtoull(Env("FAKE_RUNNER_COMPAT", "1").c_str(), nullptr, 10)};
   }
-  Status Load(const std::string& model_dir, const runner::LoadContext&) override {
+  Status Load(const std::string& model_dir, const runner::LoadContext& context) override {
     if (chatty_) std::fputs("loading the model\n", stderr);
+    if (Env("FAKE_RUNNER_DEVICE", "") == "1") {
+      const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+      std::fprintf(stderr, "device=%s requested=%d CUDA_VISIBLE_DEVICES=%s\n",
+                   context.device.Name().c_str(), context.device.requested ? 1 : 0,
+                   visible ? visible : "(unset)");
+    }
     if (Env("FAKE_RUNNER_STDOUT", "") == "1") {
       std::fputs("printed on stdout\n", stdout);
       std::fflush(stdout);

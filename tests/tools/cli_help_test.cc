@@ -43,6 +43,7 @@ const std::vector<std::string> kCommands = {"pack",
                                             "self-test",
                                             "infer",
                                             "runners",
+                                            "devices",
                                             "version",
                                             "help"};
 

@@ -5,7 +5,11 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "carton/common/status.h"
+#include "carton/loader/device.h"
 
 namespace carton::cli {
 
@@ -203,6 +207,7 @@ namespace carton::cli {
 
 struct LoadArgs {
   std::string model;
+  std::string device;   // --device: resolved and reported; empty: not asked
   bool root = false;    // print the entry's root instead of model/
   bool verify = false;  // rehash the cache entry on a hit
   bool json = false;
@@ -237,11 +242,31 @@ struct RunArgs {
   // Declarations that do not hold (inputs against [[input]]) are warnings:
   // for cartons whose carton.toml does not describe the model.
   bool lenient = false;
+  std::string device;  // --device (carton/loader/device.h); empty: the default
 };
 int SelfTest(const RunArgs& args);
 int Infer(const RunArgs& args);
 // `quiet`: no note on stderr when no runner is found.
 int Runners(bool json, bool quiet);
 int Version(bool json);
+
+}  // namespace carton::cli
+
+// Devices (devices_cmd.cc).
+namespace carton::cli {
+
+// "" when `spec` is a device spec, else why not (a usage error: the forms
+// accepted).
+std::string CheckDeviceSpec(const std::string& spec);
+
+// The device of --device `spec` (empty: the default). When the default is
+// the CPU for want of a GPU, one note says so on stderr unless `quiet`.
+// Errors: as loader::ResolveDevice (a GPU that is not there).
+Result<loader::Device> ResolveCommandDevice(std::string_view command, const std::string& spec,
+                                            bool quiet);
+
+// carton devices [--json]: the GPUs the CUDA driver lists; none (and a
+// line on stderr saying why) without a driver or a GPU.
+int Devices(bool json);
 
 }  // namespace carton::cli

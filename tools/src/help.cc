@@ -15,6 +15,7 @@ enum EnvGroup : unsigned {
   kEnvRegistry = 4,  // talks to OCI registries
   kEnvRunner = 8,    // starts runners
   kEnvTemp = 16,     // downloads a carton whose server ignores Range to the temporary directory
+  kEnvGpu = 32,      // asks the CUDA driver for GPUs
 };
 
 // What each command's --help ends with. `path` is the command as typed
@@ -128,8 +129,9 @@ const std::vector<CommandDoc> kDocs = {
      kEnvHttp,
      "the file breaks a rule of the format"},
     {"load",
-     {"carton load my-model.carton", "carton load --json https://example.com/m.carton"},
-     kEnvHttp | kEnvCache | kEnvRegistry,
+     {"carton load my-model.carton", "carton load --json https://example.com/m.carton",
+      "carton load --json --device 0 my-model.carton   # and check that GPU 0 is there"},
+     kEnvHttp | kEnvCache | kEnvRegistry | kEnvGpu,
      "the carton is corrupt"},
     {"cache", {"carton cache list"}, kEnvCache, ""},
     {"cache list", {"carton cache list", "carton cache list --json"}, kEnvCache, ""},
@@ -141,18 +143,25 @@ const std::vector<CommandDoc> kDocs = {
     {"cache gc", {"carton cache gc", "carton cache gc --max-size 20G"}, kEnvCache, ""},
     {"self-test",
      {"carton self-test my-model.carton", "carton self-test --json --atol 1e-6 m.carton",
-      "carton self-test oci://registry.example.com/models/my-model:1.0"},
-     kEnvHttp | kEnvCache | kEnvRegistry | kEnvRunner,
+      "carton self-test oci://registry.example.com/models/my-model:1.0",
+      "carton self-test --device cpu my-model.carton"},
+     kEnvHttp | kEnvCache | kEnvRegistry | kEnvRunner | kEnvGpu,
      "a self-test failed, or the carton is corrupt"},
     {"infer",
      {"carton infer m.carton --input x=in.safetensors --output out.safetensors",
       "carton infer m.carton --input x=batch.safetensors:images --output out.safetensors",
-      "carton infer m.carton --input inputs.safetensors --output out.safetensors   # by name"},
-     kEnvHttp | kEnvCache | kEnvRegistry | kEnvRunner,
+      "carton infer m.carton --input inputs.safetensors --output out.safetensors   # by name",
+      "carton infer m.carton --device cuda:1 --input x=in.safetensors --output out.safetensors"},
+     kEnvHttp | kEnvCache | kEnvRegistry | kEnvRunner | kEnvGpu,
      "the inputs do not match the carton's [[input]]s, or the carton is corrupt"},
     {"runners",
      {"carton runners", "CARTON_RUNNER_PATH=build/ carton runners --json"},
      kEnvRunner,
+     ""},
+    {"devices",
+     {"carton devices", "carton devices --json",
+      "carton infer m.carton --device GPU-8c6d5f29-... ...   # a UUID it lists"},
+     kEnvGpu,
      ""},
     {"help", {"carton help", "carton help cache gc"}, 0, ""},
     {"version", {"carton version"}, 0, ""},
@@ -177,6 +186,8 @@ std::string EnvText(unsigned env) {
        "registry credentials, docker config.json format (a path or the JSON)"},
       {kEnvRegistry, "DOCKER_CONFIG", "where config.json is when CARTON_REGISTRY_AUTH is unset"},
       {kEnvRunner, "CARTON_RUNNER_PATH", "directories searched for runners first (':'-separated)"},
+      {kEnvGpu, "CARTON_LIBCUDA", "the CUDA driver library to open (default libcuda.so.1)"},
+      {kEnvGpu, "CUDA_VISIBLE_DEVICES", "the GPUs the driver shows (and their indices)"},
       {kEnvTemp, "TMPDIR",
        "where a carton by URL is downloaded whole when its server ignores Range (default /tmp)"},
   };

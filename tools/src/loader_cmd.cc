@@ -65,9 +65,11 @@ struct Session {
   runner::RunnerProcess process;
 };
 
-Result<Session> Start(const RunArgs& args, loader::LoadedCarton carton) {
+Result<Session> Start(const RunArgs& args, loader::LoadedCarton carton,
+                      const loader::Device& device) {
   CARTON_ASSIGN_OR_RETURN(runner::RunnerCandidate r, runner::SelectRunner(carton.config().runner));
   runner::RunnerProcessOptions opts;
+  opts.device = device;
   opts.infer_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(args.timeout * 1000));
   opts.lenient = args.lenient;
   for (const auto& o : args.opts) {
@@ -115,6 +117,14 @@ std::string DeclaredInputs(const std::vector<TensorSpec>& specs) {
 }  // namespace
 
 int Load(const LoadArgs& args) {
+  // --device is checked before the load (a GPU that is not there costs
+  // nothing) and reported; a load starts no runner.
+  std::optional<loader::Device> device;
+  if (!args.device.empty()) {
+    auto resolved = ResolveCommandDevice("load", args.device, args.quiet);
+    if (!resolved.ok()) return Fail("load", resolved.status());
+    device = std::move(resolved).value();
+  }
   loader::LoadOptions options;
   options.verify_cache_hit = args.verify;
   options.registry_config = args.registry.config;
@@ -136,6 +146,7 @@ int Load(const LoadArgs& args) {
     j["bytes_copied"] = st.bytes_copied;
     j["bytes_decoded"] = st.bytes_decoded;
     j["bytes_fetched"] = st.bytes_fetched;
+    if (device) j["device"] = device->Name();
     PrintJson(j);
     return kExitOk;
   }
@@ -314,9 +325,11 @@ int CacheGc(const CacheArgs& args) {
 }
 
 int SelfTest(const RunArgs& args) {
+  auto device = ResolveCommandDevice("self-test", args.device, args.quiet);
+  if (!device.ok()) return Fail("self-test", device.status());
   auto carton = LoadModel(args);
   if (!carton.ok()) return Fail("self-test", carton.status());
-  auto session = Start(args, std::move(carton).value());
+  auto session = Start(args, std::move(carton).value(), *device);
   if (!session.ok()) return Fail("self-test", session.status());
   safetensors::CompareOptions compare;
   compare.rtol = args.rtol;
@@ -388,6 +401,8 @@ int Infer(const RunArgs& args) {
   }
   auto read = ReadInputs(args.inputs);
   if (!read.ok()) return Fail("infer", read.status());
+  auto device = ResolveCommandDevice("infer", args.device, args.quiet);
+  if (!device.ok()) return Fail("infer", device.status());
   std::vector<carton::Tensor> inputs = std::move(read).value();
   auto carton = LoadModel(args);
   if (!carton.ok()) return Fail("infer", carton.status());
@@ -404,7 +419,7 @@ int Infer(const RunArgs& args) {
     }
     std::cerr << "carton infer: warning: " << message << '\n';
   }
-  auto session = Start(args, std::move(carton).value());
+  auto session = Start(args, std::move(carton).value(), *device);
   if (!session.ok()) return Fail("infer", session.status());
   auto outputs = session->process.Infer(inputs);
   if (!outputs.ok()) return Fail("infer", outputs.status());

@@ -527,6 +527,22 @@ void AddTensors(CLI::App* app, RunState* state) {
   OnRun(state, te, [tensors] { return TensorsExport(*tensors); });
 }
 
+// --device on every command that loads a model for a runner.
+void AddDevice(CLI::App* cmd, std::string* device, const char* what) {
+  cmd->add_option("--device", *device,
+                  std::string(what) +
+                      ": cpu, N or cuda:N (a GPU's index, as `carton devices` lists them), "
+                      "GPU-<uuid> or MIG-<uuid> (default: the first GPU when there is one, "
+                      "else the CPU)")
+      ->type_name("DEVICE")
+      ->check(CLI::Validator(
+          [](std::string& spec) {
+            return spec.empty() ? "an empty device (" + std::string(loader::kDeviceForms) + ")"
+                                : CheckDeviceSpec(spec);
+          },
+          "DEVICE"));
+}
+
 void AddLoad(CLI::App* app, RunState* state) {
   auto load = Bind<LoadArgs>();
   auto* c =
@@ -541,6 +557,9 @@ void AddLoad(CLI::App* app, RunState* state) {
              "(0: one thread per core, 4 blobs)");
   AddRegistryOptions(c, &load->registry, /*jobs=*/false);
   c->add_flag("-q,--quiet", load->quiet, "Draw no progress line");
+  AddDevice(c, &load->device,
+            "Check that this device is there and report it with --json (a load starts no "
+            "runner)");
   OnRun(state, c, [load] {
     SetRegistryJobs(load->threads, &load->registry);
     return Load(*load);
@@ -590,6 +609,9 @@ void AddRunOptions(CLI::App* cmd, RunArgs* run) {
                 "Run a carton whose declarations do not hold (inputs that break its [[input]]s, "
                 "as some cartons of the original implementation have): warnings, not errors");
   AddRegistryOptions(cmd, &run->registry, /*jobs=*/false);
+  AddDevice(cmd, &run->device,
+            "Where the runner runs the model (started with CUDA_VISIBLE_DEVICES naming it "
+            "alone)");
 }
 
 void AddSelfTest(CLI::App* app, RunState* state) {
@@ -631,6 +653,16 @@ void AddRunners(CLI::App* app, RunState* state) {
   OnRun(state, c, [flags] { return Runners(flags->json, flags->quiet); });
 }
 
+void AddDevices(CLI::App* app, RunState* state) {
+  auto json = std::make_shared<bool>(false);
+  auto* c = app->add_subcommand(
+      "devices",
+      "List the GPUs the CUDA driver sees (index, name, UUID, memory): what --device takes");
+  c->add_flag("--json", *json, "Print JSON");
+  AcceptQuiet(c);
+  OnRun(state, c, [json] { return Devices(*json); });
+}
+
 void AddVersion(CLI::App* app, RunState* state) {
   auto json = std::make_shared<bool>(false);
   auto* c = app->add_subcommand("version", "Print carton's version");
@@ -646,9 +678,9 @@ void AddHelp(CLI::App* app, RunState*) {
 
 using AddCommand = void (*)(CLI::App* app, RunState* state);
 constexpr AddCommand kCommands[] = {
-    AddSafetensors, AddPack,     AddInit,  AddVerify,  AddInfo,    AddUnpack, AddHash,    AddLs,
-    AddCat,         AddDiff,     AddPush,  AddPull,    AddShrink,  AddFetch,  AddTensors, AddLoad,
-    AddCache,       AddSelfTest, AddInfer, AddRunners, AddVersion, AddHelp,
+    AddSafetensors, AddPack,     AddInit,  AddVerify,  AddInfo,    AddUnpack,  AddHash,    AddLs,
+    AddCat,         AddDiff,     AddPush,  AddPull,    AddShrink,  AddFetch,   AddTensors, AddLoad,
+    AddCache,       AddSelfTest, AddInfer, AddRunners, AddDevices, AddVersion, AddHelp,
 };
 
 // " (did you mean '--runner'?)" for each word of `args` that looks like a

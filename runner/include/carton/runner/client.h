@@ -23,12 +23,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "carton/common/status.h"
 #include "carton/format/tensor.h"
+#include "carton/loader/device.h"
 
 namespace carton::runner {
 
@@ -49,6 +51,12 @@ struct RunnerProcessOptions {
   // name without "carton-runner-". A function that does nothing silences
   // it.
   std::function<void(std::string_view line)> on_stderr_line;
+  // The device the runner runs on (carton/loader/device.h): it is started
+  // with CUDA_VISIBLE_DEVICES naming that device alone (its UUID; "" for
+  // the CPU) and told it with `--device NAME` (`--default-device NAME` when
+  // the caller did not choose it). Unset: the default, resolved by Start
+  // (the first GPU when the driver lists one, else the CPU).
+  std::optional<loader::Device> device;
 };
 
 class RunnerProcess {

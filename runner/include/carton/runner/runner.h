@@ -14,7 +14,9 @@
 //   self-test MODEL [--rtol R] [--atol A] [--json]
 //   infer MODEL --input NAME=FILE.safetensors[:TENSOR]... --output OUT.safetensors
 //   serve MODEL --fd 3            requests over a Unix socket, tensors in sealed memfds
-// and every command takes `--opt KEY=VALUE` to override [runner.opts].
+// and every command takes `--opt KEY=VALUE` to override [runner.opts] and
+// `--device cpu|GPU-<uuid>|MIG-<uuid>` (LoadContext::device; without it, the
+// default device).
 //
 // Ownership: Infer's input views are valid until Infer returns. Outputs may
 // own their bytes (Tensor::Owned) or view memory the runner keeps alive
@@ -31,6 +33,7 @@
 #include "carton/common/status.h"
 #include "carton/format/config.h"
 #include "carton/format/tensor.h"
+#include "carton/loader/device.h"
 #include "carton/loader/loader.h"
 
 namespace carton::runner {
@@ -61,6 +64,13 @@ struct LoadContext {
   // (`--lenient`): a runner that checks inputs against [[input]] writes
   // what does not hold to stderr as a warning and runs the model anyway.
   bool lenient = false;
+  // The device to run on (carton/loader/device.h): the CPU, or one GPU that
+  // CUDA_VISIBLE_DEVICES names alone, so that a framework sees it as
+  // cuda:0. `device.requested` is false when the caller did not choose it
+  // (the default: the first GPU when there is one): a runner that cannot
+  // use a GPU then runs on the CPU with a note on stderr, where a GPU the
+  // caller named is an error.
+  loader::Device device;
 };
 
 class Runner {
