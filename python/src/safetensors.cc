@@ -21,6 +21,7 @@
 #include "carton/safetensors/file.h"
 #include "pread_source.h"
 #include "safetensors_binding.h"
+#include "safetensors_load.h"
 #include "safetensors_slice.h"
 
 namespace carton::python {
@@ -111,13 +112,26 @@ class SafeFile {
       RaiseSafetensorsMessage("backend \"" + backend +
                               "\" is invalid (expected one of: \"mmap\", \"pread\")");
     }
+    std::shared_ptr<const RandomAccessSource> source;
     auto file = WithoutGil([&]() -> Result<st::File> {
       if (backend == "mmap") return st::File::Open(path);
-      CARTON_ASSIGN_OR_RETURN(auto source, OpenPreadSource(path));
-      return st::File::OpenSource(std::move(source));
+      CARTON_ASSIGN_OR_RETURN(source, OpenPreadSource(path));
+      return st::File::OpenSource(source);
     });
     if (!file.ok()) RaiseOpen(path, file.status());
-    return std::make_shared<SafeFile>(std::move(file).value());
+    auto out = std::make_shared<SafeFile>(std::move(file).value());
+    out->path_ = path;
+    out->source_ = std::move(source);
+    return out;
+  }
+
+  // Tensors `names` (all when nullopt) loaded in one pass (safetensors::Load)
+  // into host memory or CUDA device `cuda_index`: a LoadedFile. A pread file
+  // is read through its open descriptor; a mapped one by its path.
+  py::object Load(const std::optional<std::vector<std::string>>& names,
+                  std::optional<int> cuda_index) const {
+    if (path_.empty()) RaiseSafetensorsMessage("only a file opened by path can be loaded");
+    return LoadTensors(path_, source_, names, cuda_index);
   }
 
   // Validates the buffer of `data` (bytes, bytearray, memoryview) in place;
@@ -231,7 +245,9 @@ class SafeFile {
   }
 
   st::File file_;
-  std::shared_ptr<Buffer> buffer_;  // FromBuffer: the bytes the file views
+  std::string path_;                                  // Open: the path given
+  std::shared_ptr<const RandomAccessSource> source_;  // backend "pread": what file_ reads
+  std::shared_ptr<Buffer> buffer_;                    // FromBuffer: the bytes the file views
   py::object keep_;
 };
 
@@ -328,6 +344,8 @@ void BindSafetensors(py::module_& m) {
       .def("read_into", &SafeFile::ReadInto, py::arg("name"), py::arg("out"))
       .def("read_slice", &SafeFile::ReadSlice, py::arg("name"), py::arg("indices"),
            py::arg("allocate"))
+      .def("load", &SafeFile::Load, py::arg("names") = py::none(),
+           py::arg("cuda_index") = py::none())
       .def_property_readonly("mapped", [](const SafeFile& f) { return f.file().data_in_memory(); })
       .def_property_readonly("source", [](const SafeFile& f) { return f.file().source(); })
       .def_property_readonly("data_start", [](const SafeFile& f) { return f.file().data_start(); })
@@ -340,6 +358,7 @@ void BindSafetensors(py::module_& m) {
       });
   m.def("deserialize", &Deserialize, py::arg("data"));
   BindSafetensorsWrite(m);
+  BindSafetensorsLoad(m);
 }
 
 }  // namespace carton::python

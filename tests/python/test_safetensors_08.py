@@ -355,3 +355,102 @@ def test_list_indices_out_of_reach_raise_safetensor_error(path):
         with pytest.raises(SafetensorError) as e:
             f.get_slice("nope")
         assert str(e.value) == "File does not contain tensor nope"
+
+
+# -- carton's loader behind get_tensors and CUDA devices --------------------------
+
+
+def test_torch_get_tensors_come_from_one_load_in_data_order(tmp_path):
+    tensors = {
+        "z_first": torch.arange(6, dtype=torch.float32).reshape(2, 3),
+        "bools": torch.tensor([True, False, True]),
+        "bf16": torch.arange(4, dtype=torch.bfloat16),
+        "scalar": torch.tensor(3, dtype=torch.int64),
+        "empty": torch.empty((0, 2), dtype=torch.int16),
+    }
+    p = tmp_path / "one.safetensors"
+    pt_save_file(tensors, p)
+    for backend in BACKENDS:
+        with safe_open(p, framework="pt", backend=backend) as f:
+            got = f.get_tensors()
+            assert list(got) == f.offset_keys()
+        for k, want in tensors.items():
+            assert got[k].dtype == want.dtype and torch.equal(got[k], want), k
+            if want.numel():
+                # The loader's allocation: every tensor 256-byte aligned.
+                assert got[k].data_ptr() % 256 == 0, k
+        got["z_first"][0, 0] = 42  # writable, and its own bytes
+        assert got["bf16"][0] == 0
+        del f
+        assert torch.equal(got["bools"], tensors["bools"])  # outlives the file
+
+
+def test_a_pread_load_reads_the_descriptor_it_opened(tmp_path):
+    p = tmp_path / "gone.safetensors"
+    pt_save_file({"a": torch.arange(3)}, p)
+    with safe_open(p, framework="pt", backend="pread") as f:
+        os.unlink(p)
+        assert torch.equal(f.get_tensors()["a"], torch.arange(3))
+
+
+def test_dtypes_torch_lacks_stop_get_tensors_with_safetensor_error(tmp_path):
+    p = tmp_path / "u16.safetensors"
+    save_file({"a": np.zeros(2, np.uint16)}, p)
+    if hasattr(torch, "uint16"):
+        pytest.skip("this torch has uint16")
+    with safe_open(p, framework="pt") as f:
+        with pytest.raises(SafetensorError) as e:
+            f.get_tensors()
+        assert e.value.code == "unsupported" and "U16" in str(e.value)
+
+
+def fake_cuda_driver():
+    import carton
+
+    build = os.path.dirname(os.path.dirname(os.path.dirname(carton.__file__)))
+    lib = os.path.join(build, "tests", "libfake_cuda.so")
+    if not os.path.exists(lib):
+        pytest.skip("the stand-in CUDA driver (tests/libfake_cuda.so) is not built")
+    return lib
+
+
+CUDA_CHILD = r"""
+import ctypes, sys
+import numpy as np
+import carton.safetensors as st
+from carton.safetensors.numpy import save_file
+a = np.arange(12, dtype=np.float32).reshape(3, 4)
+b = np.array([True, False])
+save_file({"a": a, "b": b}, sys.argv[1])
+f = st._carton.SafetensorsFile.open(sys.argv[1], sys.argv[2])
+try:
+    loaded = f.load(["b", "a"], 1)
+except st.SafetensorError as e:
+    print("error", e.code, e)
+    sys.exit(0)
+print(loaded.target, loaded.names())
+assert loaded.copy_to_host("a") == a.tobytes() and loaded.copy_to_host("b") == b.tobytes()
+get = ctypes.pythonapi.PyCapsule_GetPointer
+get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+capsule, as_bytes = loaded.dlpack("a")
+device_type, device_id = ctypes.cast(get(capsule, b"dltensor") + 8, ctypes.POINTER(ctypes.c_int32))[:2]
+print("dlpack", device_type, device_id, as_bytes, loaded.dlpack("b")[1])
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_cuda_load_goes_through_the_gpu_pipeline(tmp_path, backend):
+    import subprocess
+    import sys
+
+    env = dict(os.environ, CARTON_LIBCUDA=fake_cuda_driver())
+    args = [sys.executable, "-c", CUDA_CHILD, str(tmp_path / "g.safetensors"), backend]
+    out = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "cuda:1 ['b', 'a']"
+    assert lines[1] == "dlpack 2 1 False True"  # kDLCUDA, GPU 1; bool as uint8
+    env["CARTON_LIBCUDA"] = "/nonexistent/libcuda.so.1"
+    out = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("error unsupported "), out.stdout

@@ -248,23 +248,72 @@ class safe_open:  # noqa: N801 - the reference's name
     def get_tensor(self, name: str) -> Any:
         """The tensor `name`: an array or tensor of its own (writable), or
         with zero_copy a read-only numpy array viewing the file's mapping
-        (its base is the mapped file, kept alive by the array)."""
+        (its base is the mapped file, kept alive by the array). On a CUDA
+        device (torch with CUDA), it is loaded there by carton's loader."""
         f = self._open()
         if self._framework == "np":
             if self._zero_copy:
                 return f.get_numpy(name)
             return f.get_numpy(name).copy() if f.mapped else f.read_numpy(name)
         dtype, shape, _ = f.info(name)
-        t = _torch().empty(shape, dtype=_torch_dtype(name, dtype))
+        tdtype = _torch_dtype(name, dtype)
+        cuda = self._cuda_index()
+        if cuda is not None:
+            return self._load([name], cuda)[name]
+        t = _torch().empty(shape, dtype=tdtype)
         if t.numel() > 0:
             f.read_into(name, _writable_bytes(t))
         return t if self._device == "cpu" else t.to(self._device)
 
     def get_tensors(self) -> Dict[str, Any]:
         """Every tensor, {name: tensor} in the order of their data in the
-        file: get_tensor of each offset_keys() name."""
+        file. torch tensors on the host or a CUDA device are loaded in one
+        pass by carton's loader (reader threads with pread, one allocation
+        that the tensors share and free together; pinned staging buffers and
+        several copy streams for a GPU); numpy arrays and other devices are
+        get_tensor of each name."""
         f = self._open()
-        return {name: self.get_tensor(name) for name in f.offset_keys()}
+        names = f.offset_keys()
+        if self._framework == "pt":
+            for name in names:
+                _torch_dtype(name, f.info(name)[0])  # dtypes torch lacks: SafetensorError
+            cuda = self._cuda_index()
+            if cuda is not None or self._device == "cpu":
+                return self._load(names, cuda)
+        return {name: self.get_tensor(name) for name in names}
+
+    def _cuda_index(self) -> Optional[int]:
+        """The CUDA device torch tensors go to through carton's loader, or
+        None: the host, another device, or a torch without CUDA (whose own
+        error .to() then raises)."""
+        if self._framework != "pt" or self._device == "cpu":
+            return None
+        device = self._device
+        if isinstance(device, str):
+            kind, _, index = device.partition(":")
+            if kind != "cuda":
+                return None
+            device = int(index)
+        torch = _torch()
+        if not torch.cuda.is_available() or device >= torch.cuda.device_count():
+            return None
+        return device
+
+    def _load(self, names: List[str], cuda: Optional[int]) -> Dict[str, Any]:
+        """torch tensors `names`, in that order, from one load onto the host
+        or CUDA device `cuda`, each sharing the load's allocation through
+        DLPack."""
+        torch = _torch()
+        f = self._open()
+        loaded = f.load(names, cuda)
+        out = {}
+        for name in loaded.names():
+            capsule, as_bytes = loaded.dlpack(name)
+            t = torch.utils.dlpack.from_dlpack(capsule)
+            if as_bytes:  # bool and FP8 travel as uint8 (older DLPack readers)
+                t = t.view(_torch_dtype(name, f.info(name)[0]))
+            out[name] = t
+        return out
 
     def get_slice(self, name: str) -> PySafeSlice:
         """A slicing handle for tensor `name` (see PySafeSlice)."""
