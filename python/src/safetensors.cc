@@ -130,8 +130,23 @@ class SafeFile {
   // is read through its open descriptor; a mapped one by its path.
   py::object Load(const std::optional<std::vector<std::string>>& names,
                   std::optional<int> cuda_index) const {
-    if (path_.empty()) RaiseSafetensorsMessage("only a file opened by path can be loaded");
-    return LoadTensors(path_, source_, names, cuda_index);
+    std::optional<std::vector<st::TensorRequest>> requests;
+    if (names) {
+      requests.emplace();
+      for (const std::string& name : *names) requests->push_back({name, {}});
+    }
+    return LoadTensors(LoadPath(), source_, std::move(requests), cuda_index);
+  }
+
+  // The selection `indices` (ints and slices, no list) of tensor `name`
+  // loaded alone: only its bytes are read (Load refuses negative steps).
+  py::object LoadSlice(const std::string& name, const py::list& indices,
+                       std::optional<int> cuda_index) const {
+    Get(name);
+    Selection selection = SelectionFromPython(indices);
+    if (selection.list) RaiseSafetensorsMessage("a list index cannot be loaded, only read");
+    std::vector<st::TensorRequest> requests{{name, std::move(selection.indices)}};
+    return LoadTensors(LoadPath(), source_, std::move(requests), cuda_index);
   }
 
   // Validates the buffer of `data` (bytes, bytearray, memoryview) in place;
@@ -244,6 +259,11 @@ class SafeFile {
     return view;
   }
 
+  const std::string& LoadPath() const {
+    if (path_.empty()) RaiseSafetensorsMessage("only a file opened by path can be loaded");
+    return path_;
+  }
+
   st::File file_;
   std::string path_;                                  // Open: the path given
   std::shared_ptr<const RandomAccessSource> source_;  // backend "pread": what file_ reads
@@ -345,6 +365,8 @@ void BindSafetensors(py::module_& m) {
       .def("read_slice", &SafeFile::ReadSlice, py::arg("name"), py::arg("indices"),
            py::arg("allocate"))
       .def("load", &SafeFile::Load, py::arg("names") = py::none(),
+           py::arg("cuda_index") = py::none())
+      .def("load_slice", &SafeFile::LoadSlice, py::arg("name"), py::arg("indices"),
            py::arg("cuda_index") = py::none())
       .def_property_readonly("mapped", [](const SafeFile& f) { return f.file().data_in_memory(); })
       .def_property_readonly("source", [](const SafeFile& f) { return f.file().source(); })

@@ -88,14 +88,11 @@ class LoadedFile {
 }  // namespace
 
 py::object LoadTensors(const std::string& path, std::shared_ptr<const RandomAccessSource> source,
-                       const std::optional<std::vector<std::string>>& names,
+                       std::optional<std::vector<st::TensorRequest>> tensors,
                        std::optional<int> cuda_index) {
   st::LoadRequest request;
   request.paths = {path};
-  if (names) {
-    request.tensors.emplace();
-    for (const std::string& name : *names) request.tensors->push_back({name, {}});
-  }
+  request.tensors = std::move(tensors);
   st::LoadOptions options;
   if (source) {
     options.open =

@@ -16,18 +16,19 @@
 #include <vector>
 
 #include "carton/common/random_access.h"
+#include "carton/safetensors/load.h"
 
 namespace carton::python {
 
 namespace py = pybind11;
 
-// Loads tensors `names` (every tensor of the file when nullopt) of the file
-// at `path` into host memory (`cuda_index` nullopt) or CUDA device
-// `cuda_index`. `source`, when set, is the file already open for reading:
-// the load reads it rather than opening `path` again. Raises
+// Loads `tensors` (whole or sliced; every tensor of the file when nullopt)
+// of the file at `path` into host memory (`cuda_index` nullopt) or CUDA
+// device `cuda_index`. `source`, when set, is the file already open for
+// reading: the load reads it rather than opening `path` again. Raises
 // SafetensorError with the load's error (a missing CUDA driver included).
 py::object LoadTensors(const std::string& path, std::shared_ptr<const RandomAccessSource> source,
-                       const std::optional<std::vector<std::string>>& names,
+                       std::optional<std::vector<safetensors::TensorRequest>> tensors,
                        std::optional<int> cuda_index);
 
 // The LoadedFile class.

@@ -126,18 +126,53 @@ def _numpy_dtype(name: str, dtype: str) -> str:
     return np_type
 
 
+def _loadable(indices: List[Any]) -> bool:
+    """Whether carton's loader reads this selection: no list, no negative
+    step (it reads runs of the file forward)."""
+    for index in indices:
+        if isinstance(index, list):
+            return False
+        if isinstance(index, slice) and index.step is not None and index.step < 0:
+            return False
+    return True
+
+
+def _torch_tensors(file: "_carton.SafetensorsFile", loaded: Any) -> Dict[str, Any]:
+    """The torch tensors of a LoadedFile, in its order, each sharing the
+    load's allocation through DLPack."""
+    torch = _torch()
+    out = {}
+    for name in loaded.names():
+        capsule, as_bytes = loaded.dlpack(name)
+        t = torch.utils.dlpack.from_dlpack(capsule)
+        if as_bytes:  # bool and FP8 travel as uint8 (older DLPack readers)
+            t = t.view(_torch_dtype(name, file.info(name)[0]))
+        out[name] = t
+    return out
+
+
 class PySafeSlice:
     """A tensor of an open file, to be sliced numpy-style without reading the
     rest: ``f.get_slice("w")[1:3, ::2, ..., 0]`` (ints, slices with steps,
     ``...``, fewer indices than dimensions) and one list or 1-D integer (or
     boolean) array picking elements of its dimension, ``[[3, 0, 3], :8]``.
-    The result is a new array or tensor holding only the selected elements."""
+    The result is a new array or tensor holding only the selected elements;
+    torch slices of a pread file, or for a CUDA device, without a list or a
+    negative step are loaded by carton's loader, reading only their bytes."""
 
-    def __init__(self, file: "_carton.SafetensorsFile", name: str, framework: str, device: Any):
+    def __init__(
+        self,
+        file: "_carton.SafetensorsFile",
+        name: str,
+        framework: str,
+        device: Any,
+        cuda: Optional[int] = None,
+    ):
         self._file = file
         self._name = name
         self._framework = framework
         self._device = device
+        self._cuda = cuda
         self._dtype, self._shape, _ = file.info(name)
 
     def get_shape(self) -> List[int]:
@@ -162,6 +197,9 @@ class PySafeSlice:
             return self._file.read_slice(self._name, indices, allocate)
         torch = _torch()
         tdtype = _torch_dtype(self._name, self._dtype)
+        if (self._cuda is not None or not self._file.mapped) and _loadable(indices):
+            loaded = self._file.load_slice(self._name, indices, self._cuda)
+            return _torch_tensors(self._file, loaded)[self._name]
 
         def allocate(shape):
             out = torch.empty(shape, dtype=tdtype)
@@ -301,23 +339,13 @@ class safe_open:  # noqa: N801 - the reference's name
 
     def _load(self, names: List[str], cuda: Optional[int]) -> Dict[str, Any]:
         """torch tensors `names`, in that order, from one load onto the host
-        or CUDA device `cuda`, each sharing the load's allocation through
-        DLPack."""
-        torch = _torch()
+        or CUDA device `cuda`."""
         f = self._open()
-        loaded = f.load(names, cuda)
-        out = {}
-        for name in loaded.names():
-            capsule, as_bytes = loaded.dlpack(name)
-            t = torch.utils.dlpack.from_dlpack(capsule)
-            if as_bytes:  # bool and FP8 travel as uint8 (older DLPack readers)
-                t = t.view(_torch_dtype(name, f.info(name)[0]))
-            out[name] = t
-        return out
+        return _torch_tensors(f, f.load(names, cuda))
 
     def get_slice(self, name: str) -> PySafeSlice:
         """A slicing handle for tensor `name` (see PySafeSlice)."""
-        return PySafeSlice(self._open(), name, self._framework, self._device)
+        return PySafeSlice(self._open(), name, self._framework, self._device, self._cuda_index())
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.keys())
