@@ -11,6 +11,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -232,6 +233,9 @@ class SafeFile {
                        const py::function& allocate) const {
     const st::TensorView& t = Get(name);
     const Selection selection = SelectionFromPython(indices);
+    if (!file_.data_in_memory() && Forward(selection)) {
+      return LoadSliceWith(name, selection, allocate);
+    }
     std::vector<std::byte> held;
     const st::TensorView view = InMemory(t, &held);
     const std::vector<std::uint64_t> shape = TakeSafetensors(SelectionShape(view, selection));
@@ -247,6 +251,35 @@ class SafeFile {
   const st::File& file() const { return file_; }
 
  private:
+  // Whether safetensors::Load reads `selection`: no list, no negative step.
+  static bool Forward(const Selection& selection) {
+    if (selection.list) return false;
+    for (const st::SliceIndex& i : selection.indices) {
+      if (i.kind == st::SliceIndex::Kind::kRange && i.step && *i.step < 0) return false;
+    }
+    return true;
+  }
+
+  // ReadSlice of a pread file: only the selection's bytes are read (Load to
+  // host), then copied into what `allocate` gives.
+  py::object LoadSliceWith(const std::string& name, const Selection& selection,
+                           const py::function& allocate) const {
+    auto loaded =
+        WithoutGil([&] { return LoadHostSlice(LoadPath(), source_, name, selection.indices); });
+    const st::LoadedTensors tensors = TakeSafetensors(std::move(loaded));
+    const st::LoadedTensor& t = tensors.tensors().front();
+    py::tuple made = allocate(py::cast(t.shape));
+    py::object result = made[0];
+    Buffer buffer(made[1], "out", true);
+    ByteView bytes = tensors.HostBytes(t);
+    if (buffer.bytes().size() != bytes.size()) {
+      RaiseSafetensors(Internal("slice of \"" + name + "\": " + std::to_string(bytes.size()) +
+                                " bytes loaded for " + std::to_string(buffer.bytes().size())));
+    }
+    if (!bytes.empty()) std::memcpy(buffer.mutable_bytes().data(), bytes.data(), bytes.size());
+    return result;
+  }
+
   // `t` with its bytes in memory: the mapping's, or (pread) read whole into
   // `held`.
   st::TensorView InMemory(const st::TensorView& t, std::vector<std::byte>* held) const {

@@ -85,7 +85,28 @@ class LoadedFile {
   st::LoadedTensors tensors_;
 };
 
+st::LoadOptions OptionsFor(std::shared_ptr<const RandomAccessSource> source) {
+  st::LoadOptions options;
+  if (source) {
+    options.open =
+        [source](const std::string&) -> Result<std::shared_ptr<const RandomAccessSource>> {
+      return source;
+    };
+  }
+  return options;
+}
+
 }  // namespace
+
+Result<st::LoadedTensors> LoadHostSlice(const std::string& path,
+                                        std::shared_ptr<const RandomAccessSource> source,
+                                        const std::string& name,
+                                        std::vector<st::SliceIndex> indices) {
+  st::LoadRequest request;
+  request.paths = {path};
+  request.tensors = std::vector<st::TensorRequest>{{name, std::move(indices)}};
+  return st::Load(request, st::Target::Host(), OptionsFor(std::move(source)));
+}
 
 py::object LoadTensors(const std::string& path, std::shared_ptr<const RandomAccessSource> source,
                        std::optional<std::vector<st::TensorRequest>> tensors,

@@ -31,6 +31,13 @@ py::object LoadTensors(const std::string& path, std::shared_ptr<const RandomAcce
                        std::optional<std::vector<safetensors::TensorRequest>> tensors,
                        std::optional<int> cuda_index);
 
+// Loads the selection `indices` (ints and forward ranges) of tensor `name`
+// into host memory: only its bytes are read. The result owns them.
+Result<safetensors::LoadedTensors> LoadHostSlice(const std::string& path,
+                                                 std::shared_ptr<const RandomAccessSource> source,
+                                                 const std::string& name,
+                                                 std::vector<safetensors::SliceIndex> indices);
+
 // The LoadedFile class.
 void BindSafetensorsLoad(py::module_& m);
 

@@ -457,6 +457,23 @@ def test_a_cuda_load_goes_through_the_gpu_pipeline(tmp_path, backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_numpy_slices_of_both_backends_match_numpy(tmp_path, backend):
+    from test_safetensors import random_index
+
+    rng = np.random.default_rng(81)
+    arrays = {"a3": rng.standard_normal((4, 5, 6)), "u": rng.integers(0, 9, (7, 2), np.uint8)}
+    p = tmp_path / "n.safetensors"
+    save_file(arrays, p)
+    with safe_open(p, framework="np", backend=backend) as f:
+        for _ in range(400):
+            name = list(arrays)[int(rng.integers(0, len(arrays)))]
+            key = random_index(rng, arrays[name].shape)
+            got = f.get_slice(name)[key]
+            np.testing.assert_array_equal(got, arrays[name][key], err_msg=f"{name}[{key}]")
+            assert got.flags.writeable and got.dtype == arrays[name].dtype
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_torch_slices_match_numpy_whichever_path_reads_them(tmp_path, backend):
     from test_safetensors import random_index
 
