@@ -259,11 +259,10 @@ namespace carton::cli {
 // accepted).
 std::string CheckDeviceSpec(const std::string& spec);
 
-// The device of --device `spec` (empty: the default). When the default is
-// the CPU for want of a GPU, one note says so on stderr unless `quiet`.
-// Errors: as loader::ResolveDevice (a GPU that is not there).
-Result<loader::Device> ResolveCommandDevice(std::string_view command, const std::string& spec,
-                                            bool quiet);
+// The device of --device `spec` (empty: the default, the CPU without a word
+// when there is no GPU). Errors: as loader::ResolveDevice (a GPU that is not
+// there).
+Result<loader::Device> ResolveCommandDevice(const std::string& spec);
 
 // carton devices [--json]: the GPUs the CUDA driver lists; none (and a
 // line on stderr saying why) without a driver or a GPU.

@@ -17,13 +17,10 @@ std::string CheckDeviceSpec(const std::string& spec) {
   return parsed.ok() ? std::string() : parsed.status().message();
 }
 
-Result<loader::Device> ResolveCommandDevice(std::string_view command, const std::string& spec,
-                                            bool quiet) {
-  CARTON_ASSIGN_OR_RETURN(loader::Device device, loader::ResolveDevice(spec));
-  if (!device.note.empty() && !quiet) {
-    std::cerr << "carton " << command << ": note: " << device.note << "; running on the CPU\n";
-  }
-  return device;
+Result<loader::Device> ResolveCommandDevice(const std::string& spec) {
+  // The default falls back to the CPU silently: on a machine without a GPU
+  // that is no news, and `carton devices` says why there is none.
+  return loader::ResolveDevice(spec);
 }
 
 int Devices(bool json) {

@@ -121,7 +121,7 @@ int Load(const LoadArgs& args) {
   // nothing) and reported; a load starts no runner.
   std::optional<loader::Device> device;
   if (!args.device.empty()) {
-    auto resolved = ResolveCommandDevice("load", args.device, args.quiet);
+    auto resolved = ResolveCommandDevice(args.device);
     if (!resolved.ok()) return Fail("load", resolved.status());
     device = std::move(resolved).value();
   }
@@ -325,7 +325,7 @@ int CacheGc(const CacheArgs& args) {
 }
 
 int SelfTest(const RunArgs& args) {
-  auto device = ResolveCommandDevice("self-test", args.device, args.quiet);
+  auto device = ResolveCommandDevice(args.device);
   if (!device.ok()) return Fail("self-test", device.status());
   auto carton = LoadModel(args);
   if (!carton.ok()) return Fail("self-test", carton.status());
@@ -401,7 +401,7 @@ int Infer(const RunArgs& args) {
   }
   auto read = ReadInputs(args.inputs);
   if (!read.ok()) return Fail("infer", read.status());
-  auto device = ResolveCommandDevice("infer", args.device, args.quiet);
+  auto device = ResolveCommandDevice(args.device);
   if (!device.ok()) return Fail("infer", device.status());
   std::vector<carton::Tensor> inputs = std::move(read).value();
   auto carton = LoadModel(args);

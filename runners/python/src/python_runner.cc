@@ -1,5 +1,6 @@
 #include "carton/python_runner/python_runner.h"
 
+#include <pybind11/embed.h>
 #include <pybind11/pybind11.h>
 #include <sys/stat.h>
 
@@ -29,6 +30,19 @@ constexpr char kLockfilePath[] = ".carton/carton.lock";
 constexpr char kModelOptPrefix[] = "model.";
 constexpr char kSystemDepsHint[] =
     "; to use the interpreter's installed packages instead, run with --opt python_deps=system";
+
+// The device the model runs on, as torch names it ("cpu", "cuda:0": the
+// process sees its GPU alone) and its UUID ("" for the CPU); set by Load
+// before the model is made, read by the carton_runner module.
+struct ModelDevice {
+  std::string name = "cpu";
+  std::string uuid;
+  bool requested = false;
+};
+ModelDevice& CurrentDevice() {
+  static ModelDevice device;
+  return device;
+}
 
 void Warn(const std::string& line) {
   std::fprintf(stderr, "carton-runner-python: %s\n", line.c_str());
@@ -104,6 +118,23 @@ Result<std::optional<Lockfile>> ReadLockfile(const std::string& model_dir) {
   return std::optional<Lockfile>(std::move(lockfile));
 }
 
+// Whether `fn` takes a keyword argument `name` by that name (not through
+// **kwargs, which may pass it on to code that does not expect it).
+// REQUIRES: the GIL.
+bool TakesKeyword(const py::object& fn, const char* name) {
+  try {
+    const py::module_ inspect = py::module_::import("inspect");
+    const py::object parameter = inspect.attr("Parameter");
+    const py::object parameters = inspect.attr("signature")(fn).attr("parameters");
+    if (!parameters.contains(name)) return false;
+    const py::object kind = parameters[py::str(name)].attr("kind");
+    return kind.equal(parameter.attr("POSITIONAL_OR_KEYWORD")) ||
+           kind.equal(parameter.attr("KEYWORD_ONLY"));
+  } catch (const py::error_already_set&) {
+    return false;  // no signature to read (a builtin): not passed
+  }
+}
+
 class PythonRunner : public runner::Runner {
  public:
   ~PythonRunner() override {
@@ -138,6 +169,8 @@ class PythonRunner : public runner::Runner {
   Status LoadModel(const std::string& model_dir, const runner::LoadContext& context) {
     CARTON_ASSIGN_OR_RETURN(Options options, ReadOptions(context.opts));
     for (const TensorSpec& spec : context.config.outputs) hints_[spec.name] = spec.dtype;
+    CurrentDevice() = {context.device.gpu ? "cuda:0" : "cpu", context.device.uuid,
+                       context.device.requested};
     if (interpreter_ == nullptr) {
       CARTON_ASSIGN_OR_RETURN(interpreter_, Interpreter::Start());
     }
@@ -262,6 +295,11 @@ class PythonRunner : public runner::Runner {
     try {
       py::dict kwargs;
       for (const auto& [key, value] : o.model_kwargs) kwargs[py::str(key)] = OptToPython(value);
+      // The device, to an entry function that asks for it (a model.device
+      // option given by the carton wins).
+      if (!kwargs.contains("device") && TakesKeyword(entry, "device")) {
+        kwargs["device"] = CurrentDevice().name;
+      }
       model_ = entry(**kwargs);
     } catch (const py::error_already_set& e) {
       return pybridge::StatusFromPython(e, fn + " raised");
@@ -314,3 +352,24 @@ class PythonRunner : public runner::Runner {
 std::unique_ptr<runner::Runner> MakePythonRunner() { return std::make_unique<PythonRunner>(); }
 
 }  // namespace carton::python_runner
+
+// `import carton_runner` in model code: where the runner runs the model.
+PYBIND11_EMBEDDED_MODULE(carton_runner, m) {
+  using carton::python_runner::CurrentDevice;
+  m.doc() = "The carton Python runner, as model code sees it (runners/python/FORMAT.md).";
+  m.def(
+      "device", [] { return CurrentDevice().name; },
+      "The device to run on, as torch names it: \"cpu\" or \"cuda:0\" (the runner's process "
+      "sees its GPU alone).");
+  m.def(
+      "device_uuid",
+      []() -> pybind11::object {
+        if (CurrentDevice().uuid.empty()) return pybind11::none();
+        return pybind11::str(CurrentDevice().uuid);
+      },
+      "The GPU's UUID (\"GPU-...\" or \"MIG-...\"), or None on the CPU.");
+  m.def(
+      "device_requested", [] { return CurrentDevice().requested; },
+      "True when the caller chose the device; False for the default (the first GPU when "
+      "there is one), which a model that cannot use a GPU may set aside.");
+}

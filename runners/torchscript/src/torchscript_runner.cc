@@ -16,6 +16,7 @@
 #include "carton/runner/input_check.h"
 #include "carton/zip/reader.h"
 #include "convert.h"
+#include "device.h"
 
 #ifndef CARTON_TORCH_VERSION
 #error "CARTON_TORCH_VERSION must name the libtorch version the runner is built with"
@@ -220,8 +221,9 @@ class TorchScriptRunner final : public runner::Runner {
                       " (the default when runner opt \"model_path\" is not set; " +
                       PtFilesIn(model_dir) + ")");
     }
+    CARTON_ASSIGN_OR_RETURN(device_, ChooseTorchDevice(ctx.device));
     try {
-      module_ = torch::jit::load(file.string());
+      module_ = torch::jit::load(file.string(), device_);
       module_->eval();
     } catch (const std::exception& e) {
       module_.reset();
@@ -249,12 +251,27 @@ class TorchScriptRunner final : public runner::Runner {
       std::cerr << "warning: " << s.message() << " (run with --lenient)\n";
     }
     CARTON_ASSIGN_OR_RETURN(std::vector<c10::IValue> args, Arguments(inputs));
+    if (!device_.is_cpu()) {
+      // Inputs go to the model's device, outputs come back to the CPU.
+      try {
+        for (auto& a : args) a = ValueOnDevice(a, device_);
+      } catch (const std::exception& e) {
+        return Internal("moving the inputs to " + device_.str() + ": " + TorchMessage(e));
+      }
+    }
     c10::IValue result;
     try {
       torch::NoGradGuard no_grad;
       result = module_->forward(std::move(args));
     } catch (const std::exception& e) {
       return ModelFailure(e);
+    }
+    if (!device_.is_cpu()) {
+      try {
+        result = ValueOnDevice(result, torch::Device(torch::kCPU));
+      } catch (const std::exception& e) {
+        return Internal("moving the outputs from " + device_.str() + ": " + TorchMessage(e));
+      }
     }
     return Outputs(result);
   }
@@ -477,7 +494,8 @@ class TorchScriptRunner final : public runner::Runner {
   }
 
   CartonConfig config_;
-  bool lenient_ = false;  // LoadContext::lenient
+  bool lenient_ = false;                // LoadContext::lenient
+  torch::Device device_ = torch::kCPU;  // where the module and its inputs are
   std::optional<torch::jit::Module> module_;
   std::vector<c10::Argument> args_;
   bool dict_mode_ = false;        // forward(self, inputs: Dict[str, ...])

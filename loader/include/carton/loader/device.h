@@ -66,8 +66,9 @@ struct Device {
   // True when the caller named the device; false for the default, which a
   // runner may set aside (a runner without GPU support runs on the CPU).
   bool requested = false;
-  // Why the default is the CPU ("no GPU: cannot open libcuda.so.1: ..."),
-  // empty otherwise: a note for people, not an error.
+  // Why the default is the CPU ("no GPU (no CUDA driver: cannot open
+  // libcuda.so.1 ...)"), empty otherwise: for people who ask, not an error
+  // (the CLI prints nothing: a machine without a GPU is no news).
   std::string note;
 
   // The value of CUDA_VISIBLE_DEVICES for a runner on this device: the

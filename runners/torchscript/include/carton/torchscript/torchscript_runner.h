@@ -26,6 +26,12 @@
 // strings), or a Python scalar: `int` -> int64, `float` -> float64,
 // `bool` -> uint8 0/1, each of rank 0 (bool tensors become uint8 too).
 // Anything else is kUnsupported naming the output and its TorchScript type.
+// Device (LoadContext::device): the module is loaded onto it, inputs are
+// moved there and outputs brought back to the CPU; a GPU is cuda:0 (the
+// process sees that one alone). Built against a libtorch without CUDA
+// (Debian's), a GPU the caller named is refused (saying how to build
+// against a CUDA-enabled libtorch) and the default runs on the CPU, with a
+// note on stderr.
 // No torch exception leaves Load or Infer: each becomes an error.
 #pragma once
 
