@@ -23,7 +23,12 @@ class Pipeline {
     const unsigned threads = static_cast<unsigned>(std::min<std::size_t>(options.threads, n));
     if (!options.direct) {
       const unsigned buffers = static_cast<unsigned>(std::min<std::size_t>(options.buffers, n));
-      CARTON_RETURN_IF_ERROR(target_.PrepareStaging(buffers, options.buffer_size, options.streams));
+      // Buffers no larger than the largest piece: a small load pins little.
+      std::uint64_t largest = 1;
+      for (const Piece& p : plan_.pieces) largest = std::max(largest, p.size);
+      const auto size =
+          static_cast<std::size_t>(std::min<std::uint64_t>(largest, options.buffer_size));
+      CARTON_RETURN_IF_ERROR(target_.PrepareStaging(buffers, size, options.streams));
       for (unsigned b = buffers; b-- > 0;) free_.push_back(b);
     }
     auto work = [this, direct = options.direct] { direct ? DirectWorker() : StagedWorker(); };

@@ -127,6 +127,26 @@ TEST_CASE("load to cuda: a failed copy fails the load and frees everything",
   }
 }
 
+TEST_CASE("load to cuda: a failed read frees everything", "[safetensors][load][gpu]") {
+  TempDir dir;
+  const std::string log = UseFakeCuda(dir);
+  const std::string path = dir.file("every.safetensors");
+  WriteEveryDtype(path, 15);
+  for (int fail_at : {2, 7, 20}) {
+    INFO("read " << fail_at);
+    LoadOptions options = Tight();
+    options.open = FailingOpener(fail_at);
+    LoadRequest request;
+    request.paths = {path};
+    auto r = Load(request, Target::Cuda(0), options);
+    REQUIRE(!r.ok());
+    CHECK(r.status().code() == StatusCode::kIoError);
+    CHECK(r.status().message() == path + ": read failed: Input/output error");
+  }
+  RequireBalanced(log);
+  CHECK(ReadDriverLog(log).alloc == 3);
+}
+
 TEST_CASE("load to cuda: without a driver the load says why", "[safetensors][load][gpu]") {
   TempDir dir;
   const std::string path = dir.file("every.safetensors");

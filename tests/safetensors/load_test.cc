@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -171,6 +170,17 @@ TEST_CASE("load: bad requests are refused", "[safetensors][load][errors]") {
   RequireError(Load(missing, Target::Host()), StatusCode::kNotFound, "missing.safetensors");
 }
 
+TEST_CASE("load: a sharded checkpoint whose shard is missing is refused",
+          "[safetensors][load][errors]") {
+  TempDir dir;
+  const std::string index = WriteShards(dir);
+  std::filesystem::remove(dir.file("model-00002-of-00002.safetensors"));
+  LoadRequest request;
+  request.paths = {index};
+  RequireError(Load(request, Target::Host()), StatusCode::kNotFound,
+               "model-00002-of-00002.safetensors");
+}
+
 TEST_CASE("load: a corrupt header is refused before any tensor is read",
           "[safetensors][load][errors]") {
   TempDir dir;
@@ -186,29 +196,6 @@ TEST_CASE("load: a corrupt header is refused before any tensor is read",
   CHECK(KindOf(r.status()) == ErrorKind::kSizeMismatch);
 }
 
-namespace {
-
-// A source that fails its `fail_at`-th read (counting from 1) and truncates
-// or rewrites nothing: the injected I/O error.
-class FailingSource : public RandomAccessSource {
- public:
-  FailingSource(std::shared_ptr<const RandomAccessSource> inner, int fail_at)
-      : inner_(std::move(inner)), fail_at_(fail_at) {}
-  std::uint64_t size() const override { return inner_->size(); }
-  const std::string& name() const override { return inner_->name(); }
-  Status ReadAt(std::uint64_t offset, MutableByteView out) const override {
-    if (++reads_ == fail_at_) return IoError(name() + ": read failed: Input/output error");
-    return inner_->ReadAt(offset, out);
-  }
-
- private:
-  std::shared_ptr<const RandomAccessSource> inner_;
-  int fail_at_;
-  mutable std::atomic<int> reads_{0};
-};
-
-}  // namespace
-
 TEST_CASE("load: an injected read error fails the load with its message",
           "[safetensors][load][errors]") {
   TempDir dir;
@@ -219,12 +206,7 @@ TEST_CASE("load: an injected read error fails the load with its message",
     for (bool staged : {false, true}) {
       INFO("read " << fail_at << " staged " << staged);
       LoadOptions options = Tight(staged);
-      options.open =
-          [&](const std::string& p) -> Result<std::shared_ptr<const RandomAccessSource>> {
-        CARTON_ASSIGN_OR_RETURN(auto inner, OpenPreadFile(p));
-        return std::shared_ptr<const RandomAccessSource>(
-            std::make_shared<FailingSource>(std::move(inner), fail_at));
-      };
+      options.open = FailingOpener(fail_at);
       LoadRequest request;
       request.paths = {path};
       RequireError(Load(request, Target::Host(), options), StatusCode::kIoError,

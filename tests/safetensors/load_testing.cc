@@ -1,5 +1,6 @@
 #include "safetensors/load_testing.h"
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
@@ -46,7 +47,32 @@ void Write(const std::string& path, const std::vector<TensorSource>& tensors) {
   REQUIRE(s.ok());
 }
 
+class FailingSource : public RandomAccessSource {
+ public:
+  FailingSource(std::shared_ptr<const RandomAccessSource> inner, int fail_at)
+      : inner_(std::move(inner)), fail_at_(fail_at) {}
+  std::uint64_t size() const override { return inner_->size(); }
+  const std::string& name() const override { return inner_->name(); }
+  Status ReadAt(std::uint64_t offset, MutableByteView out) const override {
+    if (++reads_ == fail_at_) return IoError(name() + ": read failed: Input/output error");
+    return inner_->ReadAt(offset, out);
+  }
+
+ private:
+  std::shared_ptr<const RandomAccessSource> inner_;
+  int fail_at_;
+  mutable std::atomic<int> reads_{0};
+};
+
 }  // namespace
+
+SourceOpener FailingOpener(int fail_at) {
+  return [fail_at](const std::string& p) -> Result<std::shared_ptr<const RandomAccessSource>> {
+    CARTON_ASSIGN_OR_RETURN(auto inner, OpenPreadFile(p));
+    return std::shared_ptr<const RandomAccessSource>(
+        std::make_shared<FailingSource>(std::move(inner), fail_at));
+  };
+}
 
 void WriteEveryDtype(const std::string& path, std::uint64_t seed) {
   Built b = EveryDtype(seed);

@@ -39,6 +39,11 @@ void CheckAgainstMapped(const LoadedTensors& loaded, const std::string& path,
 LoadRequest RequestOf(const std::string& path,
                       const std::vector<std::pair<std::string, std::string>>& names);
 
+// The default opener, but each source's `fail_at`-th read (counting from
+// 1; the first is the header's) fails with kIoError "<path>: read failed:
+// Input/output error": the injected I/O error.
+SourceOpener FailingOpener(int fail_at);
+
 // Points CARTON_LIBCUDA at the built fake driver (before its first use in
 // this process) and sets FAKE_CUDA_LOG to a fresh file in `dir`, which it
 // returns.
