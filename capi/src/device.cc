@@ -4,10 +4,13 @@
 
 namespace carton::capi {
 
-Result<Device> ResolveDevice(const char* name) {
-  if (name == nullptr || std::string_view(name) == "cpu") return Device::kCpu;
-  return Unsupported("device \"" + std::string(name) +
-                     "\": devices other than the CPU are not supported yet");
+Result<loader::DeviceSpec> ParseDevice(const char* name) {
+  if (name == nullptr) return loader::DeviceSpec();
+  if (*name == '\0') {
+    return InvalidArgument("device \"\": empty (" + std::string(loader::kDeviceForms) +
+                           "; NULL for the default)");
+  }
+  return loader::ParseDeviceSpec(name);
 }
 
 }  // namespace carton::capi

@@ -1,24 +1,17 @@
-// Where a model runs: the one place that knows which devices exist. The
-// library runs models on the CPU only; a device name is resolved here and
-// nowhere else, so another device is wired in by adding it to Device and
-// ResolveDevice, and passing it on in model.cc's Load.
+// Where a model runs, for the C API: carton_load_options_set_device's text
+// is parsed here (by carton/loader/device.h, the one place that knows the
+// forms) and resolved when the model loads.
 // Thread-safety: stateless.
 #pragma once
 
-#include <cstdint>
-#include <string_view>
-
 #include "carton/common/status.h"
+#include "carton/loader/device.h"
 
 namespace carton::capi {
 
-enum class Device : std::uint8_t {
-  kCpu,
-};
-
-// "cpu" (or no name: `name` NULL) is kCpu. Errors: kUnsupported for any
-// other name, "device \"<name>\": devices other than the CPU are not
-// supported yet".
-Result<Device> ResolveDevice(const char* name);
+// NULL is the default (the first GPU when there is one, else the CPU);
+// otherwise a spec: cpu, N, cuda:N, GPU-<uuid> or MIG-<uuid>. Errors:
+// kInvalidArgument naming the text and the forms accepted.
+Result<loader::DeviceSpec> ParseDevice(const char* name);
 
 }  // namespace carton::capi

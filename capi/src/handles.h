@@ -29,7 +29,7 @@ struct carton_tensors {
 };
 
 struct carton_load_options {
-  carton::capi::Device device = carton::capi::Device::kCpu;
+  carton::loader::DeviceSpec device;  // kDefault: the first GPU when there is one, else the CPU
   std::optional<std::string> runner_name;
   std::optional<std::string> framework_version;
   std::map<std::string, std::string> runner_opts;

@@ -28,6 +28,8 @@ std::string DeclaredInputs(const std::vector<TensorSpec>& specs) {
 // Loads the carton and starts its runner, as `options` say.
 Result<carton_model*> Load(const std::string& text, const carton_load_options& options) {
   CARTON_ASSIGN_OR_RETURN(Location location, Location::Parse(text));
+  // A GPU that is not there is refused before the carton loads.
+  CARTON_ASSIGN_OR_RETURN(loader::Device device, loader::ResolveDevice(options.device));
   loader::LoadOptions load;
   load.cache_dir = options.cache_dir;
   CARTON_ASSIGN_OR_RETURN(loader::LoadedCarton carton, loader::Load(location, load));
@@ -36,10 +38,9 @@ Result<carton_model*> Load(const std::string& text, const carton_load_options& o
   if (options.runner_name) wanted.runner_name = *options.runner_name;
   if (options.framework_version) wanted.required_framework_version = *options.framework_version;
   CARTON_ASSIGN_OR_RETURN(runner::RunnerCandidate candidate, runner::SelectRunner(wanted));
-  // options.device is the CPU, the only device (device.h): runners run
-  // there without being told.
   runner::RunnerProcessOptions start;
   start.opts = options.runner_opts;
+  start.device = std::move(device);
   CARTON_ASSIGN_OR_RETURN(runner::RunnerProcess process,
                           runner::RunnerProcess::Start(candidate.path, carton.root_dir(), start));
   return NewHandle<carton_model>(text, std::move(carton), std::move(candidate),
@@ -92,7 +93,7 @@ carton_status carton_load_options_set_device(carton_load_options* options, const
   using namespace carton;
   return capi::Guard(__func__, [&](const char* fn) -> Status {
     CARTON_RETURN_IF_ERROR(capi::Require(options, fn, "options"));
-    CARTON_ASSIGN_OR_RETURN(options->device, capi::ResolveDevice(device));
+    CARTON_ASSIGN_OR_RETURN(options->device, capi::ParseDevice(device));
     return Status::Ok();
   });
 }

@@ -3,7 +3,8 @@
  * them all. `capi_tests --make-fixture DIR` writes the fixtures of
  * example_test.sh instead: DIR/echo.carton, DIR/x.safetensors and
  * DIR/multi.safetensors. Each case runs in a fresh temporary directory
- * under $CARTON_TEST_TMP (else /tmp), with its own cache. */
+ * under $CARTON_TEST_TMP (else /tmp), with its own cache, and with the
+ * stand-in CUDA driver (CARTON_LIBCUDA, unless set). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,7 @@ static const struct test_case kCases[] = {
     {"corrupt", "capi: verify, corrupt and missing cartons", test_verify_and_corrupt},
     {"info", "capi: model info without loading", test_info},
     {"load_options", "capi: load options", test_load_options},
+    {"load_device", "capi: the device option reaches the runner", test_load_device},
     {"infer", "capi: infer through the noop runner", test_infer},
     {"wrong_inputs", "capi: wrong inputs are refused before the runner runs", test_wrong_inputs},
     {"dtypes", "capi: every dtype round-trips through the noop runner",
@@ -120,6 +122,9 @@ int main(int argc, char** argv) {
   size_t i;
   int failed = 0;
   if (argc == 3 && strcmp(argv[1], "--make-fixture") == 0) return make_fixture(argv[2]);
+  /* Every case sees the stand-in CUDA driver (two GPUs): the driver is
+   * opened once per process, and the default device is its first GPU. */
+  setenv("CARTON_LIBCUDA", CARTON_FAKE_CUDA, 0);
   for (i = 0; i < n; ++i) {
     if (argc > 1 && strcmp(argv[1], kCases[i].name) == 0) return run_case(&kCases[i]);
     if (argc == 1 && run_case(&kCases[i]) == 1) failed = 1;

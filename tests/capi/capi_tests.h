@@ -13,6 +13,7 @@ void test_pack_and_hash(void);
 void test_verify_and_corrupt(void);
 void test_info(void);
 void test_load_options(void);
+void test_load_device(void);
 void test_infer(void);
 void test_wrong_inputs(void);
 void test_every_dtype_round_trips(void);

@@ -268,8 +268,12 @@ void test_load_options(void) {
   REQUIRE_OK(carton_load_options_new(&o));
   CHECK_OK(carton_load_options_set_device(o, NULL));
   CHECK_OK(carton_load_options_set_device(o, "cpu"));
-  CHECK_ERR(carton_load_options_set_device(o, "cuda:0"), CARTON_ERR_UNSUPPORTED,
-            "device \"cuda:0\": devices other than the CPU are not supported yet");
+  CHECK_OK(carton_load_options_set_device(o, "cuda:0"));
+  CHECK_ERR(carton_load_options_set_device(o, "gpu0"), CARTON_ERR_INVALID_ARGUMENT,
+            "device \"gpu0\": not a device (cpu, N, cuda:N, GPU-<uuid> or MIG-<uuid>)");
+  CHECK_ERR(carton_load_options_set_device(o, ""), CARTON_ERR_INVALID_ARGUMENT,
+            "device \"\": empty");
+  CHECK_OK(carton_load_options_set_device(o, "cpu"));
   CHECK_ERR(carton_load_options_set_framework_version(o, "one point two"),
             CARTON_ERR_INVALID_ARGUMENT, "\"one point two\"");
   CHECK_ERR(carton_load_options_set_runner_name(o, ""), CARTON_ERR_INVALID_ARGUMENT,

@@ -10,6 +10,7 @@
 //   FAKE_RUNNER_DEVICE=1: writes in Load, on stderr, the device it was given
 //                     and its CUDA_VISIBLE_DEVICES:
 //                     "device=<name> requested=<0|1> CUDA_VISIBLE_DEVICES=<value|(unset)>"
+//   FAKE_RUNNER_DEVICE_LOG=FILE: appends that line to FILE as well
 #include <unistd.h>
 
 #include <csignal>
@@ -37,12 +38,7 @@ class FakeRunner : public runner::Runner {
   }
   Status Load(const std::string& model_dir, const runner::LoadContext& context) override {
     if (chatty_) std::fputs("loading the model\n", stderr);
-    if (Env("FAKE_RUNNER_DEVICE", "") == "1") {
-      const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-      std::fprintf(stderr, "device=%s requested=%d CUDA_VISIBLE_DEVICES=%s\n",
-                   context.device.Name().c_str(), context.device.requested ? 1 : 0,
-                   visible ? visible : "(unset)");
-    }
+    ReportDevice(context.device);
     if (Env("FAKE_RUNNER_STDOUT", "") == "1") {
       std::fputs("printed on stdout\n", stdout);
       std::fflush(stdout);
@@ -78,6 +74,21 @@ class FakeRunner : public runner::Runner {
   }
 
  private:
+  static void ReportDevice(const loader::Device& device) {
+    const std::string log = Env("FAKE_RUNNER_DEVICE_LOG", "");
+    if (Env("FAKE_RUNNER_DEVICE", "") != "1" && log.empty()) return;
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    const std::string line = "device=" + device.Name() +
+                             " requested=" + (device.requested ? "1" : "0") +
+                             " CUDA_VISIBLE_DEVICES=" + (visible ? visible : "(unset)") + "\n";
+    if (Env("FAKE_RUNNER_DEVICE", "") == "1") std::fputs(line.c_str(), stderr);
+    if (log.empty()) return;
+    if (std::FILE* f = std::fopen(log.c_str(), "a")) {
+      std::fputs(line.c_str(), f);
+      std::fclose(f);
+    }
+  }
+
   std::string mode_ = Env("FAKE_RUNNER_MODE", "echo");
   bool chatty_ = Env("FAKE_RUNNER_STDERR", "") == "1";
   int calls_ = 0;

@@ -314,8 +314,9 @@ CARTON_C_EXPORT carton_status carton_safetensors_write(const char* path,
  * Loading a model
  * ------------------------------------------------------------------------ */
 
-/* How carton_load loads and starts a model. Defaults: the CPU, the runner
- * carton.toml names, no runner options, the default cache. */
+/* How carton_load loads and starts a model. Defaults: the first GPU when
+ * there is one, else the CPU; the runner carton.toml names, no runner
+ * options, the default cache. */
 typedef struct carton_load_options carton_load_options;
 
 /* New options with the defaults in *out (free with
@@ -325,10 +326,16 @@ CARTON_C_EXPORT carton_status carton_load_options_new(carton_load_options** out)
 /* NULL is a no-op. */
 CARTON_C_EXPORT void carton_load_options_free(carton_load_options* options);
 
-/* The device the model runs on: NULL or "cpu" (the default). The library
- * has no other device yet. Errors: INVALID_ARGUMENT (options is NULL),
- * UNSUPPORTED for any other name ("device \"cuda:0\": devices other than
- * the CPU are not supported yet"). */
+/* The device the model's runner runs on: "cpu"; a GPU's index as the CUDA
+ * driver counts them ("1" or "cuda:1", as `carton devices` lists them); a
+ * GPU's or MIG instance's UUID ("GPU-<uuid>", "MIG-<uuid>", as nvidia-smi -L
+ * prints them). NULL is the default: the first GPU when the driver lists
+ * one, else the CPU. The runner is started with CUDA_VISIBLE_DEVICES naming
+ * that device alone (inside it, the GPU is cuda:0). An index is resolved
+ * by carton_load, which fails with NOT_FOUND when there is no such GPU
+ * ("device \"cuda:1\": no GPU (...)"). Errors: INVALID_ARGUMENT (options
+ * is NULL, an empty name, a name of none of these forms: "device \"gpu0\":
+ * not a device (cpu, N, cuda:N, GPU-<uuid> or MIG-<uuid>)"). */
 CARTON_C_EXPORT carton_status carton_load_options_set_device(carton_load_options* options,
                                                              const char* device);
 
