@@ -13,6 +13,7 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -234,7 +235,7 @@ class SafeFile {
     const st::TensorView& t = Get(name);
     const Selection selection = SelectionFromPython(indices);
     if (!file_.data_in_memory() && Forward(selection)) {
-      return LoadSliceWith(name, selection, allocate);
+      if (auto out = LoadSliceWith(name, selection, allocate)) return *out;
     }
     std::vector<std::byte> held;
     const st::TensorView view = InMemory(t, &held);
@@ -261,11 +262,14 @@ class SafeFile {
   }
 
   // ReadSlice of a pread file: only the selection's bytes are read (Load to
-  // host), then copied into what `allocate` gives.
-  py::object LoadSliceWith(const std::string& name, const Selection& selection,
-                           const py::function& allocate) const {
-    auto loaded =
-        WithoutGil([&] { return LoadHostSlice(LoadPath(), source_, name, selection.indices); });
+  // host), then copied into what `allocate` gives. nullopt when Load cannot
+  // read this slice (kUnsupported: too many separate runs), which the caller
+  // then reads whole.
+  std::optional<py::object> LoadSliceWith(const std::string& name, const Selection& selection,
+                                          const py::function& allocate) const {
+    const std::string& path = LoadPath();
+    auto loaded = WithoutGil([&] { return LoadHostSlice(path, source_, name, selection.indices); });
+    if (!loaded.ok() && loaded.status().code() == StatusCode::kUnsupported) return std::nullopt;
     const st::LoadedTensors tensors = TakeSafetensors(std::move(loaded));
     const st::LoadedTensor& t = tensors.tensors().front();
     py::tuple made = allocate(py::cast(t.shape));

@@ -498,3 +498,15 @@ def test_torch_slices_match_numpy_whichever_path_reads_them(tmp_path, backend):
             loaded += got.numel() > 0 and got.data_ptr() % 256 == 0
     if backend == "pread":
         assert loaded > 100  # forward slices of a pread file come from the loader
+
+
+def test_a_slice_the_loader_refuses_is_read_another_way(tmp_path):
+    # Column 0 of 1.1 million rows: more separate runs than the loader reads
+    # (load.h kMaxSliceRuns); the slice is read whole and selected instead.
+    a = (np.arange(2_200_000) % 251).astype(np.uint8).reshape(1_100_000, 2)
+    p = tmp_path / "runs.safetensors"
+    save_file({"a": a}, p)
+    with safe_open(p, framework="pt", backend="pread") as f:
+        assert torch.equal(f.get_slice("a")[:, 0], torch.from_numpy(a[:, 0].copy()))
+    with safe_open(p, framework="np", backend="pread") as f:
+        np.testing.assert_array_equal(f.get_slice("a")[:, 1], a[:, 1])

@@ -198,8 +198,12 @@ class PySafeSlice:
         torch = _torch()
         tdtype = _torch_dtype(self._name, self._dtype)
         if (self._cuda is not None or not self._file.mapped) and _loadable(indices):
-            loaded = self._file.load_slice(self._name, indices, self._cuda)
-            return _torch_tensors(self._file, loaded)[self._name]
+            try:
+                loaded = self._file.load_slice(self._name, indices, self._cuda)
+                return _torch_tensors(self._file, loaded)[self._name]
+            except SafetensorError as e:
+                if e.code != "unsupported":  # a slice the loader cannot read is read below
+                    raise
 
         def allocate(shape):
             out = torch.empty(shape, dtype=tdtype)
