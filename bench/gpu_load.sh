@@ -8,7 +8,7 @@
 #
 # stage copies BUILD_DIR/bench/safetensors_device_bench (a Release build,
 # default build-release: cmake -S . -B build-release -G Ninja
-# -DCMAKE_BUILD_TYPE=Release -DCARTON_BUILD_BENCH=ON -DBUILD_TESTING=OFF, then
+# -DCMAKE_BUILD_TYPE=Release -DCARTON_BUILD_BENCH=ON -DCARTON_BUILD_TESTS=OFF, then
 # ninja -C build-release safetensors_device_bench) into .device/bin, stripped,
 # with every shared library it needs but glibc's into .device/lib
 # (docs: /work/shared/DEVICE.md). .device/ is ignored by git.
