@@ -197,6 +197,7 @@ def load(
     required_framework_version: Optional[str] = None,
     runner_opts: Optional[Mapping[str, Union[bool, int, float, str]]] = None,
     lenient: bool = False,
+    visible_device: Optional[Union[int, str]] = None,
 ) -> Model:
     """Loads a carton (a path, an http(s) URL, an oci:// reference, or an
     unpacked carton directory) and starts its runner.
@@ -218,17 +219,29 @@ def load(
             break its [[input]]s, as some cartons packed by the original
             implementation have): ``infer`` reports them as RuntimeWarnings,
             and the runner as warnings, instead of refusing the call.
+        visible_device: where the runner runs the model: ``"cpu"``, a GPU's
+            index (``1``, ``"1"`` or ``"cuda:1"``, as ``carton devices``
+            lists them) or UUID (``"GPU-..."``, ``"MIG-..."``). None: the
+            first GPU when there is one, else the CPU. The runner is started
+            with ``CUDA_VISIBLE_DEVICES`` naming that device alone.
 
     Raises:
         NotFound: no such carton, or no runner fits (the message lists each
-            runner found and why it was rejected); Corrupt: the carton is
+            runner found and why it was rejected, or a GPU visible_device
+            names that is not there); InvalidArgument: a visible_device that
+            is none of the forms above; Corrupt: the carton is
             damaged (the message names the entry); NetworkError, IOError, and
             the runner's load errors.
     """
     opts = None if runner_opts is None else dict(runner_opts)
     return Model(
         _carton.Model.load(
-            _location(path_or_url), runner_name, required_framework_version, opts, lenient
+            _location(path_or_url),
+            runner_name,
+            required_framework_version,
+            opts,
+            lenient,
+            visible_device,
         )
     )
 

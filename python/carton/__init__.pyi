@@ -67,6 +67,7 @@ def load(
     required_framework_version: Optional[str] = ...,
     runner_opts: Optional[Mapping[str, OptValue]] = ...,
     lenient: bool = ...,
+    visible_device: Optional[Union[int, str]] = ...,
 ) -> Model:
     """Loads a carton through the manifest-hash cache and starts its runner."""
 

@@ -1,7 +1,7 @@
 """The native core of the carton package. Use the `carton` package: these
 functions take and return plain values that it converts."""
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -30,6 +30,7 @@ class Model:
         required_framework_version: Optional[str],
         runner_opts: Optional[Dict[str, Any]],
         lenient: bool = ...,
+        visible_device: Optional[Union[int, str]] = ...,
     ) -> Model: ...
     @staticmethod
     def load_unpacked(

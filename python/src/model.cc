@@ -17,6 +17,7 @@
 
 #include "bindings.h"
 #include "carton/common/notice.h"
+#include "carton/loader/device.h"
 #include "carton/loader/loader.h"
 #include "carton/pybridge/numpy_tensor.h"
 #include "carton/runner/client.h"
@@ -42,17 +43,45 @@ struct Started {
   RunnerProcess process;
 };
 
-// Selects the runner for `info` and starts it in serve mode on `model`.
+// Selects the runner for `info` and starts it in serve mode on `model`, on
+// `device` (unset: the default).
 Result<Started> Start(std::optional<StagedCarton> stage, LoadedCarton carton,
                       const RunnerInfo& info, const std::map<std::string, RunnerOpt>& opts,
-                      bool lenient = false) {
+                      bool lenient = false, std::optional<loader::Device> device = {}) {
   CARTON_ASSIGN_OR_RETURN(runner::RunnerCandidate candidate, runner::SelectRunner(info));
   runner::RunnerProcessOptions options;
   options.opts = OptsAsText(opts);
   options.lenient = lenient;
+  options.device = std::move(device);
   CARTON_ASSIGN_OR_RETURN(RunnerProcess process,
                           RunnerProcess::Start(candidate.path, carton.root_dir(), options));
   return Started{std::move(stage), std::move(carton), std::move(candidate), std::move(process)};
+}
+
+// visible_device: None (the default), a GPU's index, or a spec
+// (carton/loader/device.h). REQUIRES: the GIL.
+loader::DeviceSpec DeviceFromPython(py::handle visible_device) {
+  if (visible_device.is_none()) return {};
+  if (py::isinstance<py::bool_>(visible_device) ||
+      (!py::isinstance<py::int_>(visible_device) && !py::isinstance<py::str>(visible_device))) {
+    Raise(InvalidArgument("visible_device must be None, an int (a GPU's index) or a str (" +
+                          std::string(loader::kDeviceForms) + "), not " +
+                          std::string(Py_TYPE(visible_device.ptr())->tp_name)));
+  }
+  if (py::isinstance<py::str>(visible_device)) {
+    const std::string text = visible_device.cast<std::string>();
+    if (text.empty()) {
+      Raise(InvalidArgument("visible_device is empty (" + std::string(loader::kDeviceForms) + ")"));
+    }
+    return Unwrap(loader::ParseDeviceSpec(text));
+  }
+  std::int64_t index = 0;
+  try {
+    index = visible_device.cast<std::int64_t>();
+  } catch (const py::cast_error&) {
+    index = -1;
+  }
+  return Unwrap(loader::DeviceSpecForIndex(index));
 }
 
 class Model {
@@ -80,17 +109,21 @@ class Model {
   static std::unique_ptr<Model> Load(const std::string& path_or_url,
                                      const std::optional<std::string>& runner_name,
                                      const std::optional<std::string>& framework_version,
-                                     py::handle runner_opts, bool lenient) {
+                                     py::handle runner_opts, bool lenient,
+                                     py::handle visible_device) {
     const auto opts = OptsFromPython(runner_opts);
     const Location location = Unwrap(Location::Parse(path_or_url));
+    const loader::DeviceSpec device_spec = DeviceFromPython(visible_device);
     auto started = WithoutGil([&]() -> Result<Started> {
+      // A GPU that is not there is refused before the carton loads.
+      CARTON_ASSIGN_OR_RETURN(loader::Device device, loader::ResolveDevice(device_spec));
       CARTON_ASSIGN_OR_RETURN(LoadedCarton carton, loader::Load(location));
       // The overrides replace carton.toml's runner fields for selection;
       // runner_opts reach the runner as --opt overrides.
       RunnerInfo info = carton.config().runner;
       if (runner_name) info.runner_name = *runner_name;
       if (framework_version) info.required_framework_version = *framework_version;
-      return Start(std::nullopt, std::move(carton), info, opts, lenient);
+      return Start(std::nullopt, std::move(carton), info, opts, lenient, std::move(device));
     });
     auto model = std::make_unique<Model>(Unwrap(std::move(started)));
     model->lenient_ = lenient;
@@ -279,7 +312,7 @@ void BindModel(py::module_& m) {
   py::class_<Model>(m, "Model", "A loaded carton and its runner process (see carton.Model).")
       .def_static("load", &Model::Load, py::arg("path_or_url"), py::arg("runner_name"),
                   py::arg("required_framework_version"), py::arg("runner_opts"),
-                  py::arg("lenient") = false)
+                  py::arg("lenient") = false, py::arg("visible_device") = py::none())
       .def_static("load_unpacked", &Model::LoadUnpacked, py::arg("path"), py::arg("config"),
                   py::arg("self_tests"), py::arg("examples"), py::arg("misc_files"))
       .def("info", &Model::Info)
