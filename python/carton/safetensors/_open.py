@@ -223,9 +223,12 @@ class safe_open:  # noqa: N801 - the reference's name
             (torch tensors), each an array of its own, writable, as the
             reference gives them.
         device: "cpu"; torch also takes its devices ("cuda", "cuda:0", an
-            int, "mps", ...): tensors are read on the host and moved there
-            (get_tensors loads a CUDA device in one pass when carton's
-            loader and torch's CUDA are both available).
+            int, "mps", ...). On a CUDA device (with a CUDA build of torch),
+            get_tensor, get_tensors and forward slices are loaded onto it by
+            carton's loader (safetensors::Load: pread into pinned staging
+            buffers, copies on several streams). Other devices, or a torch
+            without CUDA: tensors are read on the host and moved with
+            .to(), which raises torch's own error for a device it lacks.
         backend: "mmap" (the default: the file is mapped) or "pread" (the
             file is never mapped; each tensor is read with pread(2)).
         zero_copy: (carton's, not the reference's; backend "mmap" only)
