@@ -15,7 +15,6 @@ namespace st = carton::safetensors;
 namespace dl = carton::dlpack;
 
 constexpr const char* kCapsuleName = "dltensor";
-constexpr const char* kUsedCapsuleName = "used_dltensor";
 
 // A capsule nobody consumed still owns its tensor (the DLPack rule).
 void DeleteUnusedCapsule(PyObject* capsule) {
