@@ -510,3 +510,15 @@ def test_a_slice_the_loader_refuses_is_read_another_way(tmp_path):
         assert torch.equal(f.get_slice("a")[:, 0], torch.from_numpy(a[:, 0].copy()))
     with safe_open(p, framework="np", backend="pread") as f:
         np.testing.assert_array_equal(f.get_slice("a")[:, 1], a[:, 1])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_files_without_bytes_load_through_every_path(tmp_path, backend):
+    p = tmp_path / "none.safetensors"
+    pt_save_file({}, p, metadata={"a": "b"})
+    assert pt_load_file(p, backend=backend) == {} and load_file(p, backend=backend) == {}
+    pt_save_file({"x": torch.empty(0), "y": torch.empty((2, 0))}, p)
+    got = pt_load_file(p, backend=backend)
+    assert got["x"].shape == (0,) and got["y"].shape == (2, 0)
+    with safe_open(p, framework="pt", backend=backend) as f:
+        assert f.get_slice("y")[1:].shape == (1, 0)
