@@ -314,9 +314,11 @@ def load_unpacked(
     self_tests: Optional[Sequence[SelfTest]] = None,
     examples: Optional[Sequence[Example]] = None,
     misc_files: Optional[Mapping[str, bytes]] = None,
+    visible_device: Optional[Union[int, str]] = None,
 ) -> Model:
     """Loads a model directory (or a single model file) without packing it, with
-    the metadata ``pack`` takes, and starts its runner.
+    the metadata ``pack`` takes, and starts its runner (on ``visible_device``,
+    as ``load`` takes it).
 
     The model files are used in place: a temporary carton directory (removed
     when the model is closed) holds carton.toml, a link to ``path`` as model/,
@@ -344,6 +346,7 @@ def load_unpacked(
             _tensor_sets(self_tests, SelfTest, "self_tests"),
             _tensor_sets(examples, Example, "examples"),
             None if misc_files is None else dict(misc_files),
+            visible_device,
         )
     )
 

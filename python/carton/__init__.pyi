@@ -90,6 +90,7 @@ def load_unpacked(
     self_tests: Optional[Sequence[SelfTest]] = ...,
     examples: Optional[Sequence[Example]] = ...,
     misc_files: Optional[Mapping[str, bytes]] = ...,
+    visible_device: Optional[Union[int, str]] = ...,
 ) -> Model:
     """Loads a model directory or file in place, without packing it."""
 

@@ -132,12 +132,14 @@ class Model {
 
   static std::unique_ptr<Model> LoadUnpacked(const std::string& path, const py::dict& config,
                                              py::handle self_tests, py::handle examples,
-                                             py::handle misc_files) {
+                                             py::handle misc_files, py::handle visible_device) {
+    const loader::DeviceSpec device_spec = DeviceFromPython(visible_device);
     StageContents contents;
     contents.config = ConfigFromPython(config);
     AddTensorSets(&contents, self_tests, examples);
     AddMiscFiles(&contents, misc_files);
     auto started = WithoutGil([&]() -> Result<Started> {
+      CARTON_ASSIGN_OR_RETURN(loader::Device device, loader::ResolveDevice(device_spec));
       std::error_code ec;
       const fs::path tmp = fs::temp_directory_path(ec);
       if (ec) return IoError("no temporary directory: " + ec.message());
@@ -145,7 +147,8 @@ class Model {
                               StagedCarton::Create(tmp.string(), path, contents));
       CARTON_ASSIGN_OR_RETURN(LoadedCarton carton, loader::Load(stage.path()));
       const RunnerInfo info = carton.config().runner;
-      return Start(std::move(stage), std::move(carton), info, {});
+      return Start(std::move(stage), std::move(carton), info, {}, /*lenient=*/false,
+                   std::move(device));
     });
     return std::make_unique<Model>(Unwrap(std::move(started)));
   }
@@ -314,7 +317,8 @@ void BindModel(py::module_& m) {
                   py::arg("required_framework_version"), py::arg("runner_opts"),
                   py::arg("lenient") = false, py::arg("visible_device") = py::none())
       .def_static("load_unpacked", &Model::LoadUnpacked, py::arg("path"), py::arg("config"),
-                  py::arg("self_tests"), py::arg("examples"), py::arg("misc_files"))
+                  py::arg("self_tests"), py::arg("examples"), py::arg("misc_files"),
+                  py::arg("visible_device") = py::none())
       .def("info", &Model::Info)
       .def("infer", &Model::Infer, py::arg("inputs"))
       .def("self_test", &Model::SelfTest, py::arg("rtol"), py::arg("atol"))

@@ -102,3 +102,18 @@ except carton.NotFound as e:
     with open(log) as f:
         assert f.read().splitlines()[-1] == seen("cpu", False, "")
     assert "note" not in run.stderr
+
+
+def test_load_unpacked_takes_visible_device(logged, model_dir, tmp_path):
+    logged(visible_device="cpu")  # the runner directory and log, set up
+    log = os.environ["FAKE_RUNNER_DEVICE_LOG"]
+    with carton.load_unpacked(
+        model_dir, runner_name="noop", required_framework_version=">=1", visible_device="cuda:1"
+    ):
+        pass
+    with open(log) as f:
+        assert f.read().splitlines()[-1] == seen(GPU1, True, GPU1)
+    with pytest.raises(carton.InvalidArgument):
+        carton.load_unpacked(
+            model_dir, runner_name="noop", required_framework_version=">=1", visible_device="gpu"
+        )
