@@ -522,3 +522,30 @@ def test_files_without_bytes_load_through_every_path(tmp_path, backend):
     assert got["x"].shape == (0,) and got["y"].shape == (2, 0)
     with safe_open(p, framework="pt", backend=backend) as f:
         assert f.get_slice("y")[1:].shape == (1, 0)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA build of torch and a GPU")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_cuda_tensors_come_from_the_gpu_pipeline(tmp_path, backend):
+    tensors = {
+        "w": torch.randn(257, 129),
+        "bools": torch.tensor([True, False, True]),
+        "bf16": torch.arange(6, dtype=torch.bfloat16).reshape(2, 3),
+        "scalar": torch.tensor(4),
+        "empty": torch.empty((0, 3)),
+    }
+    p = tmp_path / "gpu.safetensors"
+    pt_save_file(tensors, p)
+    loaded = pt_load_file(p, device="cuda:0", backend=backend)
+    assert list(loaded) == safe_open(p, framework="np").offset_keys()
+    with safe_open(p, framework="pt", device="cuda:0", backend=backend) as f:
+        one = f.get_tensor("w")
+        rows = f.get_slice("w")[100:200, ::2]
+        picked = f.get_slice("w")[[5, 1], :]
+    torch.cuda.synchronize()
+    for k, want in tensors.items():
+        assert loaded[k].device == torch.device("cuda:0"), k
+        assert loaded[k].dtype == want.dtype and torch.equal(loaded[k].cpu(), want), k
+    assert one.is_cuda and torch.equal(one.cpu(), tensors["w"])
+    assert rows.is_cuda and torch.equal(rows.cpu(), tensors["w"][100:200, ::2])
+    assert picked.is_cuda and torch.equal(picked.cpu(), tensors["w"][[5, 1], :])
