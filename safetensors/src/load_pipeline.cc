@@ -4,6 +4,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <new>
 #include <system_error>
@@ -29,7 +30,7 @@ class Pipeline {
       const auto size =
           static_cast<std::size_t>(std::min<std::uint64_t>(largest, options.buffer_size));
       CARTON_RETURN_IF_ERROR(target_.PrepareStaging(buffers, size, options.streams));
-      for (unsigned b = buffers; b-- > 0;) free_.push_back(b);
+      for (unsigned b = 0; b < buffers; ++b) free_.push_back(b);
     }
     auto work = [this, direct = options.direct] { direct ? DirectWorker() : StagedWorker(); };
     std::vector<std::thread> workers;
@@ -110,8 +111,9 @@ class Pipeline {
     std::unique_lock lock(pool_mu_);
     pool_cv_.wait(lock, [this] { return !free_.empty() || failed_.load(); });
     if (failed_.load()) return false;
-    *buffer = free_.back();
-    free_.pop_back();
+    // The buffer freed longest ago: its copy has most likely run.
+    *buffer = free_.front();
+    free_.pop_front();
     return true;
   }
 
@@ -138,7 +140,7 @@ class Pipeline {
   Status first_;
   std::mutex pool_mu_;
   std::condition_variable pool_cv_;
-  std::vector<std::size_t> free_;
+  std::deque<std::size_t> free_;
 };
 
 }  // namespace
