@@ -61,8 +61,10 @@ from ._open import PySafeSlice, _safe_open_handle, safe_open  # noqa: E402  (nee
 __version__ = "0.8.0"
 
 __all__ = [
+    "PySafeSlice",
     "SafetensorError",
     "TensorSpec",
+    "_safe_open_handle",
     "deserialize",
     "safe_open",
     "serialize",
