@@ -144,7 +144,7 @@ class SafeFile {
   // loaded alone: only its bytes are read (Load refuses negative steps).
   py::object LoadSlice(const std::string& name, const py::list& indices,
                        std::optional<int> cuda_index) const {
-    Get(name);
+    Get(name);  // the reference's error for a missing tensor, before any load
     Selection selection = SelectionFromPython(indices);
     if (selection.list) RaiseSafetensorsMessage("a list index cannot be loaded, only read");
     std::vector<st::TensorRequest> requests{{name, std::move(selection.indices)}};
