@@ -58,16 +58,11 @@ Result<Started> Start(std::optional<StagedCarton> stage, LoadedCarton carton,
   return Started{std::move(stage), std::move(carton), std::move(candidate), std::move(process)};
 }
 
-// visible_device: None (the default), a GPU's index, or a spec
-// (carton/loader/device.h). REQUIRES: the GIL.
+// visible_device: None (the default), a GPU's index (an int, or anything
+// with __index__ but a bool), or a spec (carton/loader/device.h).
+// REQUIRES: the GIL.
 loader::DeviceSpec DeviceFromPython(py::handle visible_device) {
   if (visible_device.is_none()) return {};
-  if (py::isinstance<py::bool_>(visible_device) ||
-      (!py::isinstance<py::int_>(visible_device) && !py::isinstance<py::str>(visible_device))) {
-    Raise(InvalidArgument("visible_device must be None, an int (a GPU's index) or a str (" +
-                          std::string(loader::kDeviceForms) + "), not " +
-                          std::string(Py_TYPE(visible_device.ptr())->tp_name)));
-  }
   if (py::isinstance<py::str>(visible_device)) {
     const std::string text = visible_device.cast<std::string>();
     if (text.empty()) {
@@ -75,13 +70,14 @@ loader::DeviceSpec DeviceFromPython(py::handle visible_device) {
     }
     return Unwrap(loader::ParseDeviceSpec(text));
   }
-  std::int64_t index = 0;
-  try {
-    index = visible_device.cast<std::int64_t>();
-  } catch (const py::cast_error&) {
-    index = -1;
+  if (!py::isinstance<py::bool_>(visible_device) && PyIndex_Check(visible_device.ptr())) {
+    Py_ssize_t index = PyNumber_AsSsize_t(visible_device.ptr(), nullptr);
+    if (index == -1 && PyErr_Occurred()) PyErr_Clear();
+    return Unwrap(loader::DeviceSpecForIndex(index));
   }
-  return Unwrap(loader::DeviceSpecForIndex(index));
+  Raise(InvalidArgument("visible_device must be None, an int (a GPU's index) or a str (" +
+                        std::string(loader::kDeviceForms) + "), not " +
+                        std::string(Py_TYPE(visible_device.ptr())->tp_name)));
 }
 
 class Model {

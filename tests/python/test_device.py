@@ -117,3 +117,9 @@ def test_load_unpacked_takes_visible_device(logged, model_dir, tmp_path):
         carton.load_unpacked(
             model_dir, runner_name="noop", required_framework_version=">=1", visible_device="gpu"
         )
+
+
+def test_an_index_may_be_any_integer_type(logged):
+    import numpy as np
+
+    assert logged(visible_device=np.int64(1)) == seen(GPU1, True, GPU1)

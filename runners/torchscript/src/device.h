@@ -5,6 +5,7 @@
 // caller's choice alone), so a GPU is always cuda:0 here. A libtorch built
 // without CUDA (Debian's) refuses a GPU the caller named, and runs on the
 // CPU under the default with a note on stderr.
+// Thread-safety: free functions; torch's own rules hold for the values.
 #pragma once
 
 #include <torch/script.h>
