@@ -135,10 +135,22 @@ class ZstdEncoder final : public Encoder {
     if (ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(cctx.get(), size))) {
       return Internal("zstd rejects the input size " + std::to_string(size));
     }
-    return std::unique_ptr<Encoder>(new ZstdEncoder(std::move(cctx)));
+    return std::unique_ptr<Encoder>(new ZstdEncoder(std::move(cctx), size, workers > 0));
   }
 
+  // With workers, the last byte of the input is held back for Finish, so
+  // that the last job always ends the frame. Were it given with
+  // ZSTD_e_continue, an input that fills its last job exactly would have
+  // that job sent to a worker then or not, depending on whether a worker
+  // was free at that moment; when it was, the frame ends with one more,
+  // empty block. The output would then differ from run to run.
   Status Update(ByteView in, const ByteSink& out) override {
+    if (hold_last_ && !in.empty() && in.size() == size_ - taken_) {
+      held_ = in.back();
+      held_valid_ = true;
+      in = in.first(in.size() - 1);
+    }
+    taken_ += in.size() + (held_valid_ ? 1 : 0);
     ZSTD_inBuffer input{in.data(), in.size(), 0};
     while (input.pos < input.size) {
       CARTON_RETURN_IF_ERROR(Step(&input, ZSTD_e_continue, out, nullptr));
@@ -147,14 +159,15 @@ class ZstdEncoder final : public Encoder {
   }
 
   Status Finish(const ByteSink& out) override {
-    ZSTD_inBuffer input{nullptr, 0, 0};
+    ZSTD_inBuffer input{held_valid_ ? &held_ : nullptr, held_valid_ ? std::size_t{1} : 0, 0};
     std::size_t remaining = 1;
     while (remaining != 0) CARTON_RETURN_IF_ERROR(Step(&input, ZSTD_e_end, out, &remaining));
     return Status::Ok();
   }
 
  private:
-  explicit ZstdEncoder(ZstdCCtxPtr c) : cctx_(std::move(c)), buffer_(kOutputChunk) {}
+  ZstdEncoder(ZstdCCtxPtr c, std::uint64_t size, bool hold_last)
+      : cctx_(std::move(c)), buffer_(kOutputChunk), size_(size), hold_last_(hold_last) {}
   Status Step(ZSTD_inBuffer* input, ZSTD_EndDirective mode, const ByteSink& out,
               std::size_t* remaining) {
     ZSTD_outBuffer output{buffer_.data(), buffer_.size(), 0};
@@ -168,6 +181,11 @@ class ZstdEncoder final : public Encoder {
 
   ZstdCCtxPtr cctx_;
   std::vector<std::byte> buffer_;
+  const std::uint64_t size_;  // the input's size, as pledged
+  const bool hold_last_;
+  std::uint64_t taken_ = 0;  // input given so far, the held byte included
+  std::byte held_{};
+  bool held_valid_ = false;
 };
 
 }  // namespace
