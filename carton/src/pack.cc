@@ -359,10 +359,76 @@ Result<std::vector<Compression>> ChooseMethods(const std::vector<Item>& items,
   return methods;
 }
 
+// Whether an item's file is hashed by the hashing threads rather than in
+// the pass that writes it: stored files (not read until Finish() copies
+// them) and files compressed one at a time (a single stream of SHA-256
+// would bound the compression to one core's hashing speed). Runs of small
+// files to compress are hashed as they are read, several at once.
+bool HashedApart(const Item& item, Compression method) {
+  return item.file != nullptr &&
+         (method == Compression::kStored || item.file->size > kZipBatchFileMax);
+}
+
+// The files HashedApart, hashed on threads of their own from before the
+// first entry is written until MANIFEST is produced: each file must be the
+// version seen here when it is hashed and when it is written.
+class ApartHashes {
+ public:
+  static Result<std::shared_ptr<ApartHashes>> Start(const std::vector<Item>& items,
+                                                    const std::vector<Compression>& methods,
+                                                    unsigned threads) {
+    auto h = std::make_shared<ApartHashes>();
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (!HashedApart(items[i], methods[i])) continue;
+      CARTON_ASSIGN_OR_RETURN(FileIdentity identity, IdentityOfPath(items[i].file->full_path));
+      h->paths_.push_back(items[i].file->full_path);
+      h->versions_.push_back(identity);
+    }
+    if (h->paths_.empty()) return h;
+    // The thread is joined by Join() or the destructor; it holds no
+    // reference of its own, so the last one is never dropped on it.
+    auto run = [h = h.get(), threads] {
+      try {
+        h->digests_ = manifest::HashFiles(h->paths_, threads, h->versions_);
+      } catch (const std::exception& e) {
+        h->digests_ = Internal(std::string("hashing files: ") + e.what());
+      }
+    };
+    try {
+      h->thread_ = std::jthread(run);
+    } catch (const std::system_error&) {
+      run();  // no thread to spare: hash before writing
+    }
+    return h;
+  }
+
+  // The digests, in the order of the items; `written` are the versions the
+  // writer read, which must be those hashed.
+  Result<std::vector<manifest::Digest>> Finish(const std::vector<FileIdentity>& written) {
+    Join();
+    if (!digests_.ok()) return digests_.status();
+    for (std::size_t k = 0; k < written.size() && k < versions_.size(); ++k) {
+      if (written[k] != versions_[k]) {
+        return IoError(paths_[k] + ": changed while the carton was written");
+      }
+    }
+    return *digests_;
+  }
+  void Join() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::vector<std::string> paths_;
+  std::vector<FileIdentity> versions_;
+  Result<std::vector<manifest::Digest>> digests_ = std::vector<manifest::Digest>();
+  std::jthread thread_;
+};
+
 // Writes every item into `zip` in order; fills `entries` (MANIFEST's lines)
-// and report->files. Stored files are not read when added: Finish() reads
-// each once as it writes it, while other threads hash them (the `unread`
-// lists: which entries, their paths and the versions written).
+// and report->files. The files HashedApart are hashed by ApartHashes (the
+// `apart` lists: which entries, and the versions written); stored files are
+// not read when added: Finish() reads each once as it writes it.
 class ItemWriter {
  public:
   ItemWriter(ZipWriter* zip, const PackOptions& options, unsigned threads, PackReport* report,
@@ -381,7 +447,7 @@ class ItemWriter {
         // read and compressed several at once; the archive takes every
         // entry in the same order as one at a time, so its bytes are the
         // same.
-        if (method != Compression::kStored && item.file->size <= kZipBatchFileMax) {
+        if (!HashedApart(item, method)) {
           small_.push_back({item.path, item.file->full_path, method, options_.level});
           small_items_.push_back(&item);
           continue;
@@ -393,9 +459,8 @@ class ItemWriter {
     return FlushSmall();
   }
 
-  std::vector<std::size_t> unread;
-  std::vector<std::string> unread_paths;
-  std::vector<FileIdentity> unread_versions;
+  std::vector<std::size_t> apart;
+  std::vector<FileIdentity> apart_versions;
 
  private:
   Status WriteOne(const Item& item, Compression method) {
@@ -403,7 +468,7 @@ class ItemWriter {
     if (item.file != nullptr) {
       r = method == Compression::kStored
               ? zip_.AddFileUnread(item.path, item.file->full_path)
-              : zip_.AddFile(item.path, item.file->full_path, method, options_.level, add_);
+              : zip_.AddFile(item.path, item.file->full_path, method, options_.level);
     } else {
       // LINKS is stored, as shrink writes it, so any zip tool reads it.
       method = item.path == "LINKS" ? Compression::kStored : ChooseMethod(options_, item.generated);
@@ -428,9 +493,8 @@ class ItemWriter {
     // LINKS is not a file of MANIFEST, nor of the report.
     if (item.path == "LINKS") return;
     if (!r.sha256) {
-      unread.push_back(entries_.size());
-      unread_paths.push_back(item.file->full_path);
-      unread_versions.push_back(r.source_identity);
+      apart.push_back(entries_.size());
+      apart_versions.push_back(r.source_identity);
     }
     const manifest::Digest digest = r.sha256.value_or(manifest::Digest{});
     report_.files.push_back({item.path, r.size, r.compressed_size, method, digest});
@@ -448,10 +512,10 @@ class ItemWriter {
 };
 
 // Adds MANIFEST last: its size is known now (every line has the same length
-// whatever the digest), its bytes once the stored files are hashed, on a
-// thread of their own while the archive is written.
+// whatever the digest), its bytes once the files hashed apart are hashed,
+// which goes on while the archive is written.
 // `linked` are the files LINKS covers, which MANIFEST lists too.
-Status AddManifest(ZipWriter* zip, ItemWriter* writer, unsigned threads,
+Status AddManifest(ZipWriter* zip, ItemWriter* writer, std::shared_ptr<ApartHashes> hashes,
                    std::vector<manifest::ManifestEntry>* entries,
                    const std::vector<manifest::ManifestEntry>& linked, PackReport* report) {
   auto all_entries = [entries, linked] {
@@ -461,29 +525,16 @@ Status AddManifest(ZipWriter* zip, ItemWriter* writer, unsigned threads,
   };
   CARTON_ASSIGN_OR_RETURN(manifest::Manifest sized, manifest::Manifest::FromEntries(all_entries()));
   const std::uint64_t manifest_size = sized.Serialize().size();
-  auto digests =
-      std::make_shared<Result<std::vector<manifest::Digest>>>(std::vector<manifest::Digest>());
-  auto hash_unread = [writer, threads, digests] {
-    try {
-      *digests = manifest::HashFiles(writer->unread_paths, threads, writer->unread_versions);
-    } catch (const std::exception& e) {
-      *digests = Internal(std::string("hashing stored files: ") + e.what());
-    }
-  };
-  auto hasher = std::make_shared<std::jthread>();
-  if (!writer->unread.empty()) {
-    try {
-      *hasher = std::jthread(hash_unread);
-    } catch (const std::system_error&) {
-      hash_unread();  // no thread to spare: hash before writing
-    }
-  }
   auto produce_manifest = [=]() -> Result<std::string> {
-    if (hasher->joinable()) hasher->join();
-    if (!digests->ok()) return digests->status();
-    for (std::size_t k = 0; k < writer->unread.size(); ++k) {
-      (*entries)[writer->unread[k]].sha256 = (**digests)[k];
-      report->files[writer->unread[k]].sha256 = (**digests)[k];
+    CARTON_ASSIGN_OR_RETURN(std::vector<manifest::Digest> digests,
+                            hashes->Finish(writer->apart_versions));
+    if (digests.size() != writer->apart.size()) {
+      return Internal("pack: " + std::to_string(digests.size()) + " files hashed apart, not " +
+                      std::to_string(writer->apart.size()));
+    }
+    for (std::size_t k = 0; k < writer->apart.size(); ++k) {
+      (*entries)[writer->apart[k]].sha256 = digests[k];
+      report->files[writer->apart[k]].sha256 = digests[k];
     }
     CARTON_ASSIGN_OR_RETURN(manifest::Manifest m, manifest::Manifest::FromEntries(all_entries()));
     report->manifest_hash = m.Hash();
@@ -491,16 +542,8 @@ Status AddManifest(ZipWriter* zip, ItemWriter* writer, unsigned threads,
   };
   // MANIFEST is stored, as the original implementation does, so readers can
   // take it without a decoder.
-  auto added = zip->AddLater("MANIFEST", manifest_size, produce_manifest);
-  if (!added.ok()) {
-    if (hasher->joinable()) hasher->join();
-    return added.status();
-  }
-  // The hashing thread reads the writer's lists: it ends here, whatever
-  // Finish says.
-  Status finished = zip->Finish();
-  if (hasher->joinable()) hasher->join();
-  return finished;
+  CARTON_RETURN_IF_ERROR(zip->AddLater("MANIFEST", manifest_size, produce_manifest).status());
+  return zip->Finish();
 }
 
 }  // namespace
@@ -547,10 +590,15 @@ Result<PackReport> Pack(const PackDescription& d, const std::string& out_path) {
   }
   CARTON_ASSIGN_OR_RETURN(std::vector<Compression> methods, ChooseMethods(items, options, threads));
   CARTON_ASSIGN_OR_RETURN(ZipWriter zip, ZipWriter::Create(out_path, writer_options));
+  // Hashing goes on while entries are written; every return below joins it.
+  CARTON_ASSIGN_OR_RETURN(std::shared_ptr<ApartHashes> hashes,
+                          ApartHashes::Start(items, methods, threads));
   std::vector<manifest::ManifestEntry> entries;
   ItemWriter writer(&zip, options, threads, &report, &entries);
-  CARTON_RETURN_IF_ERROR(writer.WriteAll(items, methods));
-  CARTON_RETURN_IF_ERROR(AddManifest(&zip, &writer, threads, &entries, linked, &report));
+  Status written = writer.WriteAll(items, methods);
+  if (written.ok()) written = AddManifest(&zip, &writer, hashes, &entries, linked, &report);
+  hashes->Join();
+  CARTON_RETURN_IF_ERROR(written);
   return report;
 }
 
