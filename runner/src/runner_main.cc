@@ -14,6 +14,12 @@
 namespace carton::runner {
 namespace {
 
+// RunnerDevice(): written once by RunnerMain before Load, then only read.
+loader::Device& CurrentDevice() {
+  static loader::Device device;
+  return device;
+}
+
 using Json = nlohmann::ordered_json;
 
 struct Args {
@@ -125,7 +131,8 @@ class Main {
     ctx.root_dir = loaded.root_dir();
     ctx.carton = loaded_.get();
     ctx.lenient = a.lenient;
-    CARTON_ASSIGN_OR_RETURN(ctx.device, RunnerDevice(a));
+    CARTON_ASSIGN_OR_RETURN(ctx.device, DeviceOf(a));
+    CurrentDevice() = ctx.device;
     Status s = runner_.Load(loaded.model_dir(), ctx);
     if (!s.ok()) return s.WithContext("loading " + loaded.model_dir());
     return loaded;
@@ -134,7 +141,7 @@ class Main {
   // The device of --device or --default-device, made the only one CUDA
   // sees in this process (before the runner loads anything that starts
   // CUDA); without either, the default as this process sees it.
-  static Result<loader::Device> RunnerDevice(const Args& a) {
+  static Result<loader::Device> DeviceOf(const Args& a) {
     if (a.device.empty()) return loader::DefaultDevice();
     CARTON_ASSIGN_OR_RETURN(loader::Device device,
                             loader::DeviceForRunner(a.device, !a.device_default));
@@ -272,6 +279,8 @@ class Main {
 };
 
 }  // namespace
+
+const loader::Device& RunnerDevice() { return CurrentDevice(); }
 
 RunnerOpt ParseRunnerOpt(std::string_view text) {
   std::string s(text);

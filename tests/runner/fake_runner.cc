@@ -39,6 +39,11 @@ class FakeRunner : public runner::Runner {
   Status Load(const std::string& model_dir, const runner::LoadContext& context) override {
     if (chatty_) std::fputs("loading the model\n", stderr);
     ReportDevice(context.device);
+    if (runner::RunnerDevice().Name() != context.device.Name() ||
+        runner::RunnerDevice().requested != context.device.requested) {
+      return Internal("RunnerDevice() is " + runner::RunnerDevice().Name() +
+                      ", LoadContext::device " + context.device.Name());
+    }
     if (Env("FAKE_RUNNER_STDOUT", "") == "1") {
       std::fputs("printed on stdout\n", stdout);
       std::fflush(stdout);

@@ -84,6 +84,11 @@ class Runner {
   virtual Result<std::vector<Tensor>> Infer(const std::vector<Tensor>& inputs) = 0;
 };
 
+// The device this runner process runs on: LoadContext::device, set by
+// RunnerMain before it calls Load (the CPU before that, and in a process
+// that is not a runner). For code that runs without the context at hand.
+const loader::Device& RunnerDevice();
+
 // The standard runner command line. Returns the process exit code: 0 ok,
 // 1 the input is bad (a failing self-test included), 2 trouble.
 int RunnerMain(int argc, char** argv, Runner& runner);
