@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -150,4 +151,16 @@ TEST_CASE("runner device: a runner run by hand takes cpu or a UUID, not an index
   auto index = Run(env + FakeRunnerBin() + " self-test '" + f.carton + "' --device 1");
   CHECK(index.exit_code == 2);
   CHECK_THAT(index.err, Catch::Contains("device \"1\": a runner takes cpu or a GPU's UUID"));
+}
+
+TEST_CASE("runner device: self-test and infer --json say where the runner ran",
+          "[runner][device]") {
+  DeviceFixture f;
+  auto self_test = f.SelfTest("--json --device 1", CARTON_FAKE_CUDA);
+  INFO(self_test.out << self_test.err);
+  REQUIRE(self_test.exit_code == 0);
+  CHECK(nlohmann::json::parse(self_test.out)["device"] == kGpu1);
+  auto cpu = f.SelfTest("--json", kNoDriver);
+  REQUIRE(cpu.exit_code == 0);
+  CHECK(nlohmann::json::parse(cpu.out)["device"] == "cpu");
 }

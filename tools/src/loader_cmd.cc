@@ -355,6 +355,7 @@ int SelfTest(const RunArgs& args) {
     j["ok"] = report.passed() && trouble.ok();
     Json details = Json::parse(runner::FormatReportJson(report));
     for (auto& [k, v] : details.items()) j[k] = std::move(v);
+    j["device"] = device->Name();
     // "error" is the error document's key: a test's failure is a message.
     for (auto& t : j["tests"]) {
       if (t.contains("error")) {
@@ -444,6 +445,7 @@ int Infer(const RunArgs& args) {
     j["ok"] = true;
     j["output"] = args.output;
     j["outputs"] = std::move(outs);
+    j["device"] = device->Name();
     PrintJson(j);
   }
   return kExitOk;
