@@ -41,6 +41,7 @@ Status FindAll(void* library, Driver& d) {
   Find(library, "cuDevicePrimaryCtxRetain", d.DevicePrimaryCtxRetain, missing);
   Find(library, "cuDevicePrimaryCtxRelease_v2", d.DevicePrimaryCtxRelease, missing);
   Find(library, "cuCtxSetCurrent", d.CtxSetCurrent, missing);
+  Find(library, "cuCtxGetCurrent", d.CtxGetCurrent, missing);
   Find(library, "cuMemGetInfo_v2", d.MemGetInfo, missing);
   Find(library, "cuMemAlloc_v2", d.MemAlloc, missing);
   Find(library, "cuMemFree_v2", d.MemFree, missing);

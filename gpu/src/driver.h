@@ -42,6 +42,7 @@ struct Driver {
   CuResult (*DevicePrimaryCtxRetain)(CuContext* context, CuDevice device);
   CuResult (*DevicePrimaryCtxRelease)(CuDevice device);
   CuResult (*CtxSetCurrent)(CuContext context);
+  CuResult (*CtxGetCurrent)(CuContext* context);
   CuResult (*MemGetInfo)(std::size_t* free, std::size_t* total);
   CuResult (*MemAlloc)(CuDevicePtr* pointer, std::size_t size);
   CuResult (*MemFree)(CuDevicePtr pointer);

@@ -47,6 +47,40 @@ Result<GpuInfo> Describe(const Driver& d, int ordinal) {
   return info;
 }
 
+// Makes a device's context current on this thread for one call and then
+// puts back the thread's own (cuCtxSetCurrent, not push/pop: a context
+// current elsewhere may also be made current here).
+class ScopedContext {
+ public:
+  explicit ScopedContext(const internal::DeviceRef& device) {
+    CuResult result = D().CtxGetCurrent(&previous_);
+    if (result != kCudaSuccess) {
+      status_ = DriverError(D(), result, Name(device.index) + ": cuCtxGetCurrent");
+      return;
+    }
+    if (previous_ == static_cast<CuContext>(device.context)) return;
+    result = D().CtxSetCurrent(static_cast<CuContext>(device.context));
+    if (result != kCudaSuccess) {
+      status_ = DriverError(D(), result, Name(device.index) + ": cuCtxSetCurrent");
+      return;
+    }
+    restore_ = true;
+  }
+  ~ScopedContext() {
+    if (restore_) D().CtxSetCurrent(previous_);
+  }
+  ScopedContext(const ScopedContext&) = delete;
+  ScopedContext& operator=(const ScopedContext&) = delete;
+
+  // Whether the context could be made current.
+  const Status& status() const { return status_; }
+
+ private:
+  Status status_;
+  CuContext previous_ = nullptr;
+  bool restore_ = false;
+};
+
 Result<int> Count(const Driver& d) {
   int count = 0;
   const CuResult result = d.DeviceGetCount(&count);
@@ -92,7 +126,7 @@ DeviceMemory& DeviceMemory::operator=(DeviceMemory&& other) noexcept {
 
 DeviceMemory::~DeviceMemory() {
   if (address_ != 0) {
-    (void)device_.MakeCurrent();
+    ScopedContext current(device_);
     D().MemFree(static_cast<CuDevicePtr>(address_));
   }
 }
@@ -105,19 +139,24 @@ std::uint64_t DeviceMemory::Release() {
 // --- PinnedMemory ---------------------------------------------------------
 
 PinnedMemory::PinnedMemory(PinnedMemory&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      device_(other.device_) {}
 
 PinnedMemory& PinnedMemory::operator=(PinnedMemory&& other) noexcept {
   if (this != &other) {
     PinnedMemory old(std::move(*this));
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
+    device_ = other.device_;
   }
   return *this;
 }
 
 PinnedMemory::~PinnedMemory() {
-  if (data_ != nullptr) D().MemFreeHost(data_);
+  if (data_ == nullptr) return;
+  ScopedContext current(device_);
+  D().MemFreeHost(data_);
 }
 
 // --- Event ----------------------------------------------------------------
@@ -135,10 +174,14 @@ Event& Event::operator=(Event&& other) noexcept {
 }
 
 Event::~Event() {
-  if (event_ != nullptr) D().EventDestroy(static_cast<CuEvent>(event_));
+  if (event_ == nullptr) return;
+  ScopedContext current(device_);
+  D().EventDestroy(static_cast<CuEvent>(event_));
 }
 
 Status Event::Synchronize() const {
+  ScopedContext current(device_);
+  CARTON_RETURN_IF_ERROR(current.status());
   const CuResult result = D().EventSynchronize(static_cast<CuEvent>(event_));
   if (result != kCudaSuccess) return DriverError(D(), result, Name(device_.index));
   return Status::Ok();
@@ -160,13 +203,14 @@ Stream& Stream::operator=(Stream&& other) noexcept {
 
 Stream::~Stream() {
   if (stream_ == nullptr) return;
-  (void)device_.MakeCurrent();
+  ScopedContext current(device_);
   D().StreamSynchronize(static_cast<CuStream>(stream_));
   D().StreamDestroy(static_cast<CuStream>(stream_));
 }
 
 Status Stream::CopyToDevice(std::uint64_t destination, const std::byte* source, std::size_t size) {
-  CARTON_RETURN_IF_ERROR(device_.MakeCurrent());
+  ScopedContext current(device_);
+  CARTON_RETURN_IF_ERROR(current.status());
   const CuResult result = D().MemcpyHtoDAsync(static_cast<CuDevicePtr>(destination), source, size,
                                               static_cast<CuStream>(stream_));
   if (result != kCudaSuccess) {
@@ -176,6 +220,8 @@ Status Stream::CopyToDevice(std::uint64_t destination, const std::byte* source, 
 }
 
 Status Stream::Record(Event& event) {
+  ScopedContext current(device_);
+  CARTON_RETURN_IF_ERROR(current.status());
   const CuResult result =
       D().EventRecord(static_cast<CuEvent>(event.event_), static_cast<CuStream>(stream_));
   if (result != kCudaSuccess) return DriverError(D(), result, Name(device_.index));
@@ -183,7 +229,8 @@ Status Stream::Record(Event& event) {
 }
 
 Status Stream::Synchronize() {
-  CARTON_RETURN_IF_ERROR(device_.MakeCurrent());
+  ScopedContext current(device_);
+  CARTON_RETURN_IF_ERROR(current.status());
   const CuResult result = D().StreamSynchronize(static_cast<CuStream>(stream_));
   if (result != kCudaSuccess) return DriverError(D(), result, Name(device_.index));
   return Status::Ok();
@@ -216,16 +263,9 @@ Device::~Device() {
   if (context_ != nullptr) D().DevicePrimaryCtxRelease(handle_);
 }
 
-Status Device::MakeCurrent() const { return Ref().MakeCurrent(); }
-
-Status internal::DeviceRef::MakeCurrent() const {
-  const CuResult result = D().CtxSetCurrent(static_cast<CuContext>(context));
-  if (result != kCudaSuccess) return DriverError(D(), result, Name(index) + ": cuCtxSetCurrent");
-  return Status::Ok();
-}
-
 Result<DeviceMemory> Device::Allocate(std::size_t size) const {
-  CARTON_RETURN_IF_ERROR(MakeCurrent());
+  ScopedContext current(Ref());
+  CARTON_RETURN_IF_ERROR(current.status());
   CuDevicePtr address = 0;
   const CuResult result = D().MemAlloc(&address, size == 0 ? 1 : size);
   if (result == internal::kCudaErrorOutOfMemory) {
@@ -244,7 +284,8 @@ Result<DeviceMemory> Device::Allocate(std::size_t size) const {
 }
 
 Result<PinnedMemory> Device::AllocatePinned(std::size_t size) const {
-  CARTON_RETURN_IF_ERROR(MakeCurrent());
+  ScopedContext current(Ref());
+  CARTON_RETURN_IF_ERROR(current.status());
   void* data = nullptr;
   const CuResult result =
       D().MemHostAlloc(&data, size == 0 ? 1 : size, internal::kMemHostAllocPortable);
@@ -255,11 +296,13 @@ Result<PinnedMemory> Device::AllocatePinned(std::size_t size) const {
   PinnedMemory memory;
   memory.data_ = static_cast<std::byte*>(data);
   memory.size_ = size;
+  memory.device_ = Ref();
   return memory;
 }
 
 Result<Stream> Device::CreateStream() const {
-  CARTON_RETURN_IF_ERROR(MakeCurrent());
+  ScopedContext current(Ref());
+  CARTON_RETURN_IF_ERROR(current.status());
   CuStream stream = nullptr;
   const CuResult result = D().StreamCreate(&stream, internal::kStreamNonBlocking);
   if (result != kCudaSuccess) return DriverError(D(), result, Name(index_) + ": cuStreamCreate");
@@ -270,7 +313,8 @@ Result<Stream> Device::CreateStream() const {
 }
 
 Result<Event> Device::CreateEvent() const {
-  CARTON_RETURN_IF_ERROR(MakeCurrent());
+  ScopedContext current(Ref());
+  CARTON_RETURN_IF_ERROR(current.status());
   CuEvent event = nullptr;
   const CuResult result = D().EventCreate(&event, internal::kEventDisableTiming);
   if (result != kCudaSuccess) return DriverError(D(), result, Name(index_) + ": cuEventCreate");
@@ -281,14 +325,15 @@ Result<Event> Device::CreateEvent() const {
 }
 
 Status Device::CopyToHost(std::byte* destination, std::uint64_t source, std::size_t size) const {
-  CARTON_RETURN_IF_ERROR(MakeCurrent());
+  ScopedContext current(Ref());
+  CARTON_RETURN_IF_ERROR(current.status());
   const CuResult result = D().MemcpyDtoH(destination, static_cast<CuDevicePtr>(source), size);
   if (result != kCudaSuccess) return DriverError(D(), result, Name(index_) + ": copy to the host");
   return Status::Ok();
 }
 
 Status Device::Free(std::uint64_t address) const {
-  (void)MakeCurrent();
+  ScopedContext current(Ref());
   const CuResult result = D().MemFree(static_cast<CuDevicePtr>(address));
   if (result != kCudaSuccess) return DriverError(D(), result, Name(index_) + ": cuMemFree");
   return Status::Ok();

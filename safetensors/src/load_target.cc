@@ -119,9 +119,6 @@ class CudaTarget final : public CopyTarget {
 
   Status WaitStaging(std::size_t i) override {
     if (!recorded_[i]) return Status::Ok();
-    // Event::Synchronize leaves the context as it finds it; this thread may
-    // not have made it current yet.
-    CARTON_RETURN_IF_ERROR(memory_->device->MakeCurrent());
     Status s = events_[i].Synchronize();
     if (!s.ok()) return s.WithContext("a copy to the device failed");
     return Status::Ok();

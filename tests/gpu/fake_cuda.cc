@@ -1,7 +1,9 @@
 // A stand-in for the CUDA driver library (libcuda.so.1), for tests on
 // machines without a GPU: carton opens it through CARTON_LIBCUDA.
 //
-// Device memory is host memory. Copies to the device are *deferred*: each
+// Device memory is host memory. As with the real driver, the current
+// context is per thread, and the calls that need one fail without it
+// (CUDA_ERROR_INVALID_CONTEXT). Copies to the device are *deferred*: each
 // stream keeps a queue, run only when the stream or an event recorded on it
 // is synchronized, so code that reuses a staging buffer before its copy has
 // completed reads wrong bytes here, as it would on a GPU.
@@ -28,7 +30,8 @@ namespace {
 using CUresult = int;
 using CUdeviceptr = unsigned long long;
 constexpr CUresult kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kNotInitialized = 3,
-                   kNoDevice = 100, kInvalidDevice = 101, kLaunchFailed = 719;
+                   kNoDevice = 100, kInvalidDevice = 101, kInvalidContext = 201,
+                   kLaunchFailed = 719;
 
 struct Op {
   bool is_event = false;
@@ -48,7 +51,8 @@ struct Event {
 
 std::mutex mu;
 bool initialized = false;
-int current_device = -1;
+// The thread's current context: a device's ordinal, -1 for none.
+thread_local int current_device = -1;
 std::map<CUdeviceptr, std::pair<int, std::size_t>> allocations;  // address -> (device, size)
 std::map<int, std::size_t> used;
 long copies = 0;
@@ -117,6 +121,9 @@ CUresult cuGetErrorName(CUresult e, const char** name) {
     case kInvalidValue:
       *name = "CUDA_ERROR_INVALID_VALUE";
       return kSuccess;
+    case kInvalidContext:
+      *name = "CUDA_ERROR_INVALID_CONTEXT";
+      return kSuccess;
     default:
       *name = "CUDA_ERROR_UNKNOWN";
       return kSuccess;
@@ -154,8 +161,11 @@ CUresult cuDevicePrimaryCtxRetain(void** context, int device) {
 }
 CUresult cuDevicePrimaryCtxRelease_v2(int) { return kSuccess; }
 CUresult cuCtxSetCurrent(void* context) {
-  std::lock_guard lock(mu);
   current_device = static_cast<int>(reinterpret_cast<std::uintptr_t>(context)) - 1;
+  return kSuccess;
+}
+CUresult cuCtxGetCurrent(void** context) {
+  *context = reinterpret_cast<void*>(static_cast<std::uintptr_t>(current_device + 1));
   return kSuccess;
 }
 CUresult cuMemGetInfo_v2(std::size_t* free, std::size_t* total) {
@@ -166,7 +176,7 @@ CUresult cuMemGetInfo_v2(std::size_t* free, std::size_t* total) {
 }
 CUresult cuMemAlloc_v2(CUdeviceptr* pointer, std::size_t size) {
   std::lock_guard lock(mu);
-  if (current_device < 0) return kInvalidValue;
+  if (current_device < 0) return kInvalidContext;
   if (size > Memory() - used[current_device]) return kOutOfMemory;
   void* p = std::malloc(size);
   if (p == nullptr) return kOutOfMemory;
@@ -178,6 +188,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr* pointer, std::size_t size) {
 }
 CUresult cuMemFree_v2(CUdeviceptr pointer) {
   std::lock_guard lock(mu);
+  if (current_device < 0) return kInvalidContext;
   auto it = allocations.find(pointer);
   if (it == allocations.end()) return kInvalidValue;
   used[it->second.first] -= it->second.second;
@@ -187,11 +198,13 @@ CUresult cuMemFree_v2(CUdeviceptr pointer) {
   return kSuccess;
 }
 CUresult cuMemHostAlloc(void** pointer, std::size_t size, unsigned) {
+  if (current_device < 0) return kInvalidContext;
   *pointer = std::malloc(size);
   Log("hostalloc", size);
   return *pointer != nullptr ? kSuccess : kOutOfMemory;
 }
 CUresult cuMemFreeHost(void* pointer) {
+  if (current_device < 0) return kInvalidContext;
   Log("hostfree", 0);
   std::free(pointer);
   return kSuccess;
@@ -199,6 +212,7 @@ CUresult cuMemFreeHost(void* pointer) {
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr destination, const void* source, std::size_t size,
                               void* stream) {
   std::lock_guard lock(mu);
+  if (current_device < 0) return kInvalidContext;
   if (stream == nullptr) return kInvalidValue;  // carton always names a stream
   static_cast<Stream*>(stream)->queue.push_back({false, nullptr, destination, source, size});
   return kSuccess;
@@ -208,6 +222,7 @@ CUresult cuMemcpyDtoH_v2(void* destination, CUdeviceptr source, std::size_t size
   return kSuccess;
 }
 CUresult cuStreamCreate(void** stream, unsigned) {
+  if (current_device < 0) return kInvalidContext;
   *stream = new Stream;
   return kSuccess;
 }
@@ -222,6 +237,7 @@ CUresult cuStreamSynchronize(void* stream) {
   return Drain(static_cast<Stream*>(stream), nullptr);
 }
 CUresult cuEventCreate(void** event, unsigned) {
+  if (current_device < 0) return kInvalidContext;
   *event = new Event;
   return kSuccess;
 }

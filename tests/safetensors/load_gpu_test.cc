@@ -3,11 +3,13 @@
 // buffer refilled before its copy ran shows here as wrong bytes. Failures
 // (out of memory, a failed copy, no driver) free everything: the driver's
 // log of allocations balances.
+#include <dlfcn.h>
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 
 #include "carton/safetensors/load.h"
 #include "safetensors/load_testing.h"
@@ -50,6 +52,26 @@ std::string RunChild(const TempDir& dir, const std::string& path, std::vector<st
   CHECK(WEXITSTATUS(status) == 0);
   return carton::testing::ReadText(result);
 }
+
+// The calling thread's current context, through the stand-in driver's own
+// entry points (its context for device N is the pointer value N + 1).
+struct Contexts {
+  Contexts() {
+    void* library = ::dlopen(CARTON_FAKE_CUDA, RTLD_NOW);
+    REQUIRE(library != nullptr);
+    get = reinterpret_cast<int (*)(void**)>(::dlsym(library, "cuCtxGetCurrent"));
+    set = reinterpret_cast<int (*)(void*)>(::dlsym(library, "cuCtxSetCurrent"));
+    REQUIRE(get != nullptr);
+    REQUIRE(set != nullptr);
+  }
+  std::uintptr_t Current() const {
+    void* context = nullptr;
+    REQUIRE(get(&context) == 0);
+    return reinterpret_cast<std::uintptr_t>(context);
+  }
+  int (*get)(void**) = nullptr;
+  int (*set)(void*) = nullptr;
+};
 
 }  // namespace
 
@@ -154,4 +176,42 @@ TEST_CASE("load to cuda: without a driver the load says why", "[safetensors][loa
   const std::string result = RunChild(dir, path, {"CARTON_LIBCUDA=/nonexistent/libcuda.so.1"});
   CHECK(result.find("unsupported: no CUDA driver: cannot open /nonexistent/libcuda.so.1") !=
         std::string::npos);
+}
+
+TEST_CASE("load to cuda: the caller's thread keeps its current context, as a deleter's does",
+          "[safetensors][load][gpu]") {
+  TempDir dir;
+  const std::string log = UseFakeCuda(dir);
+  const std::string path = dir.file("every.safetensors");
+  WriteEveryDtype(path, 16);
+  Contexts contexts;
+  // A consumer (torch, say) has cuda:1 current on this thread.
+  REQUIRE(contexts.set(reinterpret_cast<void*>(2)) == 0);
+  dlpack::DLManagedTensor* exported = nullptr;
+  {
+    LoadRequest request;
+    request.paths = {path};
+    auto loaded = Load(request, Target::Cuda(0), Tight());
+    REQUIRE(loaded.ok());
+    CHECK(contexts.Current() == 2);
+    auto bytes = loaded->CopyToHost(loaded->tensors()[0]);
+    REQUIRE(bytes.ok());
+    CHECK(contexts.Current() == 2);
+    auto managed = loaded->ToDLPack(loaded->tensors()[0].name);
+    REQUIRE(managed.ok());
+    exported = *managed;
+  }
+  CHECK(contexts.Current() == 2);
+  // The last share is freed on a thread with no context current: the
+  // memory is freed all the same, and the thread still has none after.
+  std::uintptr_t after = 99;
+  std::thread([&] {
+    exported->deleter(exported);
+    void* context = nullptr;
+    contexts.get(&context);
+    after = reinterpret_cast<std::uintptr_t>(context);
+  }).join();
+  CHECK(after == 0);
+  REQUIRE(contexts.set(nullptr) == 0);
+  RequireBalanced(log);
 }

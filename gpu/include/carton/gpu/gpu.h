@@ -8,9 +8,10 @@
 // Ownership: every type here is a move-only owner of one driver object
 // (device memory, page-locked host memory, a stream, an event, a retained
 // primary context) and releases it in its destructor. A Device must outlive
-// every buffer, stream and event made from it. Device memory and streams are
-// used with the device's context current on the calling thread
-// (Device::MakeCurrent; every call here that needs it makes it current).
+// every buffer, stream and event made from it. Every call here, destructors
+// included, makes the device's context current on the calling thread for
+// its duration and then puts back the context that thread had: a caller's
+// thread (Python's, a consumer's running a DLPack deleter) keeps its own.
 //
 // Thread-safety: ListGpus and OpenDevice are safe from any thread. One
 // Stream is used by one thread at a time; distinct objects are independent.
@@ -53,7 +54,6 @@ namespace internal {
 struct DeviceRef {
   int index = -1;
   void* context = nullptr;
-  Status MakeCurrent() const;
 };
 }  // namespace internal
 
@@ -93,6 +93,7 @@ class PinnedMemory {
   friend class Device;
   std::byte* data_ = nullptr;
   std::size_t size_ = 0;
+  internal::DeviceRef device_;
 };
 
 // A completion marker recorded on a stream.
@@ -147,8 +148,6 @@ class Device {
 
   int index() const { return index_; }
 
-  // Makes this device's context current on the calling thread.
-  Status MakeCurrent() const;
   // Errors: kIoError; an allocation the device cannot hold says
   // "cuda:N: out of memory allocating B bytes (F bytes free)".
   Result<DeviceMemory> Allocate(std::size_t size) const;
