@@ -540,7 +540,7 @@ void AddDevice(CLI::App* cmd, std::string* device, const char* what) {
             return spec.empty() ? "an empty device (" + std::string(loader::kDeviceForms) + ")"
                                 : CheckDeviceSpec(spec);
           },
-          "DEVICE"));
+          ""));
 }
 
 void AddLoad(CLI::App* app, RunState* state) {
