@@ -31,18 +31,9 @@ constexpr char kModelOptPrefix[] = "model.";
 constexpr char kSystemDepsHint[] =
     "; to use the interpreter's installed packages instead, run with --opt python_deps=system";
 
-// The device the model runs on, as torch names it ("cpu", "cuda:0": the
-// process sees its GPU alone) and its UUID ("" for the CPU); set by Load
-// before the model is made, read by the carton_runner module.
-struct ModelDevice {
-  std::string name = "cpu";
-  std::string uuid;
-  bool requested = false;
-};
-ModelDevice& CurrentDevice() {
-  static ModelDevice device;
-  return device;
-}
+// The device the model runs on as torch names it: "cpu", or "cuda:0" (the
+// runner's process sees its GPU alone; runner::RunnerDevice()).
+std::string TorchDeviceName() { return runner::RunnerDevice().gpu ? "cuda:0" : "cpu"; }
 
 void Warn(const std::string& line) {
   std::fprintf(stderr, "carton-runner-python: %s\n", line.c_str());
@@ -169,8 +160,6 @@ class PythonRunner : public runner::Runner {
   Status LoadModel(const std::string& model_dir, const runner::LoadContext& context) {
     CARTON_ASSIGN_OR_RETURN(Options options, ReadOptions(context.opts));
     for (const TensorSpec& spec : context.config.outputs) hints_[spec.name] = spec.dtype;
-    CurrentDevice() = {context.device.gpu ? "cuda:0" : "cpu", context.device.uuid,
-                       context.device.requested};
     if (interpreter_ == nullptr) {
       CARTON_ASSIGN_OR_RETURN(interpreter_, Interpreter::Start());
     }
@@ -298,7 +287,7 @@ class PythonRunner : public runner::Runner {
       // The device, to an entry function that asks for it (a model.device
       // option given by the carton wins).
       if (!kwargs.contains("device") && TakesKeyword(entry, "device")) {
-        kwargs["device"] = CurrentDevice().name;
+        kwargs["device"] = TorchDeviceName();
       }
       model_ = entry(**kwargs);
     } catch (const py::error_already_set& e) {
@@ -355,21 +344,21 @@ std::unique_ptr<runner::Runner> MakePythonRunner() { return std::make_unique<Pyt
 
 // `import carton_runner` in model code: where the runner runs the model.
 PYBIND11_EMBEDDED_MODULE(carton_runner, m) {
-  using carton::python_runner::CurrentDevice;
+  using carton::python_runner::TorchDeviceName;
+  using carton::runner::RunnerDevice;
   m.doc() = "The carton Python runner, as model code sees it (runners/python/FORMAT.md).";
-  m.def(
-      "device", [] { return CurrentDevice().name; },
-      "The device to run on, as torch names it: \"cpu\" or \"cuda:0\" (the runner's process "
-      "sees its GPU alone).");
+  m.def("device", &TorchDeviceName,
+        "The device to run on, as torch names it: \"cpu\" or \"cuda:0\" (the runner's process "
+        "sees its GPU alone).");
   m.def(
       "device_uuid",
       []() -> pybind11::object {
-        if (CurrentDevice().uuid.empty()) return pybind11::none();
-        return pybind11::str(CurrentDevice().uuid);
+        if (!RunnerDevice().gpu) return pybind11::none();
+        return pybind11::str(RunnerDevice().uuid);
       },
       "The GPU's UUID (\"GPU-...\" or \"MIG-...\"), or None on the CPU.");
   m.def(
-      "device_requested", [] { return CurrentDevice().requested; },
+      "device_requested", [] { return RunnerDevice().requested; },
       "True when the caller chose the device; False for the default (the first GPU when "
       "there is one), which a model that cannot use a GPU may set aside.");
 }
