@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "carton/common/pread_file.h"
 #include "carton/pybridge/errors.h"
 #include "carton/pybridge/safetensors_numpy.h"
 #include "carton/safetensors/errors.h"
 #include "carton/safetensors/file.h"
-#include "pread_source.h"
 #include "safetensors_binding.h"
 #include "safetensors_load.h"
 #include "safetensors_slice.h"
@@ -117,7 +117,7 @@ class SafeFile {
     std::shared_ptr<const RandomAccessSource> source;
     auto file = WithoutGil([&]() -> Result<st::File> {
       if (backend == "mmap") return st::File::Open(path);
-      CARTON_ASSIGN_OR_RETURN(source, OpenPreadSource(path));
+      CARTON_ASSIGN_OR_RETURN(source, PreadFile::Open(path));
       return st::File::OpenSource(source);
     });
     if (!file.ok()) RaiseOpen(path, file.status());

@@ -4,6 +4,7 @@
 #include <thread>
 #include <utility>
 
+#include "carton/common/pread_file.h"
 #include "carton/common/quote.h"
 #include "load_pipeline.h"
 #include "load_plan.h"
@@ -48,6 +49,11 @@ Result<std::vector<std::byte>> LoadedTensors::CopyToHost(const LoadedTensor& ten
     CARTON_RETURN_IF_ERROR(memory_->device->CopyToHost(out.data(), tensor.address, out.size()));
   }
   return out;
+}
+
+Result<std::shared_ptr<const RandomAccessSource>> OpenPreadFile(const std::string& path) {
+  CARTON_ASSIGN_OR_RETURN(std::shared_ptr<PreadFile> file, PreadFile::Open(path));
+  return std::shared_ptr<const RandomAccessSource>(std::move(file));
 }
 
 namespace {

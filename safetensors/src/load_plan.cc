@@ -52,7 +52,7 @@ class Catalog {
   Result<std::shared_ptr<const RandomAccessSource>> Open(const std::string& path) {
     CARTON_ASSIGN_OR_RETURN(auto source, options_.open ? options_.open(path) : OpenPreadFile(path));
     if (source == nullptr) return Internal(path + ": the opener gave no source");
-    if (auto own = std::dynamic_pointer_cast<const PreadSource>(source)) {
+    if (auto own = std::dynamic_pointer_cast<const PreadFile>(source)) {
       std::lock_guard lock(mu_);
       plan_->own_sources.push_back(std::move(own));
     }

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "carton/common/pread_file.h"
 #include "carton/common/random_access.h"
 #include "carton/common/status.h"
 #include "carton/safetensors/load.h"
-#include "pread_source.h"
 
 namespace carton::safetensors::internal {
 
@@ -41,8 +41,8 @@ struct Piece {
 
 struct LoadPlan {
   std::vector<std::shared_ptr<const RandomAccessSource>> files;
-  // The sources PreadSource made, checked for changes after the reads.
-  std::vector<std::shared_ptr<const PreadSource>> own_sources;
+  // The sources that are PreadFiles, checked for changes after the reads.
+  std::vector<std::shared_ptr<const PreadFile>> own_sources;
   std::vector<LoadedTensor> tensors;  // offsets set; addresses not yet
   std::vector<Run> runs;
   std::vector<Piece> pieces;  // by file, then offset

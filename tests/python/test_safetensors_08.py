@@ -393,6 +393,20 @@ def test_a_pread_load_reads_the_descriptor_it_opened(tmp_path):
         assert torch.equal(f.get_tensors()["a"], torch.arange(3))
 
 
+def test_a_pread_file_rewritten_after_opening_is_refused_not_mixed(tmp_path):
+    p = tmp_path / "rewritten.safetensors"
+    pt_save_file({"a": torch.arange(3)}, p)
+    with safe_open(p, framework="pt", backend="pread") as f:
+        with open(p, "r+b") as w:
+            w.seek(-8, os.SEEK_END)
+            w.write(b"XXXXXXXX")
+        st = os.stat(p)
+        os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        with pytest.raises(SafetensorError) as e:
+            f.get_tensors()
+        assert e.value.code == "io error" and "changed while loading" in str(e.value)
+
+
 def test_dtypes_torch_lacks_stop_get_tensors_with_safetensor_error(tmp_path):
     p = tmp_path / "u16.safetensors"
     save_file({"a": np.zeros(2, np.uint16)}, p)
