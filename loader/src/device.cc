@@ -27,6 +27,15 @@ bool IsDigits(std::string_view s) {
   return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
 }
 
+// A MIG instance's GPU or compute instance ID: a few digits (the driver
+// numbers them from 0, a handful per GPU), never more than kMaxMigIdDigits,
+// so that no spec is long enough to matter in an environment or a command
+// line.
+bool IsMigId(std::string_view s) {
+  constexpr std::size_t kMaxMigIdDigits = 5;
+  return s.size() <= kMaxMigIdDigits && IsDigits(s);
+}
+
 // "GPU-<uuid>", "MIG-<uuid>" or "MIG-GPU-<uuid>/<gi>/<ci>".
 bool IsDeviceUuid(std::string_view s) {
   if (s.starts_with("GPU-")) return IsUuid(s.substr(4));
@@ -38,8 +47,8 @@ bool IsDeviceUuid(std::string_view s) {
   if (slash == std::string_view::npos || !IsUuid(s.substr(0, slash))) return false;
   std::string_view rest = s.substr(slash + 1);
   const std::size_t second = rest.find('/');
-  return second != std::string_view::npos && IsDigits(rest.substr(0, second)) &&
-         IsDigits(rest.substr(second + 1));
+  return second != std::string_view::npos && IsMigId(rest.substr(0, second)) &&
+         IsMigId(rest.substr(second + 1));
 }
 
 Status NotADevice(std::string_view spec, std::string_view why = {}) {
@@ -80,7 +89,7 @@ Result<Device> ResolveIndex(const DeviceSpec& spec) {
   auto gpus = gpu::ListGpus();
   if (!gpus.ok()) {
     if (gpus.status().code() == StatusCode::kUnsupported) {
-      return NotFound(what + ": no GPU (" + gpus.status().message() + ")");
+      return NotFound(what + ": no GPU (" + NoGpuReason(gpus.status()) + ")");
     }
     return gpus.status().WithContext(what);
   }
@@ -93,12 +102,22 @@ Result<Device> ResolveIndex(const DeviceSpec& spec) {
 
 }  // namespace
 
+std::string NoGpuReason(const Status& listing) {
+  // The driver's "no device" error says "no GPU: " itself; the callers say
+  // it once, for a missing driver too.
+  constexpr std::string_view kNoGpu = "no GPU: ";
+  std::string_view why = listing.message();
+  if (why.starts_with(kNoGpu)) why.remove_prefix(kNoGpu.size());
+  return std::string(why);
+}
+
 Device DefaultDevice() {
   Device cpu;
   auto gpus = gpu::ListGpus();
   if (gpus.ok() && !gpus->empty()) return FromGpu(gpus->front(), /*requested=*/false);
-  cpu.note = gpus.ok() ? "no GPU (the CUDA driver lists none)"
-                       : "no GPU (" + gpus.status().message() + ")";
+  cpu.note = "no GPU (" +
+             (gpus.ok() ? std::string("the CUDA driver lists none") : NoGpuReason(gpus.status())) +
+             ")";
   return cpu;
 }
 

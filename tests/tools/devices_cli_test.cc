@@ -90,3 +90,23 @@ TEST_CASE("cli devices: the help of each command that loads a model documents --
   auto d = Run(CartonBin() + " devices --help");
   CHECK_THAT(d.out, Catch::Contains("carton devices --json"));
 }
+
+TEST_CASE("cli devices: a driver that sees no GPU is said once, by devices and by --device",
+          "[cli][devices]") {
+  const std::string driver = CARTON_FAKE_CUDA;
+  const std::string none =
+      "no GPU: the CUDA driver (" + driver + ") reports no CUDA-capable device";
+  auto listed =
+      Run("FAKE_CUDA_DEVICES=0 CARTON_LIBCUDA='" + driver + "' " + CartonBin() + " devices");
+  CHECK(listed.exit_code == 0);
+  CHECK(listed.err == "carton devices: " + none + "\n");
+  auto json =
+      Run("FAKE_CUDA_DEVICES=0 CARTON_LIBCUDA='" + driver + "' " + CartonBin() + " devices --json");
+  CHECK(json.exit_code == 0);
+  CHECK(nlohmann::json::parse(json.out)["note"] == none);
+  auto asked = Run("FAKE_CUDA_DEVICES=0 CARTON_LIBCUDA='" + driver + "' " + CartonBin() +
+                   " load --device 0 m.carton");
+  CHECK(asked.exit_code == 2);
+  CHECK(asked.err == "carton load: device \"0\": no GPU (the CUDA driver (" + driver +
+                         ") reports no CUDA-capable device)\n");
+}

@@ -30,7 +30,7 @@ int Devices(bool json) {
   }
   // No driver (or a driver that sees no GPU) is an answer: none listed.
   const std::string none =
-      !gpus.ok() ? "no GPU: " + gpus.status().message()
+      !gpus.ok() ? "no GPU: " + loader::NoGpuReason(gpus.status())
                  : (gpus->empty() ? std::string("no GPU: the CUDA driver lists none") : "");
   if (json) {
     Json list = Json::array();

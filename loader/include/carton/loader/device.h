@@ -88,6 +88,12 @@ struct Device {
 // 0 GPU-..., 1 GPU-...)"; kIoError when the driver fails a call.
 Result<Device> ResolveDevice(const DeviceSpec& spec);
 
+// Why gpu::ListGpus's error `listing` leaves no GPU to use, for a message
+// that says "no GPU" itself: "no CUDA driver: cannot open libcuda.so.1
+// (...)" or "the CUDA driver (libcuda.so.1) reports no CUDA-capable
+// device".
+std::string NoGpuReason(const Status& listing);
+
 // The default device: ResolveDevice of a kDefault spec.
 Device DefaultDevice();
 
