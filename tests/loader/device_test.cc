@@ -134,6 +134,20 @@ TEST_CASE("device: cpu and UUIDs resolve without the driver", "[device]") {
   CHECK(uuid->Name() == mig);
 }
 
+TEST_CASE("device: a MIG instance's GI and CI are short numbers", "[device]") {
+  const std::string gpu = "MIG-GPU-10111213-1415-1617-1819-1a1b1c1d1e1f/";
+  CHECK(loader::ParseDeviceSpec(gpu + "13/99999").ok());
+  for (const std::string& text :
+       {gpu + "1/" + std::string(6, '9'), gpu + std::string(4096, '1') + "/0", gpu + "1/",
+        gpu + "/0", gpu + "1/0/2"}) {
+    auto s = loader::ParseDeviceSpec(text);
+    INFO(text.substr(0, 80));
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.status().code() == StatusCode::kInvalidArgument);
+    CHECK_THAT(s.status().message(), Catch::Contains("not a GPU or MIG UUID"));
+  }
+}
+
 TEST_CASE("device: a runner is told cpu or a UUID, never an index", "[device]") {
   auto gpu = loader::DeviceForRunner(kGpu1, /*requested=*/false);
   REQUIRE(gpu.ok());
