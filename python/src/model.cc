@@ -71,8 +71,14 @@ loader::DeviceSpec DeviceFromPython(py::handle visible_device) {
     return Unwrap(loader::ParseDeviceSpec(text));
   }
   if (!py::isinstance<py::bool_>(visible_device) && PyIndex_Check(visible_device.ptr())) {
-    Py_ssize_t index = PyNumber_AsSsize_t(visible_device.ptr(), nullptr);
-    if (index == -1 && PyErr_Occurred()) PyErr_Clear();
+    // An __index__ that raises raises here; an int past 64 bits is refused
+    // as it was given, not as a clipped one.
+    const auto number = py::reinterpret_steal<py::int_>(PyNumber_Index(visible_device.ptr()));
+    if (!number) throw py::error_already_set();
+    int overflow = 0;
+    const long long index = PyLong_AsLongLongAndOverflow(number.ptr(), &overflow);
+    if (overflow != 0)
+      return Unwrap(loader::ParseDeviceSpec(py::str(py::object(number)).cast<std::string>()));
     return Unwrap(loader::DeviceSpecForIndex(index));
   }
   Raise(InvalidArgument("visible_device must be None, an int (a GPU's index) or a str (" +

@@ -123,3 +123,22 @@ def test_an_index_may_be_any_integer_type(logged):
     import numpy as np
 
     assert logged(visible_device=np.int64(1)) == seen(GPU1, True, GPU1)
+
+
+def test_an_index_past_any_integer_is_refused_as_given(logged):
+    with pytest.raises(carton.InvalidArgument) as e:
+        logged(visible_device=2**64)
+    assert str(2**64) in str(e.value)
+    assert FORMS in str(e.value)
+    with pytest.raises(carton.InvalidArgument) as e:
+        logged(visible_device=-(2**70))
+    assert str(-(2**70)) in str(e.value)
+
+
+def test_an_index_whose_conversion_raises_raises_that(logged):
+    class Broken:
+        def __index__(self):
+            raise ValueError("no index here")
+
+    with pytest.raises(ValueError, match="no index here"):
+        logged(visible_device=Broken())
