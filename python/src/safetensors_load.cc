@@ -84,6 +84,8 @@ class LoadedFile {
   st::LoadedTensors tensors_;
 };
 
+// Options whose opener hands out `source` (a file already open) for the one
+// path loaded; the default opener when `source` is null.
 st::LoadOptions OptionsFor(std::shared_ptr<const RandomAccessSource> source) {
   st::LoadOptions options;
   if (source) {
@@ -113,13 +115,7 @@ py::object LoadTensors(const std::string& path, std::shared_ptr<const RandomAcce
   st::LoadRequest request;
   request.paths = {path};
   request.tensors = std::move(tensors);
-  st::LoadOptions options;
-  if (source) {
-    options.open =
-        [source](const std::string&) -> Result<std::shared_ptr<const RandomAccessSource>> {
-      return source;
-    };
-  }
+  const st::LoadOptions options = OptionsFor(std::move(source));
   const st::Target target = cuda_index ? st::Target::Cuda(*cuda_index) : st::Target::Host();
   auto loaded = WithoutGil([&] { return st::Load(request, target, options); });
   return py::cast(LoadedFile(TakeSafetensors(std::move(loaded))));

@@ -32,7 +32,8 @@
 // LoadedTensors shares that one allocation: it is freed (cuMemFree for a
 // GPU, including the retained device context) when the LoadedTensors and
 // every exported tensor's deleter have all run, on whichever thread runs
-// last. An exported tensor does not own its own copy: writes through it are
+// last; neither Load nor a deleter changes that thread's current CUDA
+// context. An exported tensor does not own its own copy: writes through it are
 // seen by every other export of the same tensor.
 //
 // Thread-safety: Load may be called from several threads at once. A
@@ -96,6 +97,8 @@ struct LoadRequest {
 // Opens a file for reading: the I/O seam (tests inject failing sources;
 // callers may read from elsewhere). The default reads the file with
 // pread(2) and checks afterwards that it was not changed while loading.
+// The shards of a sharded checkpoint are opened on several threads at once,
+// so an opener must be safe to call concurrently.
 using SourceOpener =
     std::function<Result<std::shared_ptr<const RandomAccessSource>>(const std::string& path)>;
 
