@@ -15,7 +15,9 @@
 //
 // A runner is started with CUDA_VISIBLE_DEVICES naming its device alone (its
 // UUID; the empty string for the CPU), so inside the runner a GPU is always
-// cuda:0.
+// cuda:0. A CUDA_VISIBLE_DEVICES of the caller's own is the driver's to
+// honour in the caller (an index and the default count among the GPUs it
+// leaves) and is replaced in the runner's environment.
 //
 // Thread-safety: free functions, safe from any thread; the driver is opened
 // once per process (gpu.h).
