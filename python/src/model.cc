@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string_view>
 
 #include "bindings.h"
 #include "carton/common/notice.h"
@@ -58,6 +59,13 @@ Result<Started> Start(std::optional<StagedCarton> stage, LoadedCarton carton,
   return Started{std::move(stage), std::move(carton), std::move(candidate), std::move(process)};
 }
 
+// Python's bool, or numpy's (numpy.bool_; numpy.bool from numpy 2), which
+// has __index__ too.
+bool IsBool(py::handle value) {
+  return py::isinstance<py::bool_>(value) ||
+         std::string_view(Py_TYPE(value.ptr())->tp_name).starts_with("numpy.bool");
+}
+
 // visible_device: None (the default), a GPU's index (an int, or anything
 // with __index__ but a bool), or a spec (carton/loader/device.h).
 // REQUIRES: the GIL.
@@ -70,15 +78,16 @@ loader::DeviceSpec DeviceFromPython(py::handle visible_device) {
     }
     return Unwrap(loader::ParseDeviceSpec(text));
   }
-  if (!py::isinstance<py::bool_>(visible_device) && PyIndex_Check(visible_device.ptr())) {
+  if (!IsBool(visible_device) && PyIndex_Check(visible_device.ptr())) {
     // An __index__ that raises raises here; an int past 64 bits is refused
     // as it was given, not as a clipped one.
     const auto number = py::reinterpret_steal<py::int_>(PyNumber_Index(visible_device.ptr()));
     if (!number) throw py::error_already_set();
     int overflow = 0;
     const long long index = PyLong_AsLongLongAndOverflow(number.ptr(), &overflow);
-    if (overflow != 0)
+    if (overflow != 0) {
       return Unwrap(loader::ParseDeviceSpec(py::str(py::object(number)).cast<std::string>()));
+    }
     return Unwrap(loader::DeviceSpecForIndex(index));
   }
   Raise(InvalidArgument("visible_device must be None, an int (a GPU's index) or a str (" +

@@ -142,3 +142,12 @@ def test_an_index_whose_conversion_raises_raises_that(logged):
 
     with pytest.raises(ValueError, match="no index here"):
         logged(visible_device=Broken())
+
+
+def test_a_numpy_bool_is_not_an_index(logged):
+    import numpy as np
+
+    for flag in (np.True_, np.False_):
+        with pytest.raises(carton.InvalidArgument) as e:
+            logged(visible_device=flag)
+        assert FORMS in str(e.value)
