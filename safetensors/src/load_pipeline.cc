@@ -97,12 +97,14 @@ class Pipeline {
       std::size_t buffer = 0;
       if (!Acquire(&buffer)) return;
       Status s = StagedPiece(*p, buffer);
+      // A failure is flagged before the buffer goes back, so that no other
+      // reader refills a buffer whose copy may still be queued.
+      if (!s.ok()) Fail(std::move(s));
       {
         std::lock_guard lock(pool_mu_);
         free_.push_back(buffer);
       }
       pool_cv_.notify_one();
-      if (!s.ok()) Fail(std::move(s));
     }
   }
 
