@@ -10,8 +10,9 @@
 # default build-release: cmake -S . -B build-release -G Ninja
 # -DCMAKE_BUILD_TYPE=Release -DCARTON_BUILD_BENCH=ON -DCARTON_BUILD_TESTS=OFF, then
 # ninja -C build-release safetensors_device_bench) into .device/bin, stripped,
-# with every shared library it needs but glibc's into .device/lib
-# (docs: /work/shared/DEVICE.md). .device/ is ignored by git.
+# with every shared library it needs but glibc's into .device/lib, so
+# that it runs on a machine without Debian's libraries. .device/ is
+# ignored by git.
 #
 # run uses .device/lib, writes the checkpoint into $CARTON_BENCH_DIR
 # (default /dev/shm/carton-gpu-load, removed at the end unless
