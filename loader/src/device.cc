@@ -1,6 +1,7 @@
 #include "carton/loader/device.h"
 
 #include <charconv>
+#include <cstdlib>
 #include <limits>
 #include <vector>
 
@@ -100,6 +101,29 @@ Result<Device> ResolveIndex(const DeviceSpec& spec) {
   return NotFound(what + ": no such GPU (" + ListFound(*gpus) + ")");
 }
 
+// A GPU or MIG instance by UUID, as given: the driver need not list it (a
+// MIG instance, a GPU the caller's CUDA_VISIBLE_DEVICES hides).
+Device UuidDevice(const DeviceSpec& spec) {
+  Device d;
+  d.gpu = true;
+  d.uuid = spec.uuid;
+  d.requested = true;
+  return d;
+}
+
+// A UUID asked for on a machine where the driver lists no GPU names one that
+// cannot be there, unless this process's own CUDA_VISIBLE_DEVICES (which the
+// runner's replaces) is what hides them.
+Result<Device> ResolveUuid(const DeviceSpec& spec) {
+  if (std::getenv("CUDA_VISIBLE_DEVICES") != nullptr) return UuidDevice(spec);
+  auto gpus = gpu::ListGpus();
+  if (gpus.ok() && !gpus->empty()) return UuidDevice(spec);
+  const std::string what = "device " + QuoteForMessage(spec.text);
+  if (gpus.ok()) return NotFound(what + ": no GPU (the CUDA driver lists none)");
+  if (gpus.status().code() != StatusCode::kUnsupported) return gpus.status().WithContext(what);
+  return NotFound(what + ": no GPU (" + NoGpuReason(gpus.status()) + ")");
+}
+
 }  // namespace
 
 std::string NoGpuReason(const Status& listing) {
@@ -181,10 +205,7 @@ Result<Device> ResolveDevice(const DeviceSpec& spec) {
       d.requested = true;
       return d;
     case DeviceSpec::Kind::kUuid:
-      d.gpu = true;
-      d.uuid = spec.uuid;
-      d.requested = true;
-      return d;
+      return ResolveUuid(spec);
     case DeviceSpec::Kind::kIndex:
       return ResolveIndex(spec);
   }
@@ -206,7 +227,9 @@ Result<Device> DeviceForRunner(std::string_view name, bool requested) {
                            ": a runner takes cpu or a GPU's UUID (GPU-<uuid> or MIG-<uuid>; "
                            "`carton devices` lists them), not an index");
   }
-  CARTON_ASSIGN_OR_RETURN(Device device, ResolveDevice(spec));
+  // Never the driver: it would start with this process's CUDA_VISIBLE_DEVICES,
+  // before the runner sets it to the device.
+  Device device = spec.kind == DeviceSpec::Kind::kCpu ? Device() : UuidDevice(spec);
   device.requested = requested;
   return device;
 }

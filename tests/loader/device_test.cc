@@ -116,9 +116,11 @@ TEST_CASE("device: the default is the first GPU the driver lists", "[device][gpu
   CHECK(same->uuid == kGpu0);
 }
 
-TEST_CASE("device: cpu and UUIDs resolve without the driver", "[device]") {
+TEST_CASE("device: cpu, and a UUID under a CUDA_VISIBLE_DEVICES, resolve without the driver",
+          "[device]") {
   // A driver that cannot be opened: these never ask it.
   ::setenv("CARTON_LIBCUDA", "/nonexistent/libcuda.so.1", 0);
+  ::setenv("CUDA_VISIBLE_DEVICES", "0", 1);
   auto cpu = loader::ResolveDevice("cpu");
   REQUIRE(cpu.ok());
   CHECK_FALSE(cpu->gpu);
@@ -132,6 +134,7 @@ TEST_CASE("device: cpu and UUIDs resolve without the driver", "[device]") {
   CHECK(uuid->index == -1);
   CHECK(uuid->VisibleDevices() == mig);
   CHECK(uuid->Name() == mig);
+  ::unsetenv("CUDA_VISIBLE_DEVICES");
 }
 
 TEST_CASE("device: a MIG instance's GI and CI are short numbers", "[device]") {
@@ -185,4 +188,33 @@ TEST_CASE("device: carton load --device checks the GPU is there and reports it",
                      " load --device 0 '" + carton + "'");
   CHECK(missing.exit_code == 2);
   CHECK_THAT(missing.err, Catch::StartsWith("carton load: device \"0\": no GPU (no CUDA driver: "));
+}
+
+TEST_CASE("device: a UUID is refused where the driver lists no GPU and nothing hides them",
+          "[device][cli]") {
+  TempDir tmp;
+  const std::string carton = tmp.file("m.carton");
+  PackDir(MakeModelDir(tmp.file("m")), carton);
+  const std::string load = "CARTON_CACHE_DIR='" + tmp.file("cache") + "' " + CartonBin() +
+                           " load --json --device " + kGpu1 + " '" + carton + "'";
+  auto none =
+      Run("env -u CUDA_VISIBLE_DEVICES CARTON_LIBCUDA='" + std::string(kNoDriver) + "' " + load);
+  CHECK(none.exit_code == 2);
+  CHECK_THAT(nlohmann::json::parse(none.out)["error"]["message"].get<std::string>(),
+             Catch::StartsWith(std::string("device \"") + kGpu1 + "\": no GPU (no CUDA driver: "));
+  auto zero = Run("env -u CUDA_VISIBLE_DEVICES FAKE_CUDA_DEVICES=0 CARTON_LIBCUDA='" +
+                  std::string(CARTON_FAKE_CUDA) + "' " + load);
+  CHECK(zero.exit_code == 2);
+  CHECK_THAT(nlohmann::json::parse(zero.out)["error"]["message"].get<std::string>(),
+             Catch::Contains("no GPU (the CUDA driver ("));
+  // Listed GPUs, or a CUDA_VISIBLE_DEVICES of the caller's (the runner's
+  // replaces it): passed on as given.
+  for (const std::string env :
+       {"env -u CUDA_VISIBLE_DEVICES CARTON_LIBCUDA='" + std::string(CARTON_FAKE_CUDA) + "' ",
+        "CUDA_VISIBLE_DEVICES= CARTON_LIBCUDA='" + std::string(kNoDriver) + "' "}) {
+    auto passed = Run(env + load);
+    INFO(env << "\n" << passed.err);
+    CHECK(passed.exit_code == 0);
+    CHECK(nlohmann::json::parse(passed.out)["device"] == kGpu1);
+  }
 }

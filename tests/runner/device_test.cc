@@ -118,6 +118,7 @@ TEST_CASE("runner device: RunnerProcess starts the runner on the device of its o
           "[runner][device]") {
   DeviceFixture f;
   ScopedEnv cache("CARTON_CACHE_DIR", f.tmp.file("cache"));
+  ScopedEnv driver("CARTON_LIBCUDA", CARTON_FAKE_CUDA);  // a UUID wants a GPU listed
   std::mutex mu;
   std::vector<std::string> lines;
   runner::RunnerProcessOptions options;

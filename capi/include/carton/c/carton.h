@@ -331,9 +331,10 @@ CARTON_C_EXPORT void carton_load_options_free(carton_load_options* options);
  * GPU's or MIG instance's UUID ("GPU-<uuid>", "MIG-<uuid>", as nvidia-smi -L
  * prints them). NULL is the default: the first GPU when the driver lists
  * one, else the CPU. The runner is started with CUDA_VISIBLE_DEVICES naming
- * that device alone (inside it, the GPU is cuda:0). An index is resolved
- * by carton_load, which fails with NOT_FOUND when there is no such GPU
- * ("device \"cuda:1\": no GPU (...)"). Errors: INVALID_ARGUMENT (options
+ * that device alone (inside it, the GPU is cuda:0). An index (and a UUID)
+ * is resolved by carton_load, which fails with NOT_FOUND when there is no
+ * such GPU ("device \"cuda:1\": no GPU (...)"; a UUID where the driver
+ * lists no GPU and CUDA_VISIBLE_DEVICES is unset). Errors: INVALID_ARGUMENT (options
  * is NULL, an empty name, a name of none of these forms: "device \"gpu0\":
  * not a device (cpu, N, cuda:N, GPU-<uuid> or MIG-<uuid>)"). */
 CARTON_C_EXPORT carton_status carton_load_options_set_device(carton_load_options* options,

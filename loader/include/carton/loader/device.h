@@ -9,7 +9,8 @@
 // them (`N` or `cuda:N`), resolved to that GPU's UUID through the driver
 // (carton/gpu/gpu.h, libcuda.so.1 opened at run time); a GPU's UUID as
 // nvidia-smi -L prints it (`GPU-<uuid>`), or a MIG instance's (`MIG-<uuid>`,
-// or the older `MIG-GPU-<uuid>/<gi>/<ci>`), passed through as given. No spec
+// or the older `MIG-GPU-<uuid>/<gi>/<ci>`), passed through as given (on a
+// machine with a GPU: see ResolveDevice). No spec
 // is the default, as the original implementation has it: the first GPU when
 // the driver lists one, else the CPU.
 //
@@ -82,11 +83,14 @@ struct Device {
   std::string Describe() const;
 };
 
-// Resolves `spec`. kCpu and kUuid need no driver. kIndex asks the driver.
+// Resolves `spec`. kCpu needs no driver. kIndex asks the driver.
 // kDefault asks the driver and falls back to the CPU (with `note` set) when
-// there is no driver or no GPU; it never fails.
-// Errors (kIndex): kNotFound "device \"1\": no GPU (<why>)" without a
-// driver or a GPU, and "device \"cuda:3\": no such GPU (2 found:
+// there is no driver or no GPU; it never fails. kUuid is passed through as
+// given (the driver need not list it: a MIG instance, a GPU hidden by this
+// process's CUDA_VISIBLE_DEVICES), but where the driver lists no GPU and
+// CUDA_VISIBLE_DEVICES is unset here there is none to name: refused.
+// Errors (kIndex, kUuid): kNotFound "device \"1\": no GPU (<why>)" without
+// a driver or a GPU, and (kIndex) "device \"cuda:3\": no such GPU (2 found:
 // 0 GPU-..., 1 GPU-...)"; kIoError when the driver fails a call.
 Result<Device> ResolveDevice(const DeviceSpec& spec);
 
@@ -104,7 +108,9 @@ Result<Device> ResolveDevice(std::string_view spec);
 
 // The device a runner is told it runs on (`--device NAME`): "cpu", or a
 // GPU-/MIG- UUID; an index is refused (kInvalidArgument), for the caller
-// resolves it before CUDA_VISIBLE_DEVICES hides the other GPUs.
+// resolves it before CUDA_VISIBLE_DEVICES hides the other GPUs. Never asks
+// the driver (the runner sets CUDA_VISIBLE_DEVICES before anything starts
+// it).
 Result<Device> DeviceForRunner(std::string_view name, bool requested);
 
 }  // namespace carton::loader
