@@ -29,7 +29,10 @@ namespace carton::gpu {
 
 // One GPU as the driver lists it.
 struct GpuInfo {
-  int index = 0;               // the driver's ordinal (CUDA_VISIBLE_DEVICES unset: nvidia-smi's)
+  // The driver's ordinal, among the GPUs CUDA_VISIBLE_DEVICES leaves
+  // visible, in the driver's order (fastest first, unless
+  // CUDA_DEVICE_ORDER=PCI_BUS_ID: then nvidia-smi's).
+  int index = 0;
   std::string name;            // "NVIDIA H200"
   std::string uuid;            // "GPU-8c6d5f29-..." (the form nvidia-smi -L prints)
   std::uint64_t total_memory;  // bytes
