@@ -136,4 +136,20 @@ std::string CartonBin() {
   return bin ? bin : CARTON_DEFAULT_BIN;
 }
 
+ScopedEnv::ScopedEnv(const char* name, const std::string& value) : name_(name) {
+  if (const char* v = std::getenv(name)) {
+    had_ = true;
+    old_ = v;
+  }
+  ::setenv(name, value.c_str(), 1);
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (had_) {
+    ::setenv(name_.c_str(), old_.c_str(), 1);
+  } else {
+    ::unsetenv(name_.c_str());
+  }
+}
+
 }  // namespace carton::testing

@@ -77,4 +77,19 @@ class FileSizeLimit {
 // The built `carton` binary (from $CARTON_BIN).
 std::string CartonBin();
 
+// Sets environment variable `name` to `value` for this process while
+// alive, and restores what it was (or unsets it) afterwards.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  bool had_ = false;
+  std::string old_;
+};
+
 }  // namespace carton::testing

@@ -63,21 +63,6 @@ std::string PackDir(const std::string& dir, const std::string& out, PackCompress
   return manifest::ToHex(r->manifest_hash);
 }
 
-ScopedEnv::ScopedEnv(const char* name, const std::string& value) : name_(name) {
-  if (const char* v = std::getenv(name)) {
-    had_ = true;
-    old_ = v;
-  }
-  ::setenv(name, value.c_str(), 1);
-}
-
-ScopedEnv::~ScopedEnv() {
-  if (had_)
-    ::setenv(name_.c_str(), old_.c_str(), 1);
-  else
-    ::unsetenv(name_.c_str());
-}
-
 std::string NoopRunnerDir() { return CARTON_NOOP_RUNNER_DIR; }
 std::string FakeRunnerBin() { return CARTON_FAKE_RUNNER; }
 

@@ -28,20 +28,6 @@ std::string MakeModelDir(const std::string& dir, std::uint64_t weight_floats = 1
 std::string PackDir(const std::string& dir, const std::string& out,
                     PackCompression compression = PackCompression::kStored);
 
-// Sets $CARTON_CACHE_DIR for this process while alive (and restores it).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value);
-  ~ScopedEnv();
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  bool had_ = false;
-  std::string old_;
-};
-
 // Paths of built programs (from compile definitions).
 std::string NoopRunnerDir();
 std::string FakeRunnerBin();

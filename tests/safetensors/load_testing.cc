@@ -175,9 +175,4 @@ DriverLog ReadDriverLog(const std::string& path) {
   return log;
 }
 
-ScopedEnv::ScopedEnv(const char* name, const std::string& value) : name_(name) {
-  ::setenv(name, value.c_str(), 1);
-}
-ScopedEnv::~ScopedEnv() { ::unsetenv(name_); }
-
 }  // namespace carton::safetensors::testing

@@ -56,16 +56,6 @@ struct DriverLog {
 };
 DriverLog ReadDriverLog(const std::string& path);
 
-// Sets an environment variable for the life of the object.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value);
-  ~ScopedEnv();
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-};
+using carton::testing::ScopedEnv;
 
 }  // namespace carton::safetensors::testing
