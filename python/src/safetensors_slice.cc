@@ -136,6 +136,7 @@ Status ReadSelection(const st::TensorView& tensor, const Selection& selection,
       return InvalidArgument("the output is " + std::to_string(out.size()) + " bytes, not " +
                              std::to_string(outer * n * inner));
     }
+    if (inner == 0) continue;  // nothing to read, and no buffer to copy from
     part.resize(plan.byte_size);
     CARTON_RETURN_IF_ERROR(st::ReadSliceInto(tensor, indices, part));
     for (std::uint64_t o = 0; o < outer; ++o) {
