@@ -136,6 +136,11 @@ std::string CartonBin() {
   return bin ? bin : CARTON_DEFAULT_BIN;
 }
 
+void WriteText(const std::string& path, const std::string& text) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
+
 ScopedEnv::ScopedEnv(const char* name, const std::string& value) : name_(name) {
   if (const char* v = std::getenv(name)) {
     had_ = true;

@@ -40,6 +40,8 @@ std::vector<std::byte> RawSafetensors(std::string_view header, std::size_t data_
                                       std::byte fill = std::byte{0});
 
 void WriteBytes(const std::string& path, ByteView bytes);
+// Writes `text` to `path`, making its parent directories first.
+void WriteText(const std::string& path, const std::string& text);
 // Names of the entries in `dir`, sorted (hidden ones included).
 std::vector<std::string> ListDir(const std::string& dir);
 std::string ReadText(const std::string& path);

@@ -10,6 +10,8 @@
 using carton::testing::Run;
 using carton::testing::TempDir;
 
+using carton::testing::WriteText;
+
 namespace {
 
 const char kConfig[] =
@@ -19,15 +21,10 @@ const char kConfig[] =
 
 std::string Bin() { return carton::testing::CartonBin(); }
 
-void Write(const std::string& path, const std::string& text) {
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
-
 std::string MakeModel(const TempDir& tmp) {
   std::string dir = tmp.file("model");
-  Write(dir + "/carton.toml", kConfig);
-  Write(dir + "/model/weights.bin", std::string(5000, 'w'));
+  WriteText(dir + "/carton.toml", kConfig);
+  WriteText(dir + "/model/weights.bin", std::string(5000, 'w'));
   return dir;
 }
 
@@ -87,13 +84,13 @@ TEST_CASE("cli: info shows control characters from carton.toml escaped", "[cli][
   // not hand them to the terminal. Descriptions keep their newlines.
   TempDir tmp;
   std::string dir = tmp.file("model"), out = tmp.file("m.carton");
-  Write(dir + "/carton.toml",
-        "spec_version = 1\nmodel_name = \"x\\u001b[2J\"\n"
-        "short_description = \"two\\nlines \\u009b1m\"\n"
-        "[[input]]\nname = \"in\\u0007\"\ndtype = \"float32\"\nshape = [1]\n"
-        "[runner]\nrunner_name = \"noop\"\nrequired_framework_version = \"=1.0.0\"\n"
-        "runner_compat_version = 1\n");
-  Write(dir + "/model/weights.bin", "w");
+  WriteText(dir + "/carton.toml",
+            "spec_version = 1\nmodel_name = \"x\\u001b[2J\"\n"
+            "short_description = \"two\\nlines \\u009b1m\"\n"
+            "[[input]]\nname = \"in\\u0007\"\ndtype = \"float32\"\nshape = [1]\n"
+            "[runner]\nrunner_name = \"noop\"\nrequired_framework_version = \"=1.0.0\"\n"
+            "runner_compat_version = 1\n");
+  WriteText(dir + "/model/weights.bin", "w");
   REQUIRE(Run(Bin() + " pack '" + dir + "' -o '" + out + "'").exit_code == 0);
   auto info = Run(Bin() + " info '" + out + "'");
   REQUIRE(info.exit_code == 0);
@@ -124,7 +121,7 @@ TEST_CASE("cli: pack errors exit non-zero and leave no output", "[cli][carton]")
   TempDir tmp;
   std::string dir = tmp.file("empty");
   std::filesystem::create_directories(dir + "/model");
-  Write(dir + "/model/a", "a");
+  WriteText(dir + "/model/a", "a");
   auto r = Run(Bin() + " pack '" + dir + "' -o '" + tmp.file("o.carton") + "'");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("carton pack: ") == 0);
@@ -137,7 +134,7 @@ TEST_CASE("cli: pack errors exit non-zero and leave no output", "[cli][carton]")
   auto info = Run(Bin() + " info '" + tmp.file("o.carton") + "'");
   CHECK(info.out.find("name: flags") != std::string::npos);
 
-  Write(dir + "/carton.toml", "spec_version = 1\n[runner]\nrunner_name = 5\n");
+  WriteText(dir + "/carton.toml", "spec_version = 1\n[runner]\nrunner_name = 5\n");
   r = Run(Bin() + " pack '" + dir + "' -o '" + tmp.file("p.carton") + "'");
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("carton.toml:3:") != std::string::npos);
@@ -151,7 +148,7 @@ TEST_CASE("cli: pack errors exit non-zero and leave no output", "[cli][carton]")
 TEST_CASE("cli: reading a missing or corrupt carton", "[cli][carton]") {
   TempDir tmp;
   CHECK(Run(Bin() + " info '" + tmp.file("none.carton") + "'").exit_code == 2);
-  Write(tmp.file("junk.carton"), "PK\x03\x04 not really");
+  WriteText(tmp.file("junk.carton"), "PK\x03\x04 not really");
   auto r = Run(Bin() + " info '" + tmp.file("junk.carton") + "'");
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("carton info: ") == 0);

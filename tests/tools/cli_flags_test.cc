@@ -12,20 +12,17 @@ using carton::testing::Run;
 using carton::testing::TempDir;
 namespace fs = std::filesystem;
 
+using carton::testing::WriteText;
+
 namespace {
 
 std::string Bin() { return carton::testing::CartonBin(); }
 std::string Q(const std::string& s) { return "'" + s + "'"; }
 
-void Write(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
-
 // A carton with three inputs of different widths, in `tmp`.
 std::string PackModel(const TempDir& tmp) {
-  Write(tmp.file("m/model/weights.bin"), "0123456789");
-  Write(tmp.file("m/model/a_much_longer_file_name.txt"), "x");
+  WriteText(tmp.file("m/model/weights.bin"), "0123456789");
+  WriteText(tmp.file("m/model/a_much_longer_file_name.txt"), "x");
   const std::string out = tmp.file("a.carton");
   auto r = Run(Bin() + " pack " + Q(tmp.file("m")) + " -o " + Q(out) +
                " --runner noop --framework-version =1.0.0 --input x:float32:[2]"

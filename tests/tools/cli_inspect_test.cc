@@ -15,15 +15,12 @@ using carton::testing::Run;
 using carton::testing::TempDir;
 namespace fs = std::filesystem;
 
+using carton::testing::WriteText;
+
 namespace {
 
 std::string Bin() { return carton::testing::CartonBin(); }
 std::string Q(const std::string& s) { return "'" + s + "'"; }
-
-void Write(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
 
 std::string Config(const std::string& name) {
   return "spec_version = 1\nmodel_name = \"" + name +
@@ -36,8 +33,8 @@ std::string Pack(const TempDir& tmp, const std::string& name,
                  const std::map<std::string, std::string>& files,
                  const std::string& model_name = "inspect") {
   const std::string dir = tmp.file(name);
-  Write(dir + "/carton.toml", Config(model_name));
-  for (const auto& [path, text] : files) Write(dir + "/model/" + path, text);
+  WriteText(dir + "/carton.toml", Config(model_name));
+  for (const auto& [path, text] : files) WriteText(dir + "/model/" + path, text);
   const std::string out = tmp.file(name + ".carton");
   auto r = Run(Bin() + " pack --compression deflate " + Q(dir) + " -o " + Q(out));
   INFO(r.err);
@@ -102,8 +99,8 @@ TEST_CASE("cli: cat writes one file's bytes, checked, and names a missing path",
 
   // Damaged stored bytes: nothing on stdout, exit 1.
   const std::string dir = tmp.file("s");
-  Write(dir + "/carton.toml", Config("s"));
-  Write(dir + "/model/w.bin", std::string(5000, 'w'));
+  WriteText(dir + "/carton.toml", Config("s"));
+  WriteText(dir + "/model/w.bin", std::string(5000, 'w'));
   REQUIRE(Run(Bin() + " pack --compression stored " + Q(dir) + " -o " + Q(tmp.file("s.carton")))
               .exit_code == 0);
   std::string bytes = carton::testing::ReadText(tmp.file("s.carton"));
@@ -171,7 +168,7 @@ TEST_CASE("cli: unpack into a place it cannot create names DIR, not a temporary"
   TempDir tmp;
   const std::string m = Pack(tmp, "m", {{"a.txt", "hello\n"}});
   // DIR below a regular file: no directory can be made there, even by root.
-  Write(tmp.file("file"), "x");
+  WriteText(tmp.file("file"), "x");
   auto r = Run(Bin() + " unpack " + Q(m) + " " + Q(tmp.file("file/out")));
   CHECK(r.exit_code == 2);
   CHECK(r.err == "carton unpack: " + tmp.file("file/out") +
@@ -201,7 +198,7 @@ TEST_CASE("cli: verify, info and hash take several MODELs like sha256sum", "[cli
   CHECK_THAT(i.out, Catch::Contains("name: second"));
 
   // One bad MODEL: the others are still done; exit is the worst.
-  Write(tmp.file("junk.carton"), "PK\x03\x04 not really");
+  WriteText(tmp.file("junk.carton"), "PK\x03\x04 not really");
   v = Run(Bin() + " verify " + Q(a) + " " + Q(tmp.file("junk.carton")) + " " + Q(b));
   CHECK(v.exit_code == 1);
   CHECK_THAT(v.out, Catch::Contains(a + ": ok ("));
@@ -215,7 +212,7 @@ TEST_CASE("cli: verify, info and hash take several MODELs like sha256sum", "[cli
 TEST_CASE("cli: exit 1 for bad input, 2 for usage and environment", "[cli][exit]") {
   TempDir tmp;
   const std::string m = Pack(tmp, "m", {{"a.txt", "hello\n"}});
-  Write(tmp.file("junk.carton"), "PK\x03\x04 not really");
+  WriteText(tmp.file("junk.carton"), "PK\x03\x04 not really");
   const std::string junk = Q(tmp.file("junk.carton"));
   // Bad input: 1.
   for (const std::string& args : std::vector<std::string>{
@@ -255,7 +252,7 @@ TEST_CASE("cli: verify names each problem's entry once", "[cli][verify]") {
       "', 'w') as z:\n"
       "    z.writestr('MANIFEST', 'nonsense\\n')\n"
       "    z.writestr('carton.toml', 'spec_version = 1\\n[runner]\\nrunner_name = 5\\n')\n";
-  Write(tmp.file("make.py"), script);
+  WriteText(tmp.file("make.py"), script);
   REQUIRE(Run("/usr/bin/python3 " + Q(tmp.file("make.py"))).exit_code == 0);
   auto r = Run(Bin() + " verify " + Q(tmp.file("b.carton")));
   CHECK(r.exit_code == 1);

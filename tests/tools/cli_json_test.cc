@@ -14,14 +14,11 @@ using carton::testing::Run;
 using carton::testing::TempDir;
 using Json = nlohmann::json;
 
+using carton::testing::WriteText;
+
 namespace {
 
 std::string Q(const std::string& s) { return "'" + s + "'"; }
-
-void Write(const std::string& path, const std::string& text) {
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
 
 // A carton the noop runner can self-test: x float32 [2] in, x out.
 struct Fixture {
@@ -34,19 +31,19 @@ struct Fixture {
         carton::testing::RawSafetensors(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
                                         8, std::byte{1}));
     const std::string dir = tmp.file("m");
-    Write(dir + "/carton.toml",
-          "spec_version = 1\nmodel_name = \"json\"\n"
-          "[[input]]\nname = \"x\"\ndtype = \"float32\"\nshape = [2]\n"
-          "[[output]]\nname = \"x\"\ndtype = \"float32\"\nshape = [2]\n"
-          "[[self_test]]\nname = \"echo\"\ninputs = { x = \"@tensor_data/x\" }\n"
-          "expected_out = { x = \"@tensor_data/x\" }\n"
-          "[runner]\nrunner_name = \"noop\"\nrequired_framework_version = \">=1.0.0, <2\"\n"
-          "runner_compat_version = 1\n");
-    Write(dir + "/model/weights.bin", std::string(3000, 'w'));
+    WriteText(dir + "/carton.toml",
+              "spec_version = 1\nmodel_name = \"json\"\n"
+              "[[input]]\nname = \"x\"\ndtype = \"float32\"\nshape = [2]\n"
+              "[[output]]\nname = \"x\"\ndtype = \"float32\"\nshape = [2]\n"
+              "[[self_test]]\nname = \"echo\"\ninputs = { x = \"@tensor_data/x\" }\n"
+              "expected_out = { x = \"@tensor_data/x\" }\n"
+              "[runner]\nrunner_name = \"noop\"\nrequired_framework_version = \">=1.0.0, <2\"\n"
+              "runner_compat_version = 1\n");
+    WriteText(dir + "/model/weights.bin", std::string(3000, 'w'));
     REQUIRE(Cli("tensors import " + Q(safetensors) + " " + Q(dir + "/tensor_data")).exit_code == 0);
     carton = tmp.file("m.carton");
     REQUIRE(Cli("pack " + Q(dir) + " -o " + Q(carton)).exit_code == 0);
-    Write(dir + "/model/more.txt", "more\n");
+    WriteText(dir + "/model/more.txt", "more\n");
     other = tmp.file("o.carton");
     REQUIRE(Cli("pack " + Q(dir) + " -o " + Q(other)).exit_code == 0);
   }
@@ -187,7 +184,7 @@ TEST_CASE("cli json: errors are a document on stdout and a line on stderr", "[cl
   CHECK_THAT(j["error"]["message"].get<std::string>(), Catch::Contains(missing));
   CHECK_THAT(r.err, Catch::StartsWith("carton ls: " + missing));
 
-  Write(f.tmp.file("junk.carton"), "PK\x03\x04 not really");
+  WriteText(f.tmp.file("junk.carton"), "PK\x03\x04 not really");
   r = f.Cli("diff --json " + Q(f.carton) + " " + Q(f.tmp.file("junk.carton")));
   CHECK(r.exit_code == 1);
   CHECK(Json::parse(r.out)["error"]["code"] == "corrupt");

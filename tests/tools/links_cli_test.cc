@@ -14,6 +14,8 @@ using carton::testing::ReadText;
 using carton::testing::Run;
 using carton::testing::TempDir;
 
+using carton::testing::WriteText;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -22,11 +24,6 @@ const char kConfig[] =
     "spec_version = 1\nmodel_name = \"linked\"\n"
     "[runner]\nrunner_name = \"noop\"\nrequired_framework_version = \"=1.0.0\"\n"
     "runner_compat_version = 1\n";
-
-void Write(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
 
 // Compressible, but not trivially: numbered lines.
 std::string Weights(std::size_t size, int seed) {
@@ -50,11 +47,11 @@ std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); 
 // Packs a model with two large files (one a duplicate) and a small one.
 std::string PackModel(const TempDir& tmp, const std::string& compression = "auto") {
   const std::string dir = tmp.file("model");
-  Write(dir + "/carton.toml", kConfig);
-  Write(dir + "/model/weights.bin", Weights(600'000, 1));
-  Write(dir + "/model/copy.bin", Weights(600'000, 1));
-  Write(dir + "/model/other.bin", Weights(300'000, 2));
-  Write(dir + "/model/small.txt", "small\n");
+  WriteText(dir + "/carton.toml", kConfig);
+  WriteText(dir + "/model/weights.bin", Weights(600'000, 1));
+  WriteText(dir + "/model/copy.bin", Weights(600'000, 1));
+  WriteText(dir + "/model/other.bin", Weights(300'000, 2));
+  WriteText(dir + "/model/small.txt", "small\n");
   const std::string out = tmp.file("m.carton");
   auto r = Run(carton::testing::CartonBin() + " pack --compression " + compression + " " + Q(dir) +
                " -o " + Q(out));
@@ -160,8 +157,8 @@ TEST_CASE("cli links: info and hash of a carton URL read only its metadata", "[c
   TempDir tmp;
   NginxServer nginx;
   const std::string dir = tmp.file("model");
-  Write(dir + "/carton.toml", kConfig);
-  Write(dir + "/model/small.txt", "small\n");
+  WriteText(dir + "/carton.toml", kConfig);
+  WriteText(dir + "/model/small.txt", "small\n");
   // A 64 MiB stored file of zeros (sparse on disk).
   fs::create_directories(dir + "/model");
   fs::resize_file((std::ofstream(dir + "/model/big.bin"), dir + "/model/big.bin"), 64 << 20);
@@ -225,7 +222,7 @@ TEST_CASE("cli links: faults give clear errors and never a bad cache entry", "[c
   REQUIRE(hex.size() == 64);
 
   SECTION("a blob with the wrong bytes") {
-    Write(blobs + "/" + hex, Weights(600'000, 9));
+    WriteText(blobs + "/" + hex, Weights(600'000, 9));
     auto v = Run(Carton(tmp) + " verify --fetch " + Q(shrunk));
     CHECK(v.exit_code == 1);
     CHECK(v.err.find("model/copy.bin: linked file: sha256 " + hex) != std::string::npos);
@@ -279,7 +276,7 @@ TEST_CASE("cli links: verify reports LINKS problems and gates file links", "[cli
   REQUIRE(Run("cd " + Q(work) + " && unzip -q " + Q(shrunk)).exit_code == 0);
   std::string links = ReadText(work + "/LINKS");
   const std::string extra = std::string(64, 'a');
-  Write(work + "/LINKS", links + extra + " = [\"https://example.com/x\"]\n");
+  WriteText(work + "/LINKS", links + extra + " = [\"https://example.com/x\"]\n");
   const std::string z1 = tmp.file("extra.carton");
   REQUIRE(Run("cd " + Q(work) + " && zip -q -r " + Q(z1) + " .").exit_code == 0);
   const std::string stray = ": LINKS: sha256 " + extra + " names no file in MANIFEST";
@@ -306,7 +303,7 @@ TEST_CASE("cli links: verify reports LINKS problems and gates file links", "[cli
   CHECK(ws.err.find("carton shrink: " + z1 + stray) == 0);
   CHECK_FALSE(fs::exists(tmp.file("s2.carton")));
 
-  Write(work + "/LINKS", "version = 1\n[urls]\n");
+  WriteText(work + "/LINKS", "version = 1\n[urls]\n");
   const std::string z2 = tmp.file("uncovered.carton");
   REQUIRE(Run("cd " + Q(work) + " && zip -q -r " + Q(z2) + " .").exit_code == 0);
   auto u = Run(Carton(tmp) + " verify " + Q(z2));
@@ -314,7 +311,7 @@ TEST_CASE("cli links: verify reports LINKS problems and gates file links", "[cli
   CHECK(u.err.find("model/copy.bin: listed in MANIFEST but missing from the archive, and LINKS "
                    "has no url for its sha256") != std::string::npos);
 
-  Write(work + "/LINKS", "version = 2\n[urls]\n");
+  WriteText(work + "/LINKS", "version = 2\n[urls]\n");
   const std::string z3 = tmp.file("badlinks.carton");
   REQUIRE(Run("cd " + Q(work) + " && zip -q -r " + Q(z3) + " .").exit_code == 0);
   auto b = Run(Carton(tmp) + " verify " + Q(z3));

@@ -25,6 +25,8 @@ using carton::testing::TempDir;
 
 using carton::testing::Noise;
 
+using carton::testing::WriteText;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -35,11 +37,6 @@ const char kConfig[] =
     "short_description = \"a test model\"\nhomepage = \"https://example.com/mp\"\n"
     "[runner]\nrunner_name = \"noop\"\nrequired_framework_version = \"=1.0.0\"\n"
     "runner_compat_version = 1\n";
-
-void Write(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
 
 std::string Q(const std::string& s) { return "'" + s + "'"; }
 
@@ -56,13 +53,13 @@ std::string Hex(const std::string& text) {
 // version, the notes differ.
 std::string PackVersion(const TempDir& tmp, const std::string& name, int version) {
   const std::string dir = tmp.file(name + "-dir");
-  Write(dir + "/carton.toml", kConfig);
-  Write(dir + "/model/weights.bin", Noise(700'000, 1));
-  Write(dir + "/model/config.json", "{\"layers\": 2}\n");
-  Write(dir + "/model/run.py", "print('hi')\n");
-  Write(dir + "/model/notes.txt", "version " + std::to_string(version) + "\n");
-  Write(dir + "/model/data.xyz", "xyz\n");
-  Write(dir + "/misc/README.md", "# mp\n");
+  WriteText(dir + "/carton.toml", kConfig);
+  WriteText(dir + "/model/weights.bin", Noise(700'000, 1));
+  WriteText(dir + "/model/config.json", "{\"layers\": 2}\n");
+  WriteText(dir + "/model/run.py", "print('hi')\n");
+  WriteText(dir + "/model/notes.txt", "version " + std::to_string(version) + "\n");
+  WriteText(dir + "/model/data.xyz", "xyz\n");
+  WriteText(dir + "/misc/README.md", "# mp\n");
   const std::string out = tmp.file(name + ".carton");
   auto r = Run(carton::testing::CartonBin() + " pack " + Q(dir) + " -o " + Q(out));
   INFO(r.err);

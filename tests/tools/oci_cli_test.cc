@@ -28,6 +28,8 @@ using carton::testing::TempDir;
 
 using carton::testing::Noise;
 
+using carton::testing::WriteText;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -37,11 +39,6 @@ const char kConfig[] =
     "spec_version = 1\nmodel_name = \"oci\"\n"
     "[runner]\nrunner_name = \"noop\"\nrequired_framework_version = \"=1.0.0\"\n"
     "runner_compat_version = 1\n";
-
-void Write(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
 
 std::string Q(const std::string& s) { return "'" + s + "'"; }
 
@@ -56,12 +53,12 @@ std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); 
 // Packs a model: weights shared by every version, notes that differ.
 std::string PackVersion(const TempDir& tmp, const std::string& name, int version) {
   const std::string dir = tmp.file(name + "-dir");
-  Write(dir + "/carton.toml", kConfig);
-  Write(dir + "/model/weights.bin", Noise(700'000, 1));
+  WriteText(dir + "/carton.toml", kConfig);
+  WriteText(dir + "/model/weights.bin", Noise(700'000, 1));
   std::string notes;
   for (int i = 0; i < 5000; ++i)
     notes += "version " + std::to_string(version) + " line " + std::to_string(i) + "\n";
-  Write(dir + "/model/notes.txt", notes);
+  WriteText(dir + "/model/notes.txt", notes);
   const std::string out = tmp.file(name + ".carton");
   auto r = Run(carton::testing::CartonBin() + " pack " + Q(dir) + " -o " + Q(out));
   REQUIRE(r.exit_code == 0);
@@ -253,7 +250,7 @@ TEST_CASE("oci cli: a symlink entry travels as its target's blob", "[oci][cli]")
   std::sort(lines.begin(), lines.end());
   std::string manifest;
   for (const auto& l : lines) manifest += l + "\n";
-  Write(unpacked + "/MANIFEST", manifest);
+  WriteText(unpacked + "/MANIFEST", manifest);
   const std::string with_link = tmp.file("link.carton");
   REQUIRE(Run("cd " + Q(unpacked) + " && zip -q -X -y -r " + Q(with_link) +
               " carton.toml MANIFEST model tensor_data")
@@ -438,8 +435,8 @@ TEST_CASE("oci cli: a registry that drops the connection mid-blob", "[oci][cli][
 std::string PushStored(const RegistryServer& registry, const TempDir& tmp, const std::string& name,
                        const std::vector<std::pair<std::string, std::string>>& files) {
   const std::string dir = tmp.file(name + "-dir");
-  Write(dir + "/carton.toml", kConfig);
-  for (const auto& [path, bytes] : files) Write(dir + "/" + path, bytes);
+  WriteText(dir + "/carton.toml", kConfig);
+  for (const auto& [path, bytes] : files) WriteText(dir + "/" + path, bytes);
   const std::string out = tmp.file(name + ".carton");
   REQUIRE(Run(carton::testing::CartonBin() + " pack " + Q(dir) + " -o " + Q(out) +
               " --compression stored")

@@ -16,14 +16,11 @@ using carton::testing::Run;
 using carton::testing::TempDir;
 namespace fs = std::filesystem;
 
+using carton::testing::WriteText;
+
 namespace {
 
 std::string Bin() { return carton::testing::CartonBin(); }
-
-void Write(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
 
 std::string Q(const std::string& s) { return "'" + s + "'"; }
 
@@ -46,7 +43,7 @@ void ZipByHand(const std::string& dir, const std::string& out) {
       "with zipfile.ZipFile(out, 'w') as z:\n"
       "    for f in files: z.write(os.path.join(root, f), f)\n"
       "    z.writestr('MANIFEST', lines)\n";
-  Write(out + ".py", script);
+  WriteText(out + ".py", script);
   REQUIRE(Run("/usr/bin/python3 " + Q(out + ".py") + " " + Q(dir) + " " + Q(out)).exit_code == 0);
 }
 
@@ -60,8 +57,8 @@ TEST_CASE("cli pack: a flat folder's files go under model/", "[cli][pack]") {
       dir + "/model.safetensors",
       carton::testing::RawSafetensors(
           R"({"w":{"dtype":"F32","shape":[1500],"data_offsets":[0,6000]}})", 6000));
-  Write(dir + "/config.json", "{\"hidden\": 4}");
-  Write(dir + "/tokenizer.json", "{}");
+  WriteText(dir + "/config.json", "{\"hidden\": 4}");
+  WriteText(dir + "/tokenizer.json", "{}");
   const std::string out = tmp.file("m.carton");
   auto r = Run(Bin() + " pack " + Q(dir) + " -o " + Q(out) + kNoop);
   INFO(r.err);
@@ -81,7 +78,7 @@ TEST_CASE("cli pack: a flat folder's files go under model/", "[cli][pack]") {
 
 TEST_CASE("cli pack: a single file is packed as model/<name>", "[cli][pack]") {
   TempDir tmp;
-  Write(tmp.file("model.pt"), std::string(5000, 'p'));
+  WriteText(tmp.file("model.pt"), std::string(5000, 'p'));
   const std::string out = tmp.file("m.carton");
   auto r = Run(Bin() + " pack " + Q(tmp.file("model.pt")) + " -o " + Q(out) +
                " --runner torchscript --framework-version '=1.13.1'");
@@ -95,8 +92,8 @@ TEST_CASE("cli pack: a single file is packed as model/<name>", "[cli][pack]") {
 TEST_CASE("cli pack: a Hugging Face snapshot of symlinks into blobs/ packs", "[cli][pack]") {
   TempDir tmp;
   const std::string root = tmp.file("models--org--m");
-  Write(root + "/blobs/aaa", "{\"hidden\": 4}");
-  Write(root + "/blobs/bbb", std::string(3000, 'w'));
+  WriteText(root + "/blobs/aaa", "{\"hidden\": 4}");
+  WriteText(root + "/blobs/bbb", std::string(3000, 'w'));
   fs::create_directories(root + "/snapshots/rev1/sub");
   fs::create_symlink("../../blobs/aaa", root + "/snapshots/rev1/config.json");
   fs::create_symlink("../../../blobs/bbb", root + "/snapshots/rev1/sub/model.safetensors");
@@ -126,7 +123,7 @@ TEST_CASE("cli pack: an empty folder is refused with what a carton needs", "[cli
   CHECK_FALSE(fs::exists(tmp.file("e.carton")));
 
   // Only excluded files: the same.
-  Write(tmp.file("git/.git/HEAD"), "ref");
+  WriteText(tmp.file("git/.git/HEAD"), "ref");
   r = Run(Bin() + " pack " + Q(tmp.file("git")) + " -o " + Q(tmp.file("e.carton")) + kNoop);
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("no files for model/") != std::string::npos);
@@ -135,7 +132,7 @@ TEST_CASE("cli pack: an empty folder is refused with what a carton needs", "[cli
 TEST_CASE("cli pack: describing flags without carton.toml, refused beside one", "[cli][pack]") {
   TempDir tmp;
   const std::string dir = tmp.file("m");
-  Write(dir + "/model/w.bin", "w");
+  WriteText(dir + "/model/w.bin", "w");
 
   SECTION("--runner without --framework-version says what is missing") {
     auto r = Run(Bin() + " pack " + Q(dir) + " -o " + Q(tmp.file("o.carton")) + " --runner noop");
@@ -182,9 +179,9 @@ TEST_CASE("cli pack: describing flags without carton.toml, refused beside one", 
     CHECK(r.exit_code == 0);
   }
   SECTION("flags beside carton.toml are an error unless --override") {
-    Write(dir + "/carton.toml",
-          "spec_version = 1\nmodel_name = \"file\"\n[runner]\nrunner_name = \"noop\"\n"
-          "required_framework_version = \"=1.0.0\"\n");
+    WriteText(dir + "/carton.toml",
+              "spec_version = 1\nmodel_name = \"file\"\n[runner]\nrunner_name = \"noop\"\n"
+              "required_framework_version = \"=1.0.0\"\n");
     const std::string out = tmp.file("o.carton");
     auto r = Run(Bin() + " pack " + Q(dir) + " -o " + Q(out) + " --runner torchscript");
     CHECK(r.exit_code == 2);
@@ -214,10 +211,10 @@ TEST_CASE("cli pack: describing flags without carton.toml, refused beside one", 
 TEST_CASE("cli pack: refuses what verify refuses, in the same words", "[cli][pack]") {
   TempDir tmp;
   const std::string dir = tmp.file("m");
-  Write(dir + "/model/w.bin", "w");
-  Write(dir + "/tensor_data/index.toml",
-        "[[tensor]]\nname = \"x\"\ndtype = \"float32\"\nshape = [2]\nfile = \"x.bin\"\n");
-  Write(dir + "/tensor_data/x.bin", std::string(8, '\1'));
+  WriteText(dir + "/model/w.bin", "w");
+  WriteText(dir + "/tensor_data/index.toml",
+            "[[tensor]]\nname = \"x\"\ndtype = \"float32\"\nshape = [2]\nfile = \"x.bin\"\n");
+  WriteText(dir + "/tensor_data/x.bin", std::string(8, '\1'));
   const std::string head =
       "spec_version = 1\n"
       "[[input]]\nname = \"x\"\ndtype = \"float32\"\nshape = [2]\n"
@@ -232,7 +229,7 @@ TEST_CASE("cli pack: refuses what verify refuses, in the same words", "[cli][pac
     return Run(Bin() + " verify " + Q(by_hand));
   };
 
-  Write(dir + "/carton.toml", head + "[[self_test]]\ninputs = { x = \"@tensor_data/x\" }\n");
+  WriteText(dir + "/carton.toml", head + "[[self_test]]\ninputs = { x = \"@tensor_data/x\" }\n");
   REQUIRE(pack().exit_code == 0);
   fs::remove(out);
   {
@@ -242,7 +239,8 @@ TEST_CASE("cli pack: refuses what verify refuses, in the same words", "[cli][pac
   }
 
   SECTION("a self-test naming a missing tensor") {
-    Write(dir + "/carton.toml", head + "[[self_test]]\ninputs = { x = \"@tensor_data/nope\" }\n");
+    WriteText(dir + "/carton.toml",
+              head + "[[self_test]]\ninputs = { x = \"@tensor_data/nope\" }\n");
     auto r = pack();
     CHECK(r.exit_code == 1);
     const std::string words =
@@ -267,44 +265,44 @@ TEST_CASE("cli pack: refuses what verify refuses, in the same words", "[cli][pac
     CHECK(v.err.find(by_hand + ": " + words) != std::string::npos);
   };
   SECTION("an undeclared input name") {
-    Write(dir + "/carton.toml", head + "[[self_test]]\ninputs = { z = \"@tensor_data/x\" }\n");
+    WriteText(dir + "/carton.toml", head + "[[self_test]]\ninputs = { z = \"@tensor_data/x\" }\n");
     both_refuse("carton.toml:9:1: self-test 1 inputs: \"z\" is not a declared input");
   }
   SECTION("a self-test tensor of another dtype than its input's") {
-    Write(dir + "/carton.toml",
-          head + "[[self_test]]\nname = \"echo\"\ninputs = { x = \"@tensor_data/x\" }\n");
-    Write(dir + "/tensor_data/index.toml",
-          "[[tensor]]\nname = \"x\"\ndtype = \"int32\"\nshape = [2]\nfile = \"x.bin\"\n");
+    WriteText(dir + "/carton.toml",
+              head + "[[self_test]]\nname = \"echo\"\ninputs = { x = \"@tensor_data/x\" }\n");
+    WriteText(dir + "/tensor_data/index.toml",
+              "[[tensor]]\nname = \"x\"\ndtype = \"int32\"\nshape = [2]\nfile = \"x.bin\"\n");
     both_refuse(
         "carton.toml:9:1: self_test \"echo\": input \"x\": dtype int32, but [[input]] \"x\" is "
         "float32");
   }
   SECTION("a self-test tensor of another shape than its input's") {
-    Write(dir + "/carton.toml", head + "[[self_test]]\ninputs = { x = \"@tensor_data/x\" }\n");
-    Write(dir + "/tensor_data/index.toml",
-          "[[tensor]]\nname = \"x\"\ndtype = \"float32\"\nshape = [1, 2]\nfile = \"x.bin\"\n");
+    WriteText(dir + "/carton.toml", head + "[[self_test]]\ninputs = { x = \"@tensor_data/x\" }\n");
+    WriteText(dir + "/tensor_data/index.toml",
+              "[[tensor]]\nname = \"x\"\ndtype = \"float32\"\nshape = [1, 2]\nfile = \"x.bin\"\n");
     both_refuse(
         "carton.toml:9:1: self_test 1: input \"x\": shape [1, 2], but [[input]] \"x\" has rank 1");
   }
   SECTION("symbols and \"*\" take any size, the same one for a symbol") {
-    Write(dir + "/carton.toml",
-          "spec_version = 1\n"
-          "[[input]]\nname = \"x\"\ndtype = \"float32\"\nshape = [\"n\", \"*\"]\n"
-          "[[output]]\nname = \"y\"\ndtype = \"float32\"\nshape = [\"n\"]\n"
-          "[runner]\nrunner_name = \"noop\"\nrequired_framework_version = \"=1.0.0\"\n"
-          "[[self_test]]\ninputs = { x = \"@tensor_data/x\" }\n"
-          "expected_out = { y = \"@tensor_data/y\" }\n");
-    Write(dir + "/tensor_data/index.toml",
-          "[[tensor]]\nname = \"x\"\ndtype = \"float32\"\nshape = [2, 1]\nfile = \"x.bin\"\n"
-          "[[tensor]]\nname = \"y\"\ndtype = \"float32\"\nshape = [2]\nfile = \"x.bin\"\n");
+    WriteText(dir + "/carton.toml",
+              "spec_version = 1\n"
+              "[[input]]\nname = \"x\"\ndtype = \"float32\"\nshape = [\"n\", \"*\"]\n"
+              "[[output]]\nname = \"y\"\ndtype = \"float32\"\nshape = [\"n\"]\n"
+              "[runner]\nrunner_name = \"noop\"\nrequired_framework_version = \"=1.0.0\"\n"
+              "[[self_test]]\ninputs = { x = \"@tensor_data/x\" }\n"
+              "expected_out = { y = \"@tensor_data/y\" }\n");
+    WriteText(dir + "/tensor_data/index.toml",
+              "[[tensor]]\nname = \"x\"\ndtype = \"float32\"\nshape = [2, 1]\nfile = \"x.bin\"\n"
+              "[[tensor]]\nname = \"y\"\ndtype = \"float32\"\nshape = [2]\nfile = \"x.bin\"\n");
     auto r = pack();
     INFO(r.err);
     CHECK(r.exit_code == 0);
     CHECK(verify().exit_code == 0);
     // Another size for "n" in the output than in the input.
-    Write(dir + "/tensor_data/index.toml",
-          "[[tensor]]\nname = \"x\"\ndtype = \"float32\"\nshape = [1, 2]\nfile = \"x.bin\"\n"
-          "[[tensor]]\nname = \"y\"\ndtype = \"float32\"\nshape = [2]\nfile = \"x.bin\"\n");
+    WriteText(dir + "/tensor_data/index.toml",
+              "[[tensor]]\nname = \"x\"\ndtype = \"float32\"\nshape = [1, 2]\nfile = \"x.bin\"\n"
+              "[[tensor]]\nname = \"y\"\ndtype = \"float32\"\nshape = [2]\nfile = \"x.bin\"\n");
     fs::remove(out);
     both_refuse(
         "carton.toml:13:1: self_test 1: output \"y\": shape [2], but dimension 0 of [[output]] "
@@ -312,21 +310,21 @@ TEST_CASE("cli pack: refuses what verify refuses, in the same words", "[cli][pac
         "\"n\", which is 1 in input \"x\"");
   }
   SECTION("a carton that declares nothing is not checked against declarations") {
-    Write(dir + "/carton.toml",
-          "spec_version = 1\n"
-          "[runner]\nrunner_name = \"noop\"\nrequired_framework_version = \"=1.0.0\"\n"
-          "[[self_test]]\ninputs = { anything = \"@tensor_data/x\" }\n");
+    WriteText(dir + "/carton.toml",
+              "spec_version = 1\n"
+              "[runner]\nrunner_name = \"noop\"\nrequired_framework_version = \"=1.0.0\"\n"
+              "[[self_test]]\ninputs = { anything = \"@tensor_data/x\" }\n");
     CHECK(pack().exit_code == 0);
     CHECK(verify().exit_code == 0);
   }
   SECTION("a tensor file of the wrong size") {
-    Write(dir + "/carton.toml", head);
-    Write(dir + "/tensor_data/x.bin", std::string(7, '\1'));
+    WriteText(dir + "/carton.toml", head);
+    WriteText(dir + "/tensor_data/x.bin", std::string(7, '\1'));
     both_refuse("tensor_data/x.bin: tensor \"x\": 7 bytes but float32 of 2 elements needs 8");
   }
   SECTION("an example naming a missing misc file") {
-    Write(dir + "/carton.toml",
-          head + "[[example]]\ninputs = { x = \"@misc/in.png\" }\nsample_out = {}\n");
+    WriteText(dir + "/carton.toml",
+              head + "[[example]]\ninputs = { x = \"@misc/in.png\" }\nsample_out = {}\n");
     both_refuse("carton.toml:9:1: example 1 inputs: @misc/in.png names no file in misc/");
   }
 }
@@ -335,10 +333,10 @@ TEST_CASE("cli pack: unknown carton.toml keys are warned about, with near misses
           "[cli][pack]") {
   TempDir tmp;
   const std::string dir = tmp.file("m");
-  Write(dir + "/model/w.bin", "w");
-  Write(dir + "/carton.toml",
-        "spec_version = 1\nlicence = \"MIT\"\nshort_descripton = \"x\"\nfuture_field = 1\n"
-        "[runner]\nrunner_name = \"noop\"\nrequired_framework_version = \"=1.0.0\"\n");
+  WriteText(dir + "/model/w.bin", "w");
+  WriteText(dir + "/carton.toml",
+            "spec_version = 1\nlicence = \"MIT\"\nshort_descripton = \"x\"\nfuture_field = 1\n"
+            "[runner]\nrunner_name = \"noop\"\nrequired_framework_version = \"=1.0.0\"\n");
   const std::string out = tmp.file("o.carton");
   auto r = Run(Bin() + " pack " + Q(dir) + " -o " + Q(out));
   CHECK(r.exit_code == 0);
@@ -378,15 +376,15 @@ TEST_CASE("cli pack: unknown carton.toml keys are warned about, with near misses
 TEST_CASE("cli pack: --exclude, .cartonignore and the default exclusions", "[cli][pack]") {
   TempDir tmp;
   const std::string dir = tmp.file("m");
-  Write(dir + "/weights.bin", "w");
-  Write(dir + "/notes.txt", "n");
-  Write(dir + "/logs/run.log", "l");
-  Write(dir + "/ckpt/a.tmp", "t");
-  Write(dir + "/ckpt/keep.bin", "k");
-  Write(dir + "/.git/HEAD", "ref");
-  Write(dir + "/src/__pycache__/m.pyc", "c");
-  Write(dir + "/.DS_Store", "d");
-  Write(dir + "/.cartonignore", "# comments and blank lines are skipped\n\nlogs/\n*.tmp\n");
+  WriteText(dir + "/weights.bin", "w");
+  WriteText(dir + "/notes.txt", "n");
+  WriteText(dir + "/logs/run.log", "l");
+  WriteText(dir + "/ckpt/a.tmp", "t");
+  WriteText(dir + "/ckpt/keep.bin", "k");
+  WriteText(dir + "/.git/HEAD", "ref");
+  WriteText(dir + "/src/__pycache__/m.pyc", "c");
+  WriteText(dir + "/.DS_Store", "d");
+  WriteText(dir + "/.cartonignore", "# comments and blank lines are skipped\n\nlogs/\n*.tmp\n");
   const std::string out = tmp.file("o.carton");
   auto r = Run(Bin() + " pack " + Q(dir) + " -o " + Q(out) + kNoop + " --exclude notes.txt");
   INFO(r.err);
@@ -400,13 +398,13 @@ TEST_CASE("cli pack: --exclude, .cartonignore and the default exclusions", "[cli
 TEST_CASE("cli pack: folder-content problems exit 1, usage problems 2", "[cli][pack]") {
   TempDir tmp;
   const std::string dir = tmp.file("m");
-  Write(dir + "/model/A.bin", "a");
-  Write(dir + "/model/a.bin", "b");
+  WriteText(dir + "/model/A.bin", "a");
+  WriteText(dir + "/model/a.bin", "b");
   auto r = Run(Bin() + " pack " + Q(dir) + " -o " + Q(tmp.file("o.carton")) + kNoop);
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("differ only in letter case") != std::string::npos);
   fs::remove(dir + "/model/A.bin");
-  Write(dir + "/LINKS", "x");
+  WriteText(dir + "/LINKS", "x");
   r = Run(Bin() + " pack " + Q(dir) + " -o " + Q(tmp.file("o.carton")) + kNoop);
   CHECK(r.exit_code == 1);
   fs::remove(dir + "/LINKS");
@@ -418,7 +416,7 @@ TEST_CASE("cli pack: folder-content problems exit 1, usage problems 2", "[cli][p
 TEST_CASE("cli pack: the output location is checked before any work", "[cli][pack]") {
   TempDir tmp;
   const std::string dir = tmp.file("m");
-  Write(dir + "/model/w.bin", "w");
+  WriteText(dir + "/model/w.bin", "w");
   auto r = Run(Bin() + " pack " + Q(dir) + " -o " + Q(tmp.file("missing/o.carton")) + kNoop);
   CHECK(r.exit_code == 2);
   CHECK(r.err == "carton pack: " + tmp.file("missing/o.carton") + ": directory " +
@@ -435,14 +433,14 @@ TEST_CASE("cli pack: a default pack opens with unzip and Python's zipfile",
           "[cli][pack][interop]") {
   TempDir tmp;
   const std::string dir = tmp.file("m");
-  Write(dir + "/carton.toml",
-        "spec_version = 1\nmodel_name = \"zip\"\n[runner]\nrunner_name = \"noop\"\n"
-        "required_framework_version = \"=1.0.0\"\nrunner_compat_version = 1\n");
+  WriteText(dir + "/carton.toml",
+            "spec_version = 1\nmodel_name = \"zip\"\n[runner]\nrunner_name = \"noop\"\n"
+            "required_framework_version = \"=1.0.0\"\nrunner_compat_version = 1\n");
   std::string text;
   for (int i = 0; i < 2000; ++i) text += "line " + std::to_string(i % 7) + "\n";
-  Write(dir + "/model/vocab.txt", text);  // compressible, over 4 KiB: zstd
+  WriteText(dir + "/model/vocab.txt", text);  // compressible, over 4 KiB: zstd
   const std::string small = "small and compressible compressible compressible\n";
-  Write(dir + "/model/small.txt", small);
+  WriteText(dir + "/model/small.txt", small);
   const std::string out = tmp.file("o.carton");
   REQUIRE(Run(Bin() + " pack " + Q(dir) + " -o " + Q(out)).exit_code == 0);
   auto info = Run(Bin() + " info " + Q(out));
@@ -476,8 +474,8 @@ TEST_CASE("cli pack: a default pack opens with unzip and Python's zipfile",
     x ^= x << 13, x ^= x >> 17, x ^= x << 5;
     c = static_cast<char>(x);
   }
-  Write(typical + "/model.safetensors", noise);
-  Write(typical + "/config.json", "{\"hidden_size\": 4, \"layers\": 2}");
+  WriteText(typical + "/model.safetensors", noise);
+  WriteText(typical + "/config.json", "{\"hidden_size\": 4, \"layers\": 2}");
   const std::string plain = tmp.file("t.carton");
   REQUIRE(Run(Bin() + " pack " + Q(typical) + " -o " + Q(plain) + kNoop).exit_code == 0);
   CHECK(Run("unzip -t " + Q(plain)).exit_code == 0);
@@ -497,7 +495,7 @@ TEST_CASE("cli pack: a default pack opens with unzip and Python's zipfile",
 TEST_CASE("cli init: writes a commented carton.toml that packs and verifies", "[cli][init]") {
   TempDir tmp;
   const std::string dir = tmp.file("ts");
-  Write(dir + "/model.pt", std::string(100, 'p'));
+  WriteText(dir + "/model.pt", std::string(100, 'p'));
   auto r = Run(Bin() + " init " + Q(dir));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -524,7 +522,7 @@ TEST_CASE("cli init: writes a commented carton.toml that packs and verifies", "[
 
   // From flags, and a guess for Python code.
   const std::string py = tmp.file("py");
-  Write(py + "/model/main.py", "def get_model(): pass\n");
+  WriteText(py + "/model/main.py", "def get_model(): pass\n");
   r = Run(Bin() + " init " + Q(py) + " --framework-version '=3.11' --name mine" +
           " --input 'x:float32:[2]' --output-tensor y:float32");
   REQUIRE(r.exit_code == 0);
@@ -542,7 +540,7 @@ TEST_CASE("cli init: writes a commented carton.toml that packs and verifies", "[
 TEST_CASE("cli pack: --runner python takes init's entrypoint defaults, or says which to give",
           "[cli][pack]") {
   TempDir tmp;
-  Write(tmp.file("m/main.py"), "def get_model():\n    return None\n");
+  WriteText(tmp.file("m/main.py"), "def get_model():\n    return None\n");
   auto r = Run(Bin() + " pack -q " + Q(tmp.file("m")) + " -o " + Q(tmp.file("m.carton")) +
                " --runner python --framework-version '>=3.11'");
   INFO(r.err);
@@ -551,7 +549,7 @@ TEST_CASE("cli pack: --runner python takes init's entrypoint defaults, or says w
   CHECK_THAT(toml.out, Catch::Contains("entrypoint_package = \"main\""));
   CHECK_THAT(toml.out, Catch::Contains("entrypoint_fn = \"get_model\""));
 
-  Write(tmp.file("n/model.py"), "x = 1\n");
+  WriteText(tmp.file("n/model.py"), "x = 1\n");
   auto refused = Run(Bin() + " pack -q " + Q(tmp.file("n")) + " -o " + Q(tmp.file("n.carton")) +
                      " --runner python --framework-version '>=3.11'");
   CHECK(refused.exit_code == 2);

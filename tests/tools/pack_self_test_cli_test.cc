@@ -13,14 +13,11 @@ using carton::testing::Run;
 using carton::testing::TempDir;
 namespace fs = std::filesystem;
 
+using carton::testing::WriteText;
+
 namespace {
 
 std::string Q(const std::string& s) { return "'" + s + "'"; }
-
-void Write(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
 
 // The CLI with the noop runner (which echoes its inputs) on its path.
 carton::testing::CommandResult Cli(const TempDir& tmp, const std::string& args) {
@@ -43,16 +40,16 @@ std::string Tensors(const TempDir& tmp, const std::string& file, const std::stri
 // (tensor_data/x), for the noop runner.
 std::string Folder(const TempDir& tmp) {
   const std::string dir = tmp.file("m");
-  Write(dir + "/carton.toml",
-        "spec_version = 1\n"
-        "[[input]]\nname = \"x\"\ndtype = \"float32\"\nshape = [\"n\"]\n"
-        "[[output]]\nname = \"x\"\ndtype = \"float32\"\nshape = [2]\n"
-        "[[self_test]]\nname = \"own\"\ninputs = { x = \"@tensor_data/x\" }\n"
-        "[runner]\nrunner_name = \"noop\"\nrequired_framework_version = \">=1.0.0, <2\"\n");
-  Write(dir + "/model/weights.bin", "w");
-  Write(dir + "/tensor_data/index.toml",
-        "[[tensor]]\nname = \"x\"\ndtype = \"float32\"\nshape = [2]\nfile = \"x.bin\"\n");
-  Write(dir + "/tensor_data/x.bin", std::string(8, '\1'));
+  WriteText(dir + "/carton.toml",
+            "spec_version = 1\n"
+            "[[input]]\nname = \"x\"\ndtype = \"float32\"\nshape = [\"n\"]\n"
+            "[[output]]\nname = \"x\"\ndtype = \"float32\"\nshape = [2]\n"
+            "[[self_test]]\nname = \"own\"\ninputs = { x = \"@tensor_data/x\" }\n"
+            "[runner]\nrunner_name = \"noop\"\nrequired_framework_version = \">=1.0.0, <2\"\n");
+  WriteText(dir + "/model/weights.bin", "w");
+  WriteText(dir + "/tensor_data/index.toml",
+            "[[tensor]]\nname = \"x\"\ndtype = \"float32\"\nshape = [2]\nfile = \"x.bin\"\n");
+  WriteText(dir + "/tensor_data/x.bin", std::string(8, '\1'));
   return dir;
 }
 
@@ -104,7 +101,7 @@ TEST_CASE("cli pack --self-test: a folder without carton.toml, described by flag
           "[cli][pack][self-test]") {
   TempDir tmp;
   const std::string dir = tmp.file("flat");
-  Write(dir + "/weights.bin", "w");
+  WriteText(dir + "/weights.bin", "w");
   const std::string in = Tensors(tmp, "in.safetensors", "x");
   const std::string carton = tmp.file("m.carton");
   auto r = Cli(tmp, "pack " + Q(dir) + " -o " + Q(carton) +
