@@ -27,14 +27,25 @@
 #   carton pack DIR -o OUT --compression zstd -j N      vs  tar -cf - DIR | zstd -3 -T<N>
 # and prints the median seconds, the ratio to the baseline, and the peak
 # resident memory of each carton command.
+#
+# DGST_ALL=0 skips the openssl dgst of every file (the slowest baseline at
+# 100000 files or 8 GiB; its column shows "-"); the one-file dgst stays.
+# PROFILE=1 then runs pack stored, verify, load and pack zstd once more at
+# the largest -j under bench/thread_profile.py (when python3 is there) and
+# prints each one's CPU seconds per thread. RESULTS=FILE keeps the raw
+# timings ("what -j seconds peak-KiB", one line per command, written as
+# they go) in FILE instead of DIR/results.
 set -euo pipefail
 carton=$(realpath "$1")
 dir=$2
+here=$(dirname "$(realpath "$0")")
 big=${BIG:-8}
 big_mib=${BIG_MIB:-1024}
 small=${SMALL:-300}
 small_kib=${SMALL_KIB:-16}
 runs=${RUNS:-3}
+dgst_all=${DGST_ALL:-1}
+profile=${PROFILE:-0}
 cores=$(nproc)
 if [ -z "${JOBS:-}" ]; then
   JOBS=1
@@ -105,7 +116,7 @@ generate
 largest=$(ls -S "$model"/model/big-* 2>/dev/null | head -n1 || true)
 export carton dir model largest
 export -f hash_all hash_largest copy tar_zstd pack load
-results=$dir/results
+results=${RESULTS:-$dir/results}
 : > "$results"
 echo "model: $stamp ($(du -sh "$model" | cut -f1)) in $dir; $cores cores; runs: $runs; -j: $JOBS"
 for ((run = 1; run <= runs; run++)); do
@@ -113,7 +124,7 @@ for ((run = 1; run <= runs; run++)); do
     echo "stored $j $(timed pack stored "$j")" >> "$results"
     echo "cp $j $(timed copy)" >> "$results"
     echo "verify $j $(timed "$carton" verify "$dir/out.carton" -q -j "$j")" >> "$results"
-    echo "dgst $j $(timed hash_all)" >> "$results"
+    if [ "$dgst_all" != 0 ]; then echo "dgst $j $(timed hash_all)" >> "$results"; fi
     echo "dgst1 $j $(timed hash_largest)" >> "$results"
     echo "load $j $(timed load "$j")" >> "$results"
     echo "zstd $j $(timed pack zstd "$j")" >> "$results"
@@ -125,9 +136,10 @@ size_zstd=$(stat -c %s "$dir/out.carton")
 size_tar=$(stat -c %s "$dir/out.tar.zst")
 rm -rf "$dir/copy" "$dir/cache" "$dir/out.tar.zst"
 
-# Medians per (what, -j), then one line per -j.
-median() { awk -v w="$1" -v j="$2" '$1 == w && $2 == j { print $3 }' "$results" | sort -n |
-  awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# Medians per (what, -j) ("-" when not measured), then one line per -j.
+median() { awk -v w="$1" -v j="$2" '$1 == w && $2 == j && $3 != "" { print $3 }' "$results" | sort -n |
+  awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]
+    else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 peak() { awk -v w="$1" -v j="$2" '$1 == w && $2 == j && $4 != "-" { if ($4 > m) m = $4 } END { printf "%d", m / 1024 }' "$results"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 printf '%-4s | %-26s | %-26s | %-20s | %-28s | %s\n' -j "pack stored (cp -r)" \
@@ -135,9 +147,40 @@ printf '%-4s | %-26s | %-26s | %-20s | %-28s | %s\n' -j "pack stored (cp -r)" \
 for j in $JOBS; do
   s=$(median stored "$j") c=$(median cp "$j") v=$(median verify "$j") d=$(median dgst "$j")
   d1=$(median dgst1 "$j") l=$(median load "$j") z=$(median zstd "$j") t=$(median tarzstd "$j")
-  printf '%-4s | %6ss (%5s) %5sx     | %6ss (%6ss; %5ss) %5sx | %6ss %5sx         | %6ss (%6ss) %5sx        | %s/%s/%s/%s\n' \
-    "$j" "$s" "$c" "$(ratio "$s" "$c")" "$v" "$d" "$d1" "$(ratio "$v" "$d1")" "$l" \
-    "$(ratio "$l" "$d1")" "$z" "$t" "$(ratio "$z" "$t")" "$(peak stored "$j")" \
+  ratio_v=$(ratio "$v" "$d1") ratio_l=$(ratio "$l" "$d1")
+  [ "$d" = - ] || d=${d}s
+  [ "$d1" = - ] || d1=${d1}s
+  printf '%-4s | %6ss (%5s) %5sx     | %6ss (%7s; %6s) %5sx | %6ss %5sx         | %6ss (%6ss) %5sx        | %s/%s/%s/%s\n' \
+    "$j" "$s" "$c" "$(ratio "$s" "$c")" "$v" "$d" "$d1" "$ratio_v" "$l" \
+    "$ratio_l" "$z" "$t" "$(ratio "$z" "$t")" "$(peak stored "$j")" \
     "$(peak verify "$j")" "$(peak load "$j")" "$(peak zstd "$j")"
 done
 echo "zstd sizes: carton $size_zstd bytes, tar|zstd -3 $size_tar bytes"
+
+# One more run of each carton command at the largest -j, CPU per thread.
+if [ "$profile" = 1 ]; then
+  if ! command -v python3 > /dev/null; then
+    echo "PROFILE=1: no python3, no thread profiles"
+    exit 0
+  fi
+  j=0
+  for n in $JOBS; do if [ "$n" -gt "$j" ]; then j=$n; fi; done
+  profiled() {
+    echo
+    echo "== profile: $1 (-j $j) =="
+    shift
+    rm -f "$dir/profile"
+    python3 "$here/thread_profile.py" --out "$dir/profile" -- "$@" > /dev/null 2> "$dir/err" ||
+      { echo "(exit status $?)"; cat "$dir/err"; }
+    cat "$dir/profile" 2> /dev/null || true
+  }
+  profiled "pack --compression stored" "$carton" pack "$model" -o "$dir/out.carton" -q \
+    --compression stored -j "$j"
+  profiled verify "$carton" verify "$dir/out.carton" -q -j "$j"
+  rm -rf "$dir/cache"
+  profiled "load (empty cache)" env CARTON_CACHE_DIR="$dir/cache" "$carton" load "$dir/out.carton" -q -j "$j"
+  rm -rf "$dir/cache"
+  profiled "pack --compression zstd" "$carton" pack "$model" -o "$dir/out.carton" -q \
+    --compression zstd -j "$j"
+  rm -f "$dir/profile"
+fi
