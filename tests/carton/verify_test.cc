@@ -2,10 +2,13 @@
 // one thing wrong reports that problem, naming the entry.
 #include "carton/carton/verify.h"
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 
 #include "carton/carton/info.h"
+#include "carton/zip/reader.h"
 #include "carton_testing.h"
 
 using namespace carton;
@@ -35,6 +38,77 @@ bool Has(const VerifyReport& r, std::string_view where, std::string_view substri
   for (const auto& p : r.problems) all += "\n  " + p.where + ": " + p.message;
   UNSCOPED_INFO("problems:" << all);
   return false;
+}
+
+// Larger than the stored files whose CRC-32 verify checks in a task of its
+// own when it has more threads than large files (4 MiB).
+constexpr std::size_t kLargeSize = std::size_t{6} << 20;
+constexpr std::size_t kFlipAt = 5 << 20;
+
+std::string LargeContent(std::uint32_t seed) {
+  std::string s(kLargeSize, '\0');
+  for (char& c : s) {
+    seed = seed * 1664525u + 1013904223u;
+    c = static_cast<char>(seed >> 24);
+  }
+  return s;
+}
+
+enum class Damage { kNone, kCrc32, kData };
+
+// A carton of MinimalFiles and two large stored files, at `path`. kCrc32:
+// one byte of model/large1.bin differs from what its CRC-32 was computed
+// on, and MANIFEST has the sha256 of the changed bytes. kData: the same
+// byte changed, but MANIFEST has the sha256 of the original bytes.
+void WriteLargeCarton(const std::string& path, Damage damage) {
+  Files files = MinimalFiles();
+  files["model/large1.bin"] = LargeContent(1);
+  files["model/large2.bin"] = LargeContent(2);
+  Files claimed = files;
+  if (damage == Damage::kCrc32) claimed["model/large1.bin"][kFlipAt] ^= 1;
+  testing::WriteArchive(path, files, &claimed);
+  if (damage == Damage::kNone) return;
+  std::uint64_t offset = 0;
+  {
+    auto zip = ZipReader::Open(path);
+    REQUIRE(zip.ok());
+    auto at = zip->DataOffset("model/large1.bin");
+    REQUIRE(at.ok());
+    offset = *at + kFlipAt;
+  }
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(offset));
+  char c = 0;
+  f.get(c);
+  f.seekp(static_cast<std::streamoff>(offset));
+  f.put(static_cast<char>(c ^ 1));
+  REQUIRE(f.good());
+}
+
+// Verifies `path` on `threads` threads, checking that progress counts each
+// byte hashed once.
+VerifyReport VerifyOn(const std::string& path, unsigned threads) {
+  INFO("threads: " << threads);
+  std::atomic<std::uint64_t> last{0}, total{0};
+  VerifyOptions options;
+  options.threads = threads;
+  options.progress = [&](std::uint64_t done, std::uint64_t all) {
+    std::uint64_t seen = last;
+    while (done > seen && !last.compare_exchange_weak(seen, done)) {
+    }
+    total = all;
+  };
+  auto r = Verify(path, options);
+  REQUIRE(r.ok());
+  CHECK(last == total);
+  CHECK(r->bytes_hashed == total);
+  return std::move(r).value();
+}
+
+// The one problem of `r`, as "where: message".
+std::string OnlyProblem(const VerifyReport& r) {
+  REQUIRE(r.problems.size() == 1);
+  return r.problems[0].where + ": " + r.problems[0].message;
 }
 
 }  // namespace
@@ -156,6 +230,49 @@ TEST_CASE("carton verify: a file that is not a zip is a problem, a missing file 
   auto missing = Verify(tmp.file("none.carton"));
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().code() == StatusCode::kNotFound);
+}
+
+// One thread checks a large stored file's sha256 and CRC-32 in one pass;
+// with threads to spare, two tasks check them apart.
+TEST_CASE("carton verify: large stored files pass on one thread and on many", "[carton][verify]") {
+  TempDir tmp;
+  WriteLargeCarton(tmp.file("v.carton"), Damage::kNone);
+  for (unsigned threads : {1u, 2u, 3u, 8u}) {
+    auto r = VerifyOn(tmp.file("v.carton"), threads);
+    CHECK(r.ok());
+    CHECK(r.files_hashed == 9);
+    CHECK(r.bytes_hashed > 2 * kLargeSize);
+  }
+}
+
+TEST_CASE(
+    "carton verify: a crc-32 mismatch in a large stored file is reported on one thread "
+    "and on many",
+    "[carton][verify]") {
+  TempDir tmp;
+  WriteLargeCarton(tmp.file("v.carton"), Damage::kCrc32);
+  const std::string one = OnlyProblem(VerifyOn(tmp.file("v.carton"), 1));
+  CHECK_THAT(one, Catch::StartsWith("model/large1.bin: entry \"model/large1.bin\": crc-32 "
+                                    "mismatch: the directory says 0x"));
+  for (unsigned threads : {2u, 3u, 8u}) {
+    INFO("threads: " << threads);
+    CHECK(OnlyProblem(VerifyOn(tmp.file("v.carton"), threads)) == one);
+  }
+}
+
+TEST_CASE(
+    "carton verify: a sha256 mismatch in a large stored file is reported, not its crc-32, "
+    "on one thread and on many",
+    "[carton][verify]") {
+  TempDir tmp;
+  WriteLargeCarton(tmp.file("v.carton"), Damage::kData);
+  const std::string one = OnlyProblem(VerifyOn(tmp.file("v.carton"), 1));
+  CHECK_THAT(one, Catch::StartsWith("model/large1.bin: sha256 "));
+  CHECK_THAT(one, Catch::Contains("but MANIFEST says"));
+  for (unsigned threads : {2u, 3u, 8u}) {
+    INFO("threads: " << threads);
+    CHECK(OnlyProblem(VerifyOn(tmp.file("v.carton"), threads)) == one);
+  }
 }
 
 TEST_CASE("carton unpack: checks hashes and leaves nothing on failure", "[carton][unpack]") {

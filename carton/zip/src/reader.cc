@@ -547,6 +547,8 @@ Result<ByteView> ZipReader::MappedData(std::string_view name) const {
 
 ByteView ZipReader::archive() const { return impl_->data; }
 
+const MappedFile* ZipReader::file() const { return impl_->file.get(); }
+
 Status ZipReader::CheckCrc32(const ZipEntry& entry, std::uint32_t crc) {
   if (crc == entry.crc32) return Status::Ok();
   return Corrupt(EntryContext(entry.name) + ": crc-32 mismatch: the directory says " +

@@ -159,6 +159,10 @@ class ZipReader {
 
   // The whole archive, borrowed as MappedData.
   ByteView archive() const;
+  // The mapped archive file (Open, OpenFile), borrowed from the reader: for
+  // reading stored entries by descriptor (MappedFile::ReadAt at DataOffset)
+  // instead of through the mapping. nullptr for OpenBuffer and OpenSource.
+  const MappedFile* file() const;
 
   // OK when `crc` (UpdateCrc32 over the decoded bytes of `entry`) is the
   // CRC-32 the central directory gives; else kCorrupt "entry "<name>":
