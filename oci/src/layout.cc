@@ -158,10 +158,11 @@ Result<const Json*> ReadZipSettings(const Json& zip, OciLayout* layout) {
                      " is not a power of two in 1.." + std::to_string(kZipMaxAlignment));
   }
   layout->alignment = static_cast<std::uint32_t>(alignment);
-  if (workers != "multithreaded" && workers != "none") {
-    return BadLayout("zip.zstd_workers must be \"multithreaded\" or \"none\"");
+  if (workers != "frames" && workers != "multithreaded" && workers != "none") {
+    return BadLayout("zip.zstd_workers must be \"frames\", \"multithreaded\" or \"none\"");
   }
-  layout->zstd_multithreaded = workers == "multithreaded";
+  layout->zstd_multithreaded = workers != "none";
+  layout->zstd_frames = workers == "frames";
   if (auto it = zip.find("layout_sha256"); it != zip.end()) {
     std::optional<manifest::Digest> d;
     if (it->is_string()) d = manifest::ParseHex(it->get<std::string>());
@@ -289,28 +290,46 @@ std::optional<std::uint32_t> FindAlignment(const ZipReader& zip, std::uint64_t f
   return std::nullopt;
 }
 
-// The level at which `e` compresses to its size with `method` (`hint`
-// first), or nullopt; zstd is tried in the worker mode `*multithreaded`
-// once it is known, else in both, and a zstd level found sets it.
-Result<std::optional<int>> FindLevel(const ZipReader& zip, const ZipEntry& e, Compression method,
-                                     std::optional<int> hint, int workers,
-                                     std::optional<bool>* multithreaded) {
-  const bool all = e.size <= kSearchAllLevelsUpTo;
-  std::vector<bool> modes;
-  if (method == Compression::kZstd && *multithreaded) {
-    modes = {**multithreaded};
-  } else {
-    modes = {true, false};
+// What push has found out about how the zstd entries were written: through
+// workers or on the calling thread, and whether files over
+// kZipBatchFileMax bytes were cut into frames (only such entries tell).
+struct ZstdModes {
+  std::optional<bool> multithreaded;
+  std::optional<bool> frames;
+};
+
+// The (multithreaded, frames) settings still possible for `e`: one for
+// other methods; for zstd those `known` allows, frames tried first.
+std::vector<std::pair<bool, bool>> CandidateModes(const ZipEntry& e, Compression method,
+                                                  const ZstdModes& known) {
+  if (method != Compression::kZstd) return {{true, false}};
+  const bool large = e.size > kZipBatchFileMax;
+  std::vector<std::pair<bool, bool>> modes;
+  for (const auto& [mt, frames] : {std::pair{true, true}, {true, false}, {false, false}}) {
+    if (known.multithreaded && *known.multithreaded != mt) continue;
+    if (large && known.frames && *known.frames != frames) continue;
+    if (!large && frames) continue;  // the same bytes as without frames
+    modes.push_back({mt, frames});
   }
-  for (bool mt : modes) {
-    if (method != Compression::kZstd && !mt) break;
+  return modes;
+}
+
+// The level at which `e` compresses to its size with `method` (`hint`
+// first), or nullopt; zstd is tried in the modes `*known` still allows, and
+// a zstd level found settles them.
+Result<std::optional<int>> FindLevel(const ZipReader& zip, const ZipEntry& e, Compression method,
+                                     std::optional<int> hint, int workers, ZstdModes* known) {
+  const bool all = e.size <= kSearchAllLevelsUpTo;
+  for (const auto& [mt, frames] : CandidateModes(e, method, *known)) {
     for (int level : CandidateLevels(method, hint, all)) {
-      CARTON_ASSIGN_OR_RETURN(bool same,
-                              ZipEntryCompressesTo(zip, e, method, level, mt ? workers : 0));
-      if (same) {
-        if (method == Compression::kZstd) *multithreaded = mt;
-        return std::optional<int>(level);
+      CARTON_ASSIGN_OR_RETURN(
+          bool same, ZipEntryCompressesTo(zip, e, method, level, mt ? workers : 0, frames));
+      if (!same) continue;
+      if (method == Compression::kZstd) {
+        known->multithreaded = mt;
+        if (e.size > kZipBatchFileMax) known->frames = frames;
       }
+      return std::optional<int>(level);
     }
   }
   return std::optional<int>();
@@ -324,14 +343,14 @@ Status InferLevels(const ZipReader& zip, unsigned threads, OciLayout* layout, bo
   // the level found last is tried first.
   const int workers = carton::CartonWriterOptions(threads).zstd_workers;
   std::optional<int> hint[3];
-  std::optional<bool> multithreaded;
+  ZstdModes modes;
   for (OciZipEntry& o : layout->entries) {
     if (o.kind == OciEntryKind::kDirectory || o.method == Compression::kStored) continue;
     const ZipEntry& e = *zip.Find(o.name);
     auto& h = hint[static_cast<int>(o.method)];
     std::optional<int> found;
     if (*reproducible) {
-      CARTON_ASSIGN_OR_RETURN(found, FindLevel(zip, e, o.method, h, workers, &multithreaded));
+      CARTON_ASSIGN_OR_RETURN(found, FindLevel(zip, e, o.method, h, workers, &modes));
     }
     if (found) {
       h = *found;
@@ -342,8 +361,19 @@ Status InferLevels(const ZipReader& zip, unsigned threads, OciLayout* layout, bo
       o.level = h.value_or(d.ok() ? *d : 1);
     }
   }
-  layout->zstd_multithreaded = multithreaded.value_or(true);
+  layout->zstd_multithreaded = modes.multithreaded.value_or(true);
+  layout->zstd_frames = layout->zstd_multithreaded && modes.frames.value_or(true);
   return Status::Ok();
+}
+
+}  // namespace
+
+namespace {
+
+// The config's name for the layout's zstd mode.
+const char* ZstdWorkersName(const OciLayout& layout) {
+  if (!layout.zstd_multithreaded) return "none";
+  return layout.zstd_frames ? "frames" : "multithreaded";
 }
 
 }  // namespace
@@ -361,7 +391,7 @@ std::string WriteOciLayout(const OciLayout& layout) {
     entries.push_back(std::move(j));
   }
   Json zip = {{"alignment", layout.alignment},
-              {"zstd_workers", layout.zstd_multithreaded ? "multithreaded" : "none"},
+              {"zstd_workers", ZstdWorkersName(layout)},
               {"size", layout.size},
               {"entries", std::move(entries)}};
   if (layout.layout_sha256) zip["layout_sha256"] = manifest::ToHex(*layout.layout_sha256);

@@ -48,6 +48,9 @@ struct OciLayout {
   // zstd through one or more worker threads (carton's writers), or on the
   // calling thread: the two give different bytes.
   bool zstd_multithreaded = true;
+  // With workers: files over kZipBatchFileMax bytes compressed as
+  // independent frames (ZipWriterOptions::zstd_frames), or as one.
+  bool zstd_frames = true;
   std::uint64_t size = 0;  // bytes of the pushed carton
   // LayoutSha256 of the pushed carton, when ZipWriter reproduces it.
   std::optional<manifest::Digest> layout_sha256;

@@ -537,6 +537,7 @@ class CartonRebuild {
   Status Write(bool stream) {
     ZipWriterOptions zip_options = CartonWriterOptions(threads_, p_.layout.alignment);
     if (!p_.layout.zstd_multithreaded) zip_options.zstd_workers = 0;
+    zip_options.zstd_frames = p_.layout.zstd_frames;
     CARTON_ASSIGN_OR_RETURN(ZipWriter zip, ZipWriter::Create(temp_, zip_options));
     differs_.clear();
     for (const auto& e : p_.layout.entries) {

@@ -81,6 +81,30 @@ std::string ActionOf(const Json& report, const std::string& path) {
   return "";
 }
 
+TEST_CASE("oci cli: a carton with a zstd file compressed as frames pulls byte for byte",
+          "[oci][cli]") {
+  RegistryServer registry;
+  TempDir tmp;
+  const std::string dir = tmp.file("frames-dir");
+  WriteText(dir + "/carton.toml", kConfig);
+  std::string text;
+  for (int i = 0; text.size() < (6u << 20); ++i) text += "row " + std::to_string(i % 7919) + "\n";
+  WriteText(dir + "/model/table.txt", text);  // over 4 MiB: frames of 1 MiB
+  const std::string packed = tmp.file("frames.carton");
+  auto r = Run(carton::testing::CartonBin() + " pack " + Q(dir) + " -o " + Q(packed) +
+               " --compression zstd -j 3");
+  REQUIRE(r.exit_code == 0);
+  r = Run(Carton(tmp) + " push " + Q(packed) + " " + registry.Ref("team/frames:v1") + " --json");
+  REQUIRE(r.exit_code == 0);
+  CHECK(Parse(r.out)["reproducible"] == true);
+  const std::string out = tmp.file("pulled.carton");
+  r = Run(Carton(tmp, "pull-cache") + " pull " + registry.Ref("team/frames:v1") + " -o " + Q(out));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("byte for byte the carton that was pushed") != std::string::npos);
+  CHECK(ReadText(out) == ReadText(packed));
+}
+
 TEST_CASE("oci cli: a weight shared by two versions is uploaded once, and pulls are byte-identical",
           "[oci][cli]") {
   RegistryServer registry;

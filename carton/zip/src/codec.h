@@ -12,11 +12,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "carton/common/bytes.h"
 #include "carton/common/status.h"
 #include "carton/zip/compression.h"
 #include "carton/zip/reader.h"
+#include "carton/zip/writer.h"
 
 namespace carton::zip_internal {
 
@@ -42,9 +44,34 @@ class Encoder {
 
 // An encoder for `method` (kDeflate or kZstd) at a level from ResolveLevel.
 // `size` is the exact number of input bytes that will follow (zstd records
-// it in the frame header). Errors: kInvalidArgument, kInternal.
+// it in the frame header). With `frames`, zstd output is independent frames
+// of kZipFrameSize input bytes each (what CompressFrames writes on several
+// threads; `zstd_workers` is then unused). Errors: kInvalidArgument,
+// kInternal.
 Result<std::unique_ptr<Encoder>> MakeEncoder(Compression method, int level, std::uint64_t size,
-                                             int zstd_workers);
+                                             int zstd_workers, bool frames = false);
+
+// One zstd frame at a time, with ZipWriter's parameters for a level (those
+// of ZstdEncoder for an input of kZipFrameSize bytes), each frame recording
+// its content size. Not thread-safe: one per thread.
+class ZstdFrameCompressor {
+ public:
+  // Errors: kInvalidArgument (level), kInternal (no memory).
+  static Result<ZstdFrameCompressor> Make(int level);
+  ZstdFrameCompressor(ZstdFrameCompressor&&) noexcept;
+  ZstdFrameCompressor& operator=(ZstdFrameCompressor&&) noexcept;
+  ~ZstdFrameCompressor();
+  // `in` as one frame into `out` (resized to fit). Errors: kInternal.
+  Status Compress(ByteView in, std::vector<std::byte>* out);
+
+ private:
+  struct State;
+  explicit ZstdFrameCompressor(std::unique_ptr<State> s);
+  std::unique_ptr<State> state_;
+};
+
+// The most bytes the frames of `size` input bytes can take.
+std::uint64_t ZstdFramesBound(std::uint64_t size);
 
 // Decodes one or more complete zstd frames fed in pieces. Untrusted input.
 class ZstdDecoder {

@@ -61,6 +61,22 @@ void ReturnZstdCCtx(ZstdCCtxPtr c) {
   }
 }
 
+// Sets `level` on `c` for an input of `size` bytes, with matches from 4
+// bytes: float32 and int32 tensors repeat in whole 4-byte values, which the
+// faster levels (minimum match 5 to 7) cannot use and deflate (minimum 3)
+// does; it also makes those levels faster on such data
+// (docs/BENCHMARKS.md).
+Status SetZstdLevel(ZSTD_CCtx* c, int level, std::uint64_t size) {
+  if (ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level))) {
+    return InvalidArgument("zstd rejects level " + std::to_string(level));
+  }
+  if (level > 0 && ZSTD_getCParams(level, size, 0).minMatch > kZstdMinMatch &&
+      ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_minMatch, kZstdMinMatch))) {
+    return Internal("zstd rejects a minimum match of " + std::to_string(kZstdMinMatch));
+  }
+  return Status::Ok();
+}
+
 class DeflateEncoder final : public Encoder {
  public:
   static Result<std::unique_ptr<Encoder>> Make(int level) {
@@ -114,20 +130,10 @@ class ZstdEncoder final : public Encoder {
   static Result<std::unique_ptr<Encoder>> Make(int level, std::uint64_t size, int workers) {
     ZstdCCtxPtr cctx = TakeZstdCCtx();
     if (!cctx) return Internal("cannot allocate a zstd context");
+    CARTON_RETURN_IF_ERROR(SetZstdLevel(cctx.get(), level, size));
     auto set = [&](ZSTD_cParameter p, int v) {
       return !ZSTD_isError(ZSTD_CCtx_setParameter(cctx.get(), p, v));
     };
-    if (!set(ZSTD_c_compressionLevel, level)) {
-      return InvalidArgument("zstd rejects level " + std::to_string(level));
-    }
-    // Matches from 4 bytes: float32 and int32 tensors repeat in whole 4-byte
-    // values, which the faster levels (minimum match 5 to 7) cannot use and
-    // deflate (minimum 3) does; it also makes those levels faster on such
-    // data (docs/BENCHMARKS.md).
-    if (level > 0 && ZSTD_getCParams(level, size, 0).minMatch > kZstdMinMatch &&
-        !set(ZSTD_c_minMatch, kZstdMinMatch)) {
-      return Internal("zstd rejects a minimum match of " + std::to_string(kZstdMinMatch));
-    }
     if (workers > 0 && (!set(ZSTD_c_nbWorkers, workers) || !set(ZSTD_c_jobSize, kZstdJobSize))) {
       return InvalidArgument("zstd rejects " + std::to_string(workers) +
                              " workers (built without threads?)");
@@ -188,7 +194,78 @@ class ZstdEncoder final : public Encoder {
   bool held_valid_ = false;
 };
 
+// Independent frames of kZipFrameSize bytes, one after the other: the
+// bytes CompressFrames writes with several threads.
+class FramesEncoder final : public Encoder {
+ public:
+  explicit FramesEncoder(ZstdFrameCompressor c) : compressor_(std::move(c)) {}
+
+  Status Update(ByteView in, const ByteSink& out) override {
+    while (!in.empty()) {
+      const std::size_t n = std::min(in.size(), kFrame - pending_.size());
+      pending_.insert(pending_.end(), in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n));
+      in = in.subspan(n);
+      if (pending_.size() == kFrame) CARTON_RETURN_IF_ERROR(Flush(out));
+    }
+    return Status::Ok();
+  }
+
+  Status Finish(const ByteSink& out) override {
+    if (!pending_.empty() || !any_) return Flush(out);
+    return Status::Ok();
+  }
+
+ private:
+  static constexpr std::size_t kFrame = static_cast<std::size_t>(kZipFrameSize);
+  Status Flush(const ByteSink& out) {
+    CARTON_RETURN_IF_ERROR(compressor_.Compress(pending_, &frame_));
+    pending_.clear();
+    any_ = true;
+    return out(frame_);
+  }
+
+  ZstdFrameCompressor compressor_;
+  std::vector<std::byte> pending_;
+  std::vector<std::byte> frame_;
+  bool any_ = false;
+};
+
 }  // namespace
+
+struct ZstdFrameCompressor::State {
+  ZstdCCtxPtr cctx;
+};
+
+Result<ZstdFrameCompressor> ZstdFrameCompressor::Make(int level) {
+  auto state = std::make_unique<State>();
+  state->cctx.reset(ZSTD_createCCtx());
+  if (!state->cctx) return Internal("cannot allocate a zstd context");
+  CARTON_RETURN_IF_ERROR(SetZstdLevel(state->cctx.get(), level, kZipFrameSize));
+  return ZstdFrameCompressor(std::move(state));
+}
+
+ZstdFrameCompressor::ZstdFrameCompressor(std::unique_ptr<State> s) : state_(std::move(s)) {}
+ZstdFrameCompressor::ZstdFrameCompressor(ZstdFrameCompressor&&) noexcept = default;
+ZstdFrameCompressor& ZstdFrameCompressor::operator=(ZstdFrameCompressor&&) noexcept = default;
+ZstdFrameCompressor::~ZstdFrameCompressor() = default;
+
+Status ZstdFrameCompressor::Compress(ByteView in, std::vector<std::byte>* out) {
+  out->resize(ZSTD_compressBound(in.size()));
+  const std::size_t r =
+      ZSTD_compress2(state_->cctx.get(), out->data(), out->size(), in.data(), in.size());
+  if (ZSTD_isError(r)) {
+    return Internal(std::string("zstd compression failed: ") + ZSTD_getErrorName(r));
+  }
+  out->resize(r);
+  return Status::Ok();
+}
+
+std::uint64_t ZstdFramesBound(std::uint64_t size) {
+  const std::uint64_t full = size / kZipFrameSize;
+  const std::uint64_t rest = size % kZipFrameSize;
+  return full * ZSTD_compressBound(static_cast<std::size_t>(kZipFrameSize)) +
+         (rest != 0 || full == 0 ? ZSTD_compressBound(static_cast<std::size_t>(rest)) : 0);
+}
 
 Result<int> ResolveLevel(Compression method, int level) {
   switch (method) {
@@ -213,11 +290,15 @@ Result<int> ResolveLevel(Compression method, int level) {
 }
 
 Result<std::unique_ptr<Encoder>> MakeEncoder(Compression method, int level, std::uint64_t size,
-                                             int zstd_workers) {
+                                             int zstd_workers, bool frames) {
   switch (method) {
     case Compression::kDeflate:
       return DeflateEncoder::Make(level);
     case Compression::kZstd:
+      if (frames) {
+        CARTON_ASSIGN_OR_RETURN(ZstdFrameCompressor c, ZstdFrameCompressor::Make(level));
+        return std::unique_ptr<Encoder>(new FramesEncoder(std::move(c)));
+      }
       return ZstdEncoder::Make(level, size, zstd_workers);
     case Compression::kStored:
       break;

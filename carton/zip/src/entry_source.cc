@@ -30,6 +30,15 @@ Result<SourcePtr> EntrySource::MakeSource() {
   return SourcePtr(src);
 }
 
+void EntrySource::UseCopier(FileCopier* copier) {
+  if (data_.file_path.empty() || data_.method != kMethodStored ||
+      data_.compressed_size < FileCopier::kMinFile) {
+    return;
+  }
+  data_.copier_job = copier->Add({data_.name, data_.file_path, data_.identity, data_.data_offset});
+  data_.copier = copier;
+}
+
 zip_int64_t EntrySource::Fail(Status s, int zip_code) {
   if (error_.ok()) error_ = std::move(s);
   zip_error_set(zip_error_.get(), zip_code, 0);
@@ -43,15 +52,21 @@ Status EntrySource::Open() {
                     std::to_string(output_->position()) + ", not at " +
                     std::to_string(data_.data_offset));
   }
+  chunk_ = {};
+  chunk_pos_ = 0;
+  fetched_ = 0;
+  if (data_.copier != nullptr || data_.prewritten) {
+    // In the file already, or about to be: libzip's writes are dropped.
+    write_through_ = false;
+    buffer_ = {};
+    return output_->MarkWritten(data_.data_offset, data_.compressed_size);
+  }
   write_through_ = data_.compressed_size >= ZipOutput::kWriteThroughMin;
   // Streams and producers give their bytes where they are.
   const bool buffered = !data_.stream && !data_.produce;
   buffer_.resize(buffered ? static_cast<std::size_t>(
                                 std::min<std::uint64_t>(kBufferSize, data_.compressed_size))
                           : 0);
-  chunk_ = {};
-  chunk_pos_ = 0;
-  fetched_ = 0;
   if (data_.produce) {
     CARTON_ASSIGN_OR_RETURN(produced_, data_.produce());
     if (produced_.size() != data_.size) {
@@ -107,10 +122,19 @@ Result<ByteView> EntrySource::NextFromFile(std::size_t want) {
   return ByteView(buffer_.data(), have);
 }
 
+Result<ByteView> EntrySource::NextFromCopier() {
+  data_.copier->Give();
+  CARTON_ASSIGN_OR_RETURN(ByteView piece, data_.copier->Take(data_.copier_job, fetched_));
+  if (on_read_ != nullptr && *on_read_) (*on_read_)(piece.size());
+  return piece;
+}
+
 Status EntrySource::Refill() {
   const std::size_t want = static_cast<std::size_t>(
       std::min<std::uint64_t>(buffer_.size(), data_.compressed_size - fetched_));
-  if (data_.stream) {
+  if (data_.copier != nullptr) {
+    CARTON_ASSIGN_OR_RETURN(chunk_, NextFromCopier());
+  } else if (data_.stream) {
     CARTON_ASSIGN_OR_RETURN(chunk_, NextFromStream());
   } else if (data_.produce) {
     chunk_ = AsBytes(produced_);
@@ -147,9 +171,21 @@ Status EntrySource::CheckFileEnd() {
 }
 
 Result<std::size_t> EntrySource::Read(std::byte* out, std::size_t n) {
+  if (data_.prewritten) {
+    // libzip copies compressed bytes as they are, into the output, which
+    // drops them: its buffer is left as it is.
+    const auto k =
+        static_cast<std::size_t>(std::min<std::uint64_t>(n, data_.compressed_size - fetched_));
+    fetched_ += k;
+    return k;
+  }
   if (chunk_pos_ == chunk_.size()) {
     if (fetched_ == data_.compressed_size) {
       // libzip reads until it gets 0: the moment to check the file.
+      if (data_.copier != nullptr) {
+        data_.copier->Give();
+        CARTON_RETURN_IF_ERROR(data_.copier->JobStatus(data_.copier_job));
+      }
       if (fd_.valid()) {
         CARTON_RETURN_IF_ERROR(CheckFileEnd());
         fd_.Reset();
@@ -213,6 +249,7 @@ zip_int64_t EntrySource::Handle(void* data, zip_uint64_t len, zip_source_cmd_t c
       return static_cast<zip_int64_t>(*r);
     }
     case ZIP_SOURCE_CLOSE:
+      if (data_.copier != nullptr) data_.copier->Give();
       fd_.Reset();
       chunk_ = {};
       buffer_ = {};

@@ -33,6 +33,7 @@
 #include "carton/common/status.h"
 #include "carton/common/unique_fd.h"
 #include "carton/zip/writer.h"
+#include "copier.h"
 #include "libzip.h"
 #include "output.h"
 #include "spool.h"
@@ -54,6 +55,15 @@ struct EntryData {
   ZipWriter::Producer produce;
   ZipWriter::StreamProducer stream;  // or piece by piece (AddStream)
   std::uint64_t spool_offset = 0;
+  // Stored file copied into place by a FileCopier: its job there (libzip
+  // gets the bytes from the copier, for the CRC-32, and its writes of them
+  // are dropped).
+  FileCopier* copier = nullptr;
+  std::size_t copier_job = 0;
+  // Compressed bytes already at data_offset in the output (written before
+  // zip_close, CompressFrames): libzip's copy of them is not read from
+  // anywhere and its writes are dropped.
+  bool prewritten = false;
 };
 
 class EntrySource {
@@ -68,6 +78,11 @@ class EntrySource {
   // A libzip source reading this entry; this object must outlive it.
   // Errors: kInternal.
   Result<SourcePtr> MakeSource();
+
+  // If this entry is a stored file of FileCopier::kMinFile bytes or more,
+  // adds it to `copier` (which must outlive this object's use by libzip)
+  // and takes its bytes from there. Before zip_close.
+  void UseCopier(FileCopier* copier);
 
   // Why a read failed, with details libzip does not keep; OK if none did.
   const Status& error() const { return error_; }
@@ -84,6 +99,8 @@ class EntrySource {
   Result<ByteView> NextFromStream();
   Result<ByteView> NextFromFile(std::size_t want);
   Status CheckFileEnd();
+  // A piece of a FileCopier's copy (the previous one handed back).
+  Result<ByteView> NextFromCopier();
 
   EntryData data_;
   const Spool* spool_;

@@ -63,11 +63,12 @@ std::uint64_t PlaceZipDirectory(std::uint64_t header_offset, std::size_t name_si
 }
 
 Result<bool> ZipEntryCompressesTo(const ZipReader& zip, const ZipEntry& entry, Compression method,
-                                  int level, int zstd_workers) {
+                                  int level, int zstd_workers, bool frames) {
   if (method == Compression::kStored) return false;
   auto resolved = zip_internal::ResolveLevel(method, level);
   if (!resolved.ok()) return false;
-  auto encoder = zip_internal::MakeEncoder(method, *resolved, entry.size, zstd_workers);
+  const bool framed = frames && method == Compression::kZstd && entry.size > kZipBatchFileMax;
+  auto encoder = zip_internal::MakeEncoder(method, *resolved, entry.size, zstd_workers, framed);
   if (!encoder.ok()) return false;
   std::uint64_t out = 0;
   bool longer = false;

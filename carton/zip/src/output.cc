@@ -72,6 +72,17 @@ Status ZipOutput::WriteThrough(std::uint64_t offset, ByteView data) {
   return Status::Ok();
 }
 
+Status ZipOutput::MarkWritten(std::uint64_t offset, std::uint64_t size) {
+  if (!file_) return Internal(path_ + ": write after commit or abort");
+  if (offset != position_ || position_ != size_ || (through_open_ && through_end_ > position_)) {
+    return Internal(path_ + ": entry data marked written at offset " + std::to_string(offset) +
+                    " while the archive is being written at " + std::to_string(position_));
+  }
+  through_end_ = offset + size;
+  through_open_ = true;
+  return Status::Ok();
+}
+
 Status ZipOutput::CloseThrough() {
   if (!through_open_) return Status::Ok();
   through_open_ = false;

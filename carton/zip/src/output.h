@@ -71,6 +71,14 @@ class ZipOutput {
   // `offset` continues the previous write-through, or is where libzip is
   // about to append. Errors: kInternal (another offset), kIoError.
   Status WriteThrough(std::uint64_t offset, ByteView data);
+  // Says that the `size` bytes libzip is about to append at `offset` are
+  // in the file already (written by other threads, FileCopier, or before
+  // zip_close): libzip's writes of them are dropped. Errors: kInternal
+  // (not where libzip appends next).
+  Status MarkWritten(std::uint64_t offset, std::uint64_t size);
+  // The temporary file, for threads writing entries' data at their places
+  // (pwrite); -1 once committed or aborted.
+  int fd() const { return file_ ? file_->fd() : -1; }
   // Flushes, closes and renames into place; removes the temporary file on
   // failure.
   Status Commit();

@@ -34,7 +34,9 @@
 #include "carton/common/unique_fd.h"
 #include "carton/zip/layout.h"
 #include "codec.h"
+#include "copier.h"
 #include "entry_source.h"
+#include "frames.h"
 #include "libzip.h"
 #include "output.h"
 #include "records.h"
@@ -364,6 +366,15 @@ struct ZipWriter::Impl {
     // time, docs/BENCHMARKS.md), and a full disk shows before any byte of
     // the archive is written.
     CARTON_RETURN_IF_ERROR(out->Reserve(next_header));
+    // Stopped (its threads joined) when this returns, before the writer
+    // can remove the output.
+    zip_internal::FileCopier copier;
+    if (options.file_threads > 0) {
+      for (auto& s : sources) s->UseCopier(&copier);
+      if (copier.job_count() != 0) {
+        CARTON_RETURN_IF_ERROR(copier.Start(out->fd(), path, options.file_threads));
+      }
+    }
     zip_t* z = archive.release();
     if (zip_close(z) != 0) {
       Status s = CloseFailure(z);
@@ -371,6 +382,48 @@ struct ZipWriter::Impl {
       return s;
     }
     return Status::Ok();
+  }
+
+  // AddFile of a zstd file over kZipBatchFileMax bytes on file_threads:
+  // independent frames written straight into the archive (CompressFrames).
+  // nullopt, having read nothing, when the entry's data offset would depend
+  // on the compressed size (whether it needs zip64): then AddFile compresses
+  // it as one frame.
+  Result<std::optional<ZipAddResult>> AddFrames(std::string_view name, int fd,
+                                                const std::string& path,
+                                                const FileIdentity& identity, int level) {
+    const std::uint64_t size = identity.size;
+    const ZipEntryPlacement low =
+        PlaceZipEntry(next_header, name.size(), Compression::kZstd, size, 0, options.alignment);
+    const ZipEntryPlacement high =
+        PlaceZipEntry(next_header, name.size(), Compression::kZstd, size,
+                      zip_internal::ZstdFramesBound(size), options.alignment);
+    if (low.data_offset != high.data_offset) return std::optional<ZipAddResult>();
+    CARTON_ASSIGN_OR_RETURN(int resolved, zip_internal::ResolveLevel(Compression::kZstd, level));
+    const zip_internal::FramesInput in{std::string(name), path, fd, size, resolved};
+    const zip_internal::FramesOutput to{out->fd(), path, low.data_offset};
+    auto frames = zip_internal::CompressFrames(in, to, options.file_threads, options.on_read);
+    if (!frames.ok()) return Poison(frames.status());
+    EntryData data;
+    data.name = std::string(name);
+    data.method = zip_internal::kMethodZstd;
+    data.size = size;
+    data.compressed_size = frames->compressed_size;
+    data.crc32 = frames->crc32;
+    data.prewritten = true;
+    auto offset = AddToArchive(std::move(data));
+    if (!offset.ok()) return Poison(offset.status());
+    if (*offset != low.data_offset) {
+      return Poison(Internal(EntryContext(name) + ": frames written at " +
+                             std::to_string(low.data_offset) + ", entry placed at " +
+                             std::to_string(*offset)));
+    }
+    ZipAddResult r;
+    r.size = size;
+    r.compressed_size = frames->compressed_size;
+    r.crc32 = frames->crc32;
+    r.data_offset = *offset;
+    return std::optional<ZipAddResult>(r);
   }
 };
 
@@ -433,10 +486,22 @@ Result<ZipAddResult> ZipWriter::AddFile(std::string_view name, const std::string
   CARTON_RETURN_IF_ERROR(impl_->CheckName(name));
   CARTON_ASSIGN_OR_RETURN(OpenedFile file, OpenSource(name, source_path));
   ::posix_fadvise(file.fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
-  impl_->read_buffer.resize(kChunkSize);
   const FileIdentity identity = file.identity;
-  FileSource source(std::move(file.fd), source_path, &impl_->read_buffer);
-  auto r = impl_->Add(name, method, level, identity.size, source, add, source_path, identity);
+  Result<ZipAddResult> r = Status::Ok();
+  std::optional<ZipAddResult> framed;
+  if (method == Compression::kZstd && impl_->options.file_threads > 0 &&
+      impl_->options.zstd_frames && identity.size > kZipBatchFileMax && !add.sha256 &&
+      !add.observer) {
+    CARTON_ASSIGN_OR_RETURN(framed,
+                            impl_->AddFrames(name, file.fd.get(), source_path, identity, level));
+  }
+  if (framed) {
+    r = *framed;
+  } else {
+    impl_->read_buffer.resize(kChunkSize);
+    FileSource source(std::move(file.fd), source_path, &impl_->read_buffer);
+    r = impl_->Add(name, method, level, identity.size, source, add, source_path, identity);
+  }
   if (!r.ok()) return r;
   // The hash describes the file as it was while read: it must not have
   // changed during that read (stored files are read again when written).

@@ -72,12 +72,14 @@ std::uint64_t PlaceZipDirectory(std::uint64_t header_offset, std::size_t name_si
 // Whether ZipWriter, given the decoded bytes of `entry` (an entry of `zip`)
 // with `method` (kDeflate or kZstd) at `level` (as for ZipWriter::AddFile)
 // and `zstd_workers` (as ZipWriterOptions::zstd_workers), writes exactly
-// entry.compressed_size bytes. Compresses with ZipWriter's encoders and
+// entry.compressed_size bytes; with `frames`, as AddFile does with
+// ZipWriterOptions::file_threads and zstd_frames (a zstd entry over
+// kZipBatchFileMax bytes as frames of kZipFrameSize). Compresses with ZipWriter's encoders and
 // stops as soon as the output is longer; false when the method or level is
 // not one ZipWriter can write. Reads `entry` (untrusted; its CRC-32 is
 // checked when the whole entry is read). Errors: those of
 // ZipReader::ReadTo; kInternal when the encoder fails.
 Result<bool> ZipEntryCompressesTo(const ZipReader& zip, const ZipEntry& entry, Compression method,
-                                  int level, int zstd_workers);
+                                  int level, int zstd_workers, bool frames = false);
 
 }  // namespace carton

@@ -50,6 +50,22 @@ struct ZipWriterOptions {
   // differs from the output for 0. Memory grows with workers (about 20 MiB
   // more per worker at the default level).
   int zstd_workers = 0;
+  // Threads for large files, beside the calling thread: in Finish() they
+  // copy every stored file of 256 KiB or more into its place in the archive
+  // (libzip then takes the bytes from them for its CRC-32, one pass over
+  // bytes in memory, and does not write them again); in AddFile, a zstd
+  // file over kZipBatchFileMax bytes, without ZipAddOptions, is cut into
+  // kZipFrameSize pieces compressed as independent zstd frames by these
+  // threads and written straight into the archive. 0: the calling thread
+  // does everything, and a large zstd entry is one frame (zstd_workers).
+  // The archive is the same for every value >= 1 (the frames do not depend
+  // on it), but differs from the one written with 0. Memory: about 1 MiB
+  // per thread to copy, about 4 MiB per thread to compress.
+  unsigned file_threads = 0;
+  // With file_threads: large zstd files as frames (as above), or, when
+  // false, as one frame through zstd_workers (the bytes written before
+  // frames existed; a rebuild of such an archive needs them).
+  bool zstd_frames = true;
   // fsync the archive and its directory before Finish() reports success.
   bool durable = false;
   // If set, called on the writing thread with the size of each chunk of
@@ -70,6 +86,9 @@ struct ZipAddOptions {
 
 // Largest file ZipWriter::AddFiles takes: one read, one compression job.
 inline constexpr std::uint64_t kZipBatchFileMax = std::uint64_t{4} << 20;
+// The uncompressed bytes of each zstd frame of a file compressed on
+// ZipWriterOptions::file_threads (the last frame may be shorter).
+inline constexpr std::uint64_t kZipFrameSize = std::uint64_t{1} << 20;
 
 // One file for ZipWriter::AddFiles.
 struct ZipFileToAdd {
