@@ -200,6 +200,14 @@ Result<std::size_t> EntrySource::Read(std::byte* out, std::size_t n) {
   return k;
 }
 
+void EntrySource::Close() {
+  if (data_.copier != nullptr) data_.copier->Give();
+  fd_.Reset();
+  chunk_ = {};
+  buffer_ = {};
+  produced_ = {};
+}
+
 zip_int64_t EntrySource::Callback(void* self, void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
   return static_cast<EntrySource*>(self)->Handle(data, len, cmd);
 }
@@ -249,11 +257,7 @@ zip_int64_t EntrySource::Handle(void* data, zip_uint64_t len, zip_source_cmd_t c
       return static_cast<zip_int64_t>(*r);
     }
     case ZIP_SOURCE_CLOSE:
-      if (data_.copier != nullptr) data_.copier->Give();
-      fd_.Reset();
-      chunk_ = {};
-      buffer_ = {};
-      produced_ = {};
+      Close();
       return 0;
     case ZIP_SOURCE_ERROR:
       return zip_error_to_data(zip_error_.get(), data, len);

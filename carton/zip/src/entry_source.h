@@ -92,6 +92,8 @@ class EntrySource {
   zip_int64_t Handle(void* data, zip_uint64_t len, zip_source_cmd_t cmd);
   zip_int64_t Fail(Status s, int zip_code);
   Status Open();
+  // Lets go of the file, the buffers and the copier's piece.
+  void Close();
   // Reads up to `n` bytes into `out`; 0 only at the end of the entry.
   Result<std::size_t> Read(std::byte* out, std::size_t n);
   // Points chunk_ at the next bytes of the entry (and writes them through).
