@@ -1,4 +1,6 @@
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -111,6 +113,54 @@ TEST_CASE("common: AtomicFile Preallocate sets the length, Commit cuts back to w
   }
   CHECK(testing::ReadText(path) == "abcde");
   CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 1);
+}
+
+namespace {
+
+// The bytes of `path`'s temporary file (the directory's only file) that
+// have storage behind them.
+std::uint64_t AllocatedBytes(const std::string& dir) {
+  std::vector<fs::path> files(fs::directory_iterator(dir), fs::directory_iterator{});
+  REQUIRE(files.size() == 1);
+  struct stat st;
+  REQUIRE(::stat(files[0].c_str(), &st) == 0);
+  CHECK(static_cast<std::uint64_t>(st.st_size) == std::uint64_t{8} << 20);
+  return static_cast<std::uint64_t>(st.st_blocks) * 512;
+}
+
+}  // namespace
+
+TEST_CASE("common: AtomicFile Preallocate reserves blocks on disk, only the length on tmpfs",
+          "[common]") {
+  testing::TempDir dir;
+  struct statfs fs_info;
+  REQUIRE(::statfs(dir.path().c_str(), &fs_info) == 0);
+  if (fs_info.f_type != TMPFS_MAGIC) {
+    auto f = AtomicFile::Create(dir.file("disk.bin"));
+    REQUIRE(f.ok());
+    REQUIRE(f->Preallocate(std::uint64_t{8} << 20).ok());
+    // Where fallocate works (ext4, xfs) the blocks are there; elsewhere the
+    // length alone is set, as on tmpfs.
+    const std::uint64_t allocated = AllocatedBytes(dir.path());
+    CHECK((allocated >= (std::uint64_t{8} << 20) || allocated == 0));
+  }
+  // tmpfs would zero every page now, on one thread: the length alone.
+  char shm[] = "/dev/shm/carton-prealloc-XXXXXX";
+  if (::statfs("/dev/shm", &fs_info) != 0 || fs_info.f_type != TMPFS_MAGIC ||
+      ::mkdtemp(shm) == nullptr) {
+    WARN("no tmpfs at /dev/shm: its case is not checked");
+    return;
+  }
+  {
+    auto f = AtomicFile::Create(std::string(shm) + "/t.bin");
+    REQUIRE(f.ok());
+    REQUIRE(f->Preallocate(std::uint64_t{8} << 20).ok());
+    CHECK(AllocatedBytes(shm) < (std::uint64_t{1} << 20));
+    REQUIRE(f->Write(AsBytes("tmpfs")).ok());
+    REQUIRE(f->Commit().ok());
+  }
+  CHECK(testing::ReadText(std::string(shm) + "/t.bin") == "tmpfs");
+  fs::remove_all(shm);
 }
 
 TEST_CASE("common: AtomicFile Preallocate reports a size the disk cannot hold", "[common]") {

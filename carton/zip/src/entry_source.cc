@@ -58,7 +58,7 @@ Status EntrySource::Open() {
   if (data_.copier != nullptr || data_.prewritten) {
     // In the file already, or about to be: libzip's writes are dropped.
     write_through_ = false;
-    buffer_ = {};
+    std::vector<std::byte>().swap(buffer_);
     return output_->MarkWritten(data_.data_offset, data_.compressed_size);
   }
   write_through_ = data_.compressed_size >= ZipOutput::kWriteThroughMin;
@@ -204,8 +204,10 @@ void EntrySource::Close() {
   if (data_.copier != nullptr) data_.copier->Give();
   fd_.Reset();
   chunk_ = {};
-  buffer_ = {};
-  produced_ = {};
+  // Freed, not just emptied (`= {}` keeps the capacity): an archive of
+  // 100,000 small files kept 4 KiB per entry until zip_close returned.
+  std::vector<std::byte>().swap(buffer_);
+  std::string().swap(produced_);
 }
 
 zip_int64_t EntrySource::Callback(void* self, void* data, zip_uint64_t len, zip_source_cmd_t cmd) {

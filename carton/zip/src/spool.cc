@@ -49,7 +49,7 @@ Status Spool::MoveToFile() {
   flushed_ = 0;
   CARTON_RETURN_IF_ERROR(FlushBuffer());
   // The memory buffer may have grown past the file buffer's size.
-  buffer_ = {};
+  std::vector<std::byte>().swap(buffer_);  // freed: `= {}` keeps the capacity
   return Status::Ok();
 }
 

@@ -61,7 +61,8 @@ class AtomicFile {
   Status WriteAt(std::uint64_t offset, ByteView data);
   // For a writer that knows its output's size: sets the file's length to
   // `size` now and reserves its blocks (fallocate(2); ftruncate(2) where the
-  // filesystem cannot). The writes that follow then neither extend the file
+  // filesystem cannot, and on tmpfs, whose fallocate would zero every page
+  // now on the calling thread). The writes that follow then neither extend the file
   // nor allocate blocks one at a time (on ext4 here, 8% less CPU for 1 GiB;
   // docs/BENCHMARKS.md), and a full disk shows before any byte is written.
   // Commit() cuts the file back to the bytes written if they are fewer.
