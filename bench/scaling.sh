@@ -23,7 +23,11 @@
 #                                                            file alone: the
 #                                                            ceiling when there are
 #                                                            no more large files
-#                                                            than threads)
+#                                                            than threads; and the
+#                                                            large files by up to N
+#                                                            processes at once, the
+#                                                            ceiling with N streams
+#                                                            sharing the machine)
 #   carton pack DIR -o OUT --compression zstd -j N      vs  tar -cf - DIR | zstd -3 -T<N>
 # and prints the median seconds, the ratio to the baseline, and the peak
 # resident memory of each carton command.
@@ -104,6 +108,9 @@ timed() {
 
 hash_all() { find "$model" -type f -print0 | xargs -0 openssl dgst -sha256; }
 hash_largest() { [ -n "$largest" ] && openssl dgst -sha256 "$largest"; }
+# The large files hashed by up to $1 openssl processes at once: the
+# ceiling when as many streams share the machine as verify runs.
+hash_parallel() { [ -n "$largest" ] && ls "$model"/model/big-* | xargs -P "$1" -n 1 openssl dgst -sha256; }
 copy() { cp -r "$model" "$dir/copy"; }
 tar_zstd() { tar -C "$model" -cf - . | zstd -q -3 -T"$1" -c > "$dir/out.tar.zst"; }
 pack() { "$carton" pack "$model" -o "$dir/out.carton" -q --compression "$1" -j "$2"; }
@@ -114,7 +121,7 @@ load() { CARTON_CACHE_DIR=$dir/cache "$carton" load "$dir/out.carton" -q -j "$1"
 generate
 largest=$(ls -S "$model"/model/big-* 2>/dev/null | head -n1 || true)
 export carton dir model largest
-export -f hash_all hash_largest copy tar_zstd pack load
+export -f hash_all hash_largest hash_parallel copy tar_zstd pack load
 results=${RESULTS:-$dir/results}
 : > "$results"
 echo "model: $stamp ($(du -sh "$model" | cut -f1)) in $dir; $cores cores; runs: $runs; -j: $JOBS"
@@ -129,6 +136,7 @@ for ((run = 1; run <= runs; run++)); do
     echo "verify $j $(timed "$carton" verify "$dir/out.carton" -q -j "$j")" >> "$results"
     if [ "$dgst_all" != 0 ]; then echo "dgst $j $(timed hash_all)" >> "$results"; fi
     echo "dgst1 $j $(timed hash_largest)" >> "$results"
+    echo "dgstpar $j $(timed hash_parallel "$j")" >> "$results"
     rm -rf "$dir/cache"
     echo "load $j $(timed load "$j")" >> "$results"
     rm -f "$dir/out.carton"
@@ -162,6 +170,10 @@ for j in $JOBS; do
     "$(peak verify "$j")" "$(peak load "$j")" "$(peak zstd "$j")"
 done
 echo "zstd sizes: carton $size_zstd bytes, tar|zstd -3 $size_tar bytes"
+for j in $JOBS; do
+  p=$(median dgstpar "$j") v=$(median verify "$j")
+  echo "-j $j: openssl dgst of the large files, up to $j at once: ${p}s; verify $(ratio "$v" "$p")x that"
+done
 
 # One more run of each carton command at the largest -j, CPU per thread.
 if [ "$profile" = 1 ]; then
