@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -234,4 +235,98 @@ TEST_CASE("carton zip: without frames a large zstd file is one frame, through zs
   }
   CHECK(archives[0] == ReadAll(plain));
   CHECK(archives[1] != ReadAll(plain));
+}
+
+TEST_CASE("carton zip: a zstd file that shrinks while its frames are compressed fails AddFile",
+          "[zip]") {
+  TempDir dir;
+  const std::string source = dir.file("words.txt");
+  for (unsigned threads : {1u, 3u, 8u}) {
+    INFO("file threads " << threads);
+    testing::WriteBytes(source, AsBytes(Words((9 << 20) + 11, 7)));
+    const std::string path = dir.file("shrunk.zip");
+    ZipWriterOptions options{.file_threads = threads};
+    // Cut on the first progress report, while the threads still read.
+    options.on_read = [&](std::uint64_t) { std::filesystem::resize_file(source, 2 << 20); };
+    auto w = ZipWriter::Create(path, options);
+    REQUIRE(w.ok());
+    auto r = w->AddFile("model/words.txt", source, Compression::kZstd);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == StatusCode::kIoError);
+    CHECK_THAT(r.status().message(), Catch::Contains("entry \"model/words.txt\""));
+    CHECK_THAT(r.status().message(), Catch::Contains(source));
+    CHECK_FALSE(w->Finish().ok());
+    CHECK(ListDir(dir.path()) == std::vector<std::string>{"words.txt"});
+  }
+}
+
+TEST_CASE("carton zip: a failed write of a frame names the entry and the archive", "[zip]") {
+  TempDir dir;
+  const std::string source = dir.file("words.txt");
+  testing::WriteBytes(source, AsBytes(Words((9 << 20) + 11, 8)));
+  const std::string path = dir.file("full.zip");
+  auto w = ZipWriter::Create(path, {.file_threads = 4});
+  REQUIRE(w.ok());
+  Status s;
+  {
+    // About 3 MiB of frames: the writes past 1 MiB fail with EFBIG.
+    testing::FileSizeLimit limit(1 << 20);
+    s = w->AddFile("model/words.txt", source, Compression::kZstd).status();
+  }
+  CHECK(s.code() == StatusCode::kIoError);
+  CHECK_THAT(s.message(), Catch::Contains("entry \"model/words.txt\": " + path + ": write failed"));
+  CHECK_FALSE(w->Finish().ok());
+  CHECK(ListDir(dir.path()) == std::vector<std::string>{"words.txt"});
+}
+
+TEST_CASE("carton zip: a failed write of a copied stored file names the entry and the archive",
+          "[zip]") {
+  TempDir dir;
+  const std::string source = dir.file("w.bin");
+  testing::WriteBytes(source, AsBytes(Noise(8 << 20, 9)));
+  const std::string path = dir.file("full.zip");
+  // Set when libzip takes the first piece: with 3 threads (5 buffers) the
+  // pieces from 5 MiB on are copied after it, and their writes fail.
+  std::optional<testing::FileSizeLimit> limit;
+  ZipWriterOptions options{.file_threads = 3};
+  options.on_read = [&](std::uint64_t) {
+    if (!limit) limit.emplace(2 << 20);
+  };
+  auto w = ZipWriter::Create(path, options);
+  REQUIRE(w.ok());
+  REQUIRE(w->AddFileUnread("model/w.bin", source).ok());
+  Status s = w->Finish();
+  limit.reset();
+  CHECK(s.code() == StatusCode::kIoError);
+  CHECK_THAT(s.message(), Catch::Contains("entry \"model/w.bin\": " + path + ": write failed"));
+  CHECK(ListDir(dir.path()) == std::vector<std::string>{"w.bin"});
+}
+
+TEST_CASE("carton zip: a stored file removed while others are copied fails Finish, leaving nothing",
+          "[zip]") {
+  TempDir dir;
+  std::vector<std::string> sources;
+  for (int i = 0; i < 12; ++i) {
+    sources.push_back(dir.file("f" + std::to_string(i) + ".bin"));
+    testing::WriteBytes(sources.back(), AsBytes(Noise(2 << 20, 20 + i)));
+  }
+  const std::string path = dir.file("out.zip");
+  // Removed when libzip takes the first piece: with 4 threads (6 buffers)
+  // the copy of file 8 (from piece 16) has not started then.
+  bool removed = false;
+  ZipWriterOptions options{.file_threads = 4};
+  options.on_read = [&](std::uint64_t) {
+    if (!removed) std::filesystem::remove(sources[8]);
+    removed = true;
+  };
+  auto w = ZipWriter::Create(path, options);
+  REQUIRE(w.ok());
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    REQUIRE(w->AddFileUnread("f" + std::to_string(i), sources[i]).ok());
+  }
+  Status s = w->Finish();
+  CHECK(s.code() == StatusCode::kIoError);
+  CHECK_THAT(s.message(), Catch::Contains("entry \"f8\": " + sources[8] + ": cannot open"));
+  CHECK_FALSE(std::filesystem::exists(path));
+  CHECK(ListDir(dir.path()).size() == 11);
 }

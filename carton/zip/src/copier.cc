@@ -141,7 +141,10 @@ Status FileCopier::Copy(Piece& p, std::vector<std::byte>& buffer) {
       ssize_t w = ::pwrite(out_fd_.get(), buffer.data() + put, p.size - put,
                            static_cast<off_t>(job.out_offset + p.offset + put));
       if (w < 0 && errno == EINTR) continue;
-      if (w < 0) return ErrnoIoError(errno, out_path_ + ": write failed");
+      if (w < 0) {
+        return ErrnoIoError(errno,
+                            "entry " + QuoteName(job.name) + ": " + out_path_ + ": write failed");
+      }
       put += static_cast<std::size_t>(w);
     }
     return Status::Ok();
@@ -169,8 +172,11 @@ Status FileCopier::FinishJob(std::size_t job) {
     do {
       r = ::pread(st.fd.get(), &extra, 1, static_cast<off_t>(j.identity.size));
     } while (r < 0 && errno == EINTR);
+    const int err = errno;
     auto id = IdentityOfFd(st.fd.get());
-    if (r != 0) {
+    if (r < 0) {
+      st.status = ErrnoIoError(err, Context(j) + ": read failed");
+    } else if (r != 0) {
       st.status = IoError(Context(j) + " grew before it was written");
     } else if (!id.ok() || *id != j.identity) {
       st.status = IoError(Context(j) + " changed while the archive was written");

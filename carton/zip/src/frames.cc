@@ -20,9 +20,14 @@ namespace {
 
 constexpr std::size_t kFrame = static_cast<std::size_t>(kZipFrameSize);
 
+// "entry "<name>": <path>", the start of every message about `in`.
+std::string Context(const FramesInput& in) {
+  return "entry " + QuoteName(in.name) + ": " + in.path;
+}
+
 Status ChangedSize(const FramesInput& in) {
-  return IoError("entry " + QuoteName(in.name) + ": source changed size while being read " +
-                 "(expected " + std::to_string(in.size) + " bytes)");
+  return IoError(Context(in) + " changed size while being read (expected " +
+                 std::to_string(in.size) + " bytes)");
 }
 
 class FramesRun {
@@ -33,7 +38,7 @@ class FramesRun {
   // Compresses frames until none is left or one failed.
   void Worker() {
     auto compressor = ZstdFrameCompressor::Make(in_.level);
-    if (!compressor.ok()) return Fail(compressor.status());
+    if (!compressor.ok()) return Fail(compressor.status().WithContext(Context(in_)));
     std::vector<std::byte> input(kFrame), output;
     for (;;) {
       std::size_t i;
@@ -91,7 +96,7 @@ class FramesRun {
       ssize_t r =
           ::pread(in_.fd, input.data() + have, *len - have, static_cast<off_t>(offset + have));
       if (r < 0 && errno == EINTR) continue;
-      if (r < 0) return ErrnoIoError(errno, in_.path + ": read failed");
+      if (r < 0) return ErrnoIoError(errno, Context(in_) + ": read failed");
       if (r == 0) return ChangedSize(in_);
       have += static_cast<std::size_t>(r);
     }
@@ -106,7 +111,7 @@ class FramesRun {
     CARTON_RETURN_IF_ERROR(ReadFrame(i, input, &len));
     const ByteView view(input.data(), len);
     const std::uint32_t crc = UpdateCrc32(0, view);
-    CARTON_RETURN_IF_ERROR(compressor.Compress(view, &output));
+    if (Status s = compressor.Compress(view, &output); !s.ok()) return s.WithContext(Context(in_));
     std::uint64_t at;
     {
       std::unique_lock<std::mutex> lock(mu_);
@@ -124,7 +129,10 @@ class FramesRun {
       ssize_t w = ::pwrite(out_.fd, output.data() + put, output.size() - put,
                            static_cast<off_t>(out_.offset + at + put));
       if (w < 0 && errno == EINTR) continue;
-      if (w < 0) return ErrnoIoError(errno, out_.path + ": write failed");
+      if (w < 0) {
+        return ErrnoIoError(errno,
+                            "entry " + QuoteName(in_.name) + ": " + out_.path + ": write failed");
+      }
       put += static_cast<std::size_t>(w);
     }
     {
@@ -157,7 +165,7 @@ Status CheckNoGrowth(const FramesInput& in) {
   do {
     r = ::pread(in.fd, &extra, 1, static_cast<off_t>(in.size));
   } while (r < 0 && errno == EINTR);
-  if (r < 0) return ErrnoIoError(errno, in.path + ": read failed");
+  if (r < 0) return ErrnoIoError(errno, Context(in) + ": read failed");
   if (r != 0) return ChangedSize(in);
   return Status::Ok();
 }

@@ -34,8 +34,8 @@ struct FramesInput {
 };
 
 struct FramesOutput {
-  int fd = -1;  // the archive's temporary file (pwrite)
-  std::string path;
+  int fd = -1;               // the archive's temporary file (pwrite)
+  std::string path;          // the archive's, for messages
   std::uint64_t offset = 0;  // where the entry's data starts
 };
 

@@ -390,7 +390,7 @@ struct ZipWriter::Impl {
   // on the compressed size (whether it needs zip64): then AddFile compresses
   // it as one frame.
   Result<std::optional<ZipAddResult>> AddFrames(std::string_view name, int fd,
-                                                const std::string& path,
+                                                const std::string& source_path,
                                                 const FileIdentity& identity, int level) {
     const std::uint64_t size = identity.size;
     const ZipEntryPlacement low =
@@ -400,7 +400,7 @@ struct ZipWriter::Impl {
                       zip_internal::ZstdFramesBound(size), options.alignment);
     if (low.data_offset != high.data_offset) return std::optional<ZipAddResult>();
     CARTON_ASSIGN_OR_RETURN(int resolved, zip_internal::ResolveLevel(Compression::kZstd, level));
-    const zip_internal::FramesInput in{std::string(name), path, fd, size, resolved};
+    const zip_internal::FramesInput in{std::string(name), source_path, fd, size, resolved};
     const zip_internal::FramesOutput to{out->fd(), path, low.data_offset};
     auto frames = zip_internal::CompressFrames(in, to, options.file_threads, options.on_read);
     if (!frames.ok()) return Poison(frames.status());
