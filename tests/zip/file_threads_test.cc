@@ -3,6 +3,8 @@
 // written straight into place. The archive must not depend on the thread
 // count, must read back (our reader, unzip), and a file that changes while
 // it is copied must fail the archive with nothing left behind.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
@@ -329,4 +331,41 @@ TEST_CASE("carton zip: a stored file removed while others are copied fails Finis
   CHECK_THAT(s.message(), Catch::Contains("entry \"f8\": " + sources[8] + ": cannot open"));
   CHECK_FALSE(std::filesystem::exists(path));
   CHECK(ListDir(dir.path()).size() == 11);
+}
+
+TEST_CASE("carton zip: a stored file replaced by a pipe before its copy fails Finish at once",
+          "[zip]") {
+  TempDir dir;
+  const std::string source = dir.file("w.bin");
+  for (unsigned threads : {0u, 2u}) {
+    INFO("file threads " << threads);
+    testing::WriteBytes(source, AsBytes(Noise(1 << 20, 5)));
+    const std::string path = dir.file("out.zip");
+    auto w = ZipWriter::Create(path, {.file_threads = threads});
+    REQUIRE(w.ok());
+    REQUIRE(w->AddFileUnread("model/w.bin", source).ok());
+    // Opening a pipe with no writer waits for one: the copy must not.
+    std::filesystem::remove(source);
+    REQUIRE(::mkfifo(source.c_str(), 0600) == 0);
+    Status s = w->Finish();
+    CHECK(s.code() == StatusCode::kIoError);
+    CHECK_THAT(s.message(), Catch::Contains("entry \"model/w.bin\": " + source));
+    CHECK_FALSE(std::filesystem::exists(path));
+    std::filesystem::remove(source);
+  }
+}
+
+TEST_CASE("carton zip: a pipe given as a file is refused at once", "[zip]") {
+  TempDir dir;
+  const std::string pipe = dir.file("pipe");
+  REQUIRE(::mkfifo(pipe.c_str(), 0600) == 0);
+  auto w = ZipWriter::Create(dir.file("out.zip"), {.file_threads = 2});
+  REQUIRE(w.ok());
+  for (Compression method : {Compression::kStored, Compression::kZstd}) {
+    auto r = w->AddFile("p", pipe, method);
+    CHECK(r.status().code() == StatusCode::kInvalidArgument);
+    CHECK_THAT(r.status().message(), Catch::Contains(pipe + " is not a regular file"));
+  }
+  auto r = w->AddFileUnread("p", pipe);
+  CHECK(r.status().code() == StatusCode::kInvalidArgument);
 }

@@ -112,7 +112,9 @@ Result<int> FileCopier::OpenJob(std::size_t job) {
   if (!st.opened) {
     st.opened = true;
     const Job& j = jobs_[job];
-    st.fd.Reset(::open(j.path.c_str(), O_RDONLY | O_CLOEXEC));
+    // O_NONBLOCK: a pipe put in the file's place must not hold the copy
+    // (it fails the identity check instead); reads of files ignore it.
+    st.fd.Reset(::open(j.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
     if (!st.fd.valid()) {
       st.open_status = ErrnoIoError(errno, Context(j) + ": cannot open");
     } else if (auto id = IdentityOfFd(st.fd.get()); !id.ok() || *id != j.identity) {

@@ -76,7 +76,9 @@ Status EntrySource::Open() {
     return Status::Ok();
   }
   if (data_.file_path.empty()) return Status::Ok();
-  fd_.Reset(::open(data_.file_path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: a pipe put in the file's place must not hold zip_close (it
+  // fails the identity check instead); reads of files ignore it.
+  fd_.Reset(::open(data_.file_path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (!fd_.valid()) {
     return ErrnoIoError(errno, context + ": cannot open " + data_.file_path);
   }

@@ -464,7 +464,9 @@ struct OpenedFile {
 
 // Opens the regular file `path` for entry `name`.
 Result<OpenedFile> OpenSource(std::string_view name, const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: a pipe is refused below instead of waiting for a writer;
+  // reads of files ignore it.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (!fd.valid()) return ErrnoStatus(errno, EntryContext(name) + ": cannot open " + path);
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) {
