@@ -25,8 +25,10 @@
 //
 // Thread-safety: Take, Give and JobStatus are called from one consumer
 // thread; the copying threads are the object's own. Stop() (and the
-// destructor) cancels and joins them: it must run before the output file
-// is closed.
+// destructor) cancels and joins them: until then they may write into the
+// output, through a descriptor of their own (so the output may be closed
+// or removed first, as libzip's rollback does: the writes then go to the
+// removed file).
 #pragma once
 
 #include <condition_variable>
