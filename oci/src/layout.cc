@@ -362,7 +362,9 @@ Status InferLevels(const ZipReader& zip, unsigned threads, OciLayout* layout, bo
     }
   }
   layout->zstd_multithreaded = modes.multithreaded.value_or(true);
-  layout->zstd_frames = layout->zstd_multithreaded && modes.frames.value_or(true);
+  // Unknown (no zstd file over kZipBatchFileMax): both give these bytes, and
+  // "multithreaded" is a layout older cartons can pull too.
+  layout->zstd_frames = layout->zstd_multithreaded && modes.frames.value_or(false);
   return Status::Ok();
 }
 

@@ -200,6 +200,10 @@ Result<ByteView> FileCopier::Take(std::size_t job, std::uint64_t offset) {
   if (!p.ready) return Internal("entry " + QuoteName(jobs_[job].name) + ": copying was stopped");
   taken_ = index;
   if (!p.status.ok()) return p.status;
+  if (p.buffer < 0) {
+    return Internal("entry " + QuoteName(jobs_[job].name) + ": piece at offset " +
+                    std::to_string(offset) + " taken twice");
+  }
   return ByteView(buffers_[static_cast<std::size_t>(p.buffer)].data(), p.size);
 }
 
