@@ -10,6 +10,7 @@
 #include <functional>
 #include <utility>
 
+#include "carton/common/fd_io.h"
 #include "carton/common/posix_error.h"
 #include "carton/common/unique_fd.h"
 
@@ -101,15 +102,8 @@ Status MappedFile::ReadAt(std::uint64_t offset, MutableByteView out) const {
                            std::to_string(offset) + " is past the end (" + std::to_string(size_) +
                            " bytes)");
   }
-  std::size_t done = 0;
-  while (done < out.size()) {
-    ssize_t n =
-        ::pread(fd_.get(), out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoIoError(errno, path_ + ": read failed");
-    if (n == 0) return IoError(path_ + ": file shrank while reading");
-    done += static_cast<std::size_t>(n);
-  }
+  CARTON_ASSIGN_OR_RETURN(std::size_t done, PreadFull(fd_.get(), offset, out, path_));
+  if (done != out.size()) return IoError(path_ + ": file shrank while reading");
   return Status::Ok();
 }
 

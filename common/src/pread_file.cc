@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <utility>
 
+#include "carton/common/fd_io.h"
 #include "carton/common/posix_error.h"
 
 namespace carton {
@@ -31,18 +32,11 @@ Status PreadFile::ReadAt(std::uint64_t offset, MutableByteView out) const {
                            std::to_string(offset) + " is past the end (" +
                            std::to_string(identity_.size) + " bytes)");
   }
-  std::size_t done = 0;
-  while (done < out.size()) {
-    const ssize_t n =
-        ::pread(fd_.get(), out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoIoError(errno, path_ + ": read failed");
-    if (n == 0) {
-      return IoError(path_ + ": short read: the file ends at " + std::to_string(offset + done) +
-                     " but was " + std::to_string(identity_.size) +
-                     " bytes when opened (it shrank while being read)");
-    }
-    done += static_cast<std::size_t>(n);
+  CARTON_ASSIGN_OR_RETURN(std::size_t done, PreadFull(fd_.get(), offset, out, path_));
+  if (done != out.size()) {
+    return IoError(path_ + ": short read: the file ends at " + std::to_string(offset + done) +
+                   " but was " + std::to_string(identity_.size) +
+                   " bytes when opened (it shrank while being read)");
   }
   return Status::Ok();
 }

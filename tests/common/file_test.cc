@@ -1,3 +1,4 @@
+#include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -8,7 +9,9 @@
 #include <vector>
 
 #include "carton/common/atomic_file.h"
+#include "carton/common/fd_io.h"
 #include "carton/common/mapped_file.h"
+#include "carton/common/unique_fd.h"
 #include "testing.h"
 
 using namespace carton;
@@ -233,4 +236,33 @@ TEST_CASE("common: ForEachMappedStep visits a mapping in order, in bounded steps
   CHECK(s.message() == "disk full");
   CHECK(calls == 1);
   CHECK(ForEachMappedStep(ByteView(), [](ByteView) { return Internal("never called"); }).ok());
+}
+
+TEST_CASE("common: PreadFull reads to the end of a range or the file, PwriteFull writes it all",
+          "[common]") {
+  testing::TempDir dir;
+  const std::string path = dir.file("io.bin");
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  REQUIRE(fd.valid());
+  REQUIRE(PwriteFull(fd.get(), 3, AsBytes("abcdef"), path).ok());
+  std::byte buf[16];
+  auto got = PreadFull(fd.get(), 3, {buf, 4}, path);
+  REQUIRE(got.ok());
+  CHECK(*got == 4);
+  CHECK(std::string(reinterpret_cast<const char*>(buf), 4) == "abcd");
+  got = PreadFull(fd.get(), 5, {buf, sizeof(buf)}, path);  // past the end: what there is
+  REQUIRE(got.ok());
+  CHECK(*got == 4);
+  got = PreadFull(fd.get(), 100, {buf, sizeof(buf)}, path);
+  REQUIRE(got.ok());
+  CHECK(*got == 0);
+
+  UniqueFd read_only(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  REQUIRE(read_only.valid());
+  Status s = PwriteFull(read_only.get(), 0, AsBytes("x"), path);
+  CHECK(s.code() == StatusCode::kIoError);
+  CHECK(s.message().find(path + ": write failed: ") == 0);
+  got = PreadFull(-1, 0, {buf, 1}, path);
+  REQUIRE_FALSE(got.ok());
+  CHECK(got.status().message().find(path + ": read failed: ") == 0);
 }

@@ -8,6 +8,7 @@
 #include <system_error>
 #include <utility>
 
+#include "carton/common/fd_io.h"
 #include "carton/common/posix_error.h"
 #include "records.h"
 
@@ -129,27 +130,11 @@ Status FileCopier::Copy(Piece& p, std::vector<std::byte>& buffer) {
   const Job& job = jobs_[p.job];
   Status s = [&]() -> Status {
     CARTON_ASSIGN_OR_RETURN(int fd, OpenJob(p.job));
-    std::size_t have = 0;
-    while (have < p.size) {
-      ssize_t r =
-          ::pread(fd, buffer.data() + have, p.size - have, static_cast<off_t>(p.offset + have));
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) return ErrnoIoError(errno, Context(job) + ": read failed");
-      if (r == 0) return IoError(Context(job) + " shrank before it was written");
-      have += static_cast<std::size_t>(r);
-    }
-    std::size_t put = 0;
-    while (put < p.size) {
-      ssize_t w = ::pwrite(out_fd_.get(), buffer.data() + put, p.size - put,
-                           static_cast<off_t>(job.out_offset + p.offset + put));
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) {
-        return ErrnoIoError(errno,
-                            "entry " + QuoteName(job.name) + ": " + out_path_ + ": write failed");
-      }
-      put += static_cast<std::size_t>(w);
-    }
-    return Status::Ok();
+    const MutableByteView piece(buffer.data(), p.size);
+    CARTON_ASSIGN_OR_RETURN(std::size_t got, PreadFull(fd, p.offset, piece, Context(job)));
+    if (got != p.size) return IoError(Context(job) + " shrank before it was written");
+    return PwriteFull(out_fd_.get(), job.out_offset + p.offset, piece,
+                      "entry " + QuoteName(job.name) + ": " + out_path_);
   }();
   JobState& st = *states_[p.job];
   bool last;
@@ -170,15 +155,11 @@ Status FileCopier::FinishJob(std::size_t job) {
   const Job& j = jobs_[job];
   if (st.fd.valid()) {
     std::byte extra;
-    ssize_t r;
-    do {
-      r = ::pread(st.fd.get(), &extra, 1, static_cast<off_t>(j.identity.size));
-    } while (r < 0 && errno == EINTR);
-    const int err = errno;
+    auto got = PreadFull(st.fd.get(), j.identity.size, {&extra, 1}, Context(j));
     auto id = IdentityOfFd(st.fd.get());
-    if (r < 0) {
-      st.status = ErrnoIoError(err, Context(j) + ": read failed");
-    } else if (r != 0) {
+    if (!got.ok()) {
+      st.status = got.status();
+    } else if (*got != 0) {
       st.status = IoError(Context(j) + " grew before it was written");
     } else if (!id.ok() || *id != j.identity) {
       st.status = IoError(Context(j) + " changed while the archive was written");

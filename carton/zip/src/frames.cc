@@ -1,6 +1,5 @@
 #include "frames.h"
 
-#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -10,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "carton/common/posix_error.h"
+#include "carton/common/fd_io.h"
 #include "carton/zip/compression.h"
 #include "codec.h"
 #include "records.h"
@@ -91,15 +90,9 @@ class FramesRun {
   Status ReadFrame(std::size_t i, std::vector<std::byte>& input, std::size_t* len) const {
     const std::uint64_t offset = std::uint64_t{i} * kFrame;
     *len = static_cast<std::size_t>(std::min<std::uint64_t>(kFrame, in_.size - offset));
-    std::size_t have = 0;
-    while (have < *len) {
-      ssize_t r =
-          ::pread(in_.fd, input.data() + have, *len - have, static_cast<off_t>(offset + have));
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) return ErrnoIoError(errno, Context(in_) + ": read failed");
-      if (r == 0) return ChangedSize(in_);
-      have += static_cast<std::size_t>(r);
-    }
+    CARTON_ASSIGN_OR_RETURN(std::size_t got,
+                            PreadFull(in_.fd, offset, {input.data(), *len}, Context(in_)));
+    if (got != *len) return ChangedSize(in_);
     return Status::Ok();
   }
 
@@ -124,17 +117,8 @@ class FramesRun {
       ++next_place_;
     }
     cv_.notify_all();
-    std::size_t put = 0;
-    while (put < output.size()) {
-      ssize_t w = ::pwrite(out_.fd, output.data() + put, output.size() - put,
-                           static_cast<off_t>(out_.offset + at + put));
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) {
-        return ErrnoIoError(errno,
-                            "entry " + QuoteName(in_.name) + ": " + out_.path + ": write failed");
-      }
-      put += static_cast<std::size_t>(w);
-    }
+    CARTON_RETURN_IF_ERROR(PwriteFull(out_.fd, out_.offset + at, output,
+                                      "entry " + QuoteName(in_.name) + ": " + out_.path));
     {
       std::lock_guard<std::mutex> lock(mu_);
       ++written_;
@@ -161,12 +145,8 @@ class FramesRun {
 // Whether the file holds more than `in.size` bytes now.
 Status CheckNoGrowth(const FramesInput& in) {
   std::byte extra;
-  ssize_t r;
-  do {
-    r = ::pread(in.fd, &extra, 1, static_cast<off_t>(in.size));
-  } while (r < 0 && errno == EINTR);
-  if (r < 0) return ErrnoIoError(errno, Context(in) + ": read failed");
-  if (r != 0) return ChangedSize(in);
+  CARTON_ASSIGN_OR_RETURN(std::size_t got, PreadFull(in.fd, in.size, {&extra, 1}, Context(in)));
+  if (got != 0) return ChangedSize(in);
   return Status::Ok();
 }
 

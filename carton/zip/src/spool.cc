@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 
+#include "carton/common/fd_io.h"
 #include "carton/common/posix_error.h"
 
 namespace carton::zip_internal {
@@ -54,18 +55,8 @@ Status Spool::MoveToFile() {
 }
 
 Status Spool::FlushBuffer() {
-  const std::byte* p = buffer_.data();
-  std::size_t n = buffer_.size();
-  while (n > 0) {
-    ssize_t w = ::pwrite(fd_.get(), p, n, static_cast<off_t>(flushed_));
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoIoError(errno, output_path_ + ": spool write failed");
-    }
-    p += w;
-    n -= static_cast<std::size_t>(w);
-    flushed_ += static_cast<std::uint64_t>(w);
-  }
+  CARTON_RETURN_IF_ERROR(PwriteFull(fd_.get(), flushed_, buffer_, output_path_ + ": spool"));
+  flushed_ += buffer_.size();
   buffer_.clear();
   return Status::Ok();
 }
@@ -99,21 +90,16 @@ Status Spool::Read(std::uint64_t offset, MutableByteView out) const {
     return Status::Ok();
   }
   // The part already in the file, then the part still in the buffer.
-  std::byte* p = out.data();
-  std::size_t n = out.size();
-  while (n > 0 && offset < flushed_) {
-    std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(n, flushed_ - offset));
-    ssize_t r = ::pread(fd_.get(), p, want, static_cast<off_t>(offset));
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoIoError(errno, output_path_ + ": spool read failed");
-    }
-    if (r == 0) return IoError(output_path_ + ": spool file is truncated");
-    p += r;
-    n -= static_cast<std::size_t>(r);
-    offset += static_cast<std::uint64_t>(r);
+  const std::size_t in_file = static_cast<std::size_t>(
+      offset < flushed_ ? std::min<std::uint64_t>(out.size(), flushed_ - offset) : 0);
+  if (in_file != 0) {
+    CARTON_ASSIGN_OR_RETURN(std::size_t got, PreadFull(fd_.get(), offset, out.first(in_file),
+                                                       output_path_ + ": spool"));
+    if (got != in_file) return IoError(output_path_ + ": spool file is truncated");
   }
-  if (n > 0) std::memcpy(p, buffer_.data() + (offset - flushed_), n);
+  const std::size_t rest = out.size() - in_file;
+  if (rest > 0)
+    std::memcpy(out.data() + in_file, buffer_.data() + (offset + in_file - flushed_), rest);
   return Status::Ok();
 }
 
