@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "carton/carton/info.h"
+#include "carton/carton/source.h"
 #include "carton/carton/verify.h"
 #include "carton/common/bytes.h"
 #include "carton/common/random_access.h"
@@ -380,12 +381,13 @@ void FuzzCarton(Input data) {
     done += static_cast<std::size_t>(n);
   }
   const std::string path = "/proc/self/fd/" + std::to_string(fd.get());
-  VerifyOptions options;
-  options.threads = 1;
-  auto report = Verify(path, options);
+  Environment env;
+  env.threads = 1;
+  // Each read through a source of its own, as each command opens one.
+  auto report = Verify(*OpenSource(path, env).value());
   FUZZ_CHECK(report.ok());
-  auto info = ReadInfo(path);
-  auto hash = ManifestHash(path);
+  auto info = OpenSource(path, env).value()->Info();
+  auto hash = OpenSource(path, env).value()->ManifestHash();
   if (info.ok()) {
     FUZZ_CHECK(hash.ok() && *hash == info->manifest_hash);
   }

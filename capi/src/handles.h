@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "carton/c/carton.h"
+#include "carton/carton/environment.h"
 #include "carton/carton/pack.h"
 #include "carton/carton/verify.h"
 #include "carton/format/config.h"
 #include "carton/format/tensor.h"
 #include "carton/loader/loader.h"
-#include "carton/runner/client.h"
-#include "carton/runner/select.h"
+#include "carton/runner/model.h"
 #include "carton/runner/self_test.h"
 #include "device.h"
 
@@ -28,22 +28,25 @@ struct carton_tensors {
   std::vector<carton::Tensor> tensors;
 };
 
+// The shell's translation of carton::runner::Model's inputs: the policy
+// (its cache directory) and the model's options (the runner override, its
+// options, lenient), with the device as given, resolved when the model
+// loads.
 struct carton_load_options {
+  carton::Environment environment;    // loader::DefaultEnvironment() and what is set
   carton::loader::DeviceSpec device;  // kDefault: the first GPU when there is one, else the CPU
-  std::optional<std::string> runner_name;
-  std::optional<std::string> framework_version;
-  std::map<std::string, std::string> runner_opts;
-  std::string cache_dir;  // empty: the default
+  carton::runner::ModelOptions model;
 };
 
-// A loaded carton and its runner process. Calls that use the process hold
-// `mu`; `process` is empty once closed. Destroyed in reverse order: the
-// runner ends before the carton's mappings go.
+// A loaded model with its runner process (carton::runner::Model). Calls
+// that use the runner hold `mu`; `closed` once carton_model_close ran.
 struct carton_model {
+  carton_model(std::string where, carton::runner::Model m)
+      : location(std::move(where)), model(std::move(m)) {}
+
   std::string location;  // as given, for messages
-  carton::loader::LoadedCarton carton;
-  carton::runner::RunnerCandidate runner;
-  std::optional<carton::runner::RunnerProcess> process;
+  carton::runner::Model model;
+  bool closed = false;
   std::mutex mu;
 };
 

@@ -3,6 +3,7 @@
 #include <string>
 #include <variant>
 
+#include "carton/loader/environment.h"
 #include "dtype.h"
 #include "errors.h"
 #include "handles.h"
@@ -83,8 +84,8 @@ carton_status carton_model_info(carton_model* model, carton_info** out) {
     *out = nullptr;
     CARTON_RETURN_IF_ERROR(capi::Require(model, fn, "model"));
     // A LoadedCarton is immutable: no lock is needed to read it.
-    const auto& hash = model->carton.manifest_hash();
-    *out = capi::MakeInfo(model->carton.config(),
+    const auto& hash = model->model.carton().manifest_hash();
+    *out = capi::MakeInfo(model->model.config(),
                           hash ? std::optional<std::string>(manifest::ToHex(*hash)) : std::nullopt);
     return Status::Ok();
   });
@@ -97,7 +98,9 @@ carton_status carton_info_read(const char* location, carton_info** out) {
     *out = nullptr;
     CARTON_RETURN_IF_ERROR(capi::Require(location, fn, "location"));
     CARTON_ASSIGN_OR_RETURN(Location where, Location::Parse(location));
-    CARTON_ASSIGN_OR_RETURN(CartonInfo info, loader::GetModelInfo(where));
+    CARTON_ASSIGN_OR_RETURN(const Environment env, loader::DefaultEnvironment());
+    CARTON_ASSIGN_OR_RETURN(auto source, OpenSource(where, env, {.operation = "info"}));
+    CARTON_ASSIGN_OR_RETURN(CartonInfo info, source->Info());
     *out = capi::MakeInfo(info.config, manifest::ToHex(info.manifest_hash));
     return Status::Ok();
   });

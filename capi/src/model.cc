@@ -1,59 +1,27 @@
-// Loading a model and running it: the carton through the manifest-hash
-// cache (loader::Load), the runner picked by runner::SelectRunner, and one
-// runner process in serve mode (runner::RunnerProcess) that every
-// carton_infer and carton_self_test goes through, as Python's Model does.
+// Loading a model and running it: a thin shell over carton::runner::Model,
+// which every shell (the CLI, Python) uses as well.
 #include "model.h"
 
 #include <mutex>
 #include <string>
 
 #include "carton/format/semver.h"
-#include "carton/runner/input_check.h"
+#include "carton/loader/environment.h"
 #include "errors.h"
 #include "handles.h"
 
 namespace carton::capi {
 namespace {
 
-// "x float32, y int64": the declared inputs, for messages about a wrong one.
-std::string DeclaredInputs(const std::vector<TensorSpec>& specs) {
-  std::string s;
-  for (const auto& spec : specs) {
-    if (!s.empty()) s += ", ";
-    s += spec.name + " " + std::string(DataTypeName(spec.dtype));
-  }
-  return s;
-}
-
 // Loads the carton and starts its runner, as `options` say.
 Result<carton_model*> Load(const std::string& text, const carton_load_options& options) {
   CARTON_ASSIGN_OR_RETURN(Location location, Location::Parse(text));
   // A GPU that is not there is refused before the carton loads.
-  CARTON_ASSIGN_OR_RETURN(loader::Device device, loader::ResolveDevice(options.device));
-  loader::LoadOptions load;
-  load.cache_dir = options.cache_dir;
-  CARTON_ASSIGN_OR_RETURN(loader::LoadedCarton carton, loader::Load(location, load));
-  // The overrides replace carton.toml's runner fields for selection.
-  RunnerInfo wanted = carton.config().runner;
-  if (options.runner_name) wanted.runner_name = *options.runner_name;
-  if (options.framework_version) wanted.required_framework_version = *options.framework_version;
-  CARTON_ASSIGN_OR_RETURN(runner::RunnerCandidate candidate, runner::SelectRunner(wanted));
-  runner::RunnerProcessOptions start;
-  start.opts = options.runner_opts;
-  start.device = std::move(device);
-  CARTON_ASSIGN_OR_RETURN(runner::RunnerProcess process,
-                          runner::RunnerProcess::Start(candidate.path, carton.root_dir(), start));
-  return NewHandle<carton_model>(text, std::move(carton), std::move(candidate),
-                                 std::optional<runner::RunnerProcess>(std::move(process)));
-}
-
-// Checks `inputs` against the declared [[input]]s, as `carton infer` does.
-Status CheckModelInputs(const carton_model& model, const std::vector<Tensor>& inputs) {
-  const auto& declared = model.carton.config().inputs;
-  Status s = runner::CheckInputs(declared, inputs);
-  if (s.ok() || declared.empty()) return s;
-  return Status(s.code(), s.WithContext(model.location).message() +
-                              " (declared inputs: " + DeclaredInputs(declared) + ")");
+  runner::ModelOptions model = options.model;
+  CARTON_ASSIGN_OR_RETURN(model.device, loader::ResolveDevice(options.device));
+  CARTON_ASSIGN_OR_RETURN(runner::Model opened,
+                          runner::Model::Open(location, options.environment, model));
+  return NewHandle<carton_model>(text, std::move(opened));
 }
 
 // Optional text arguments of the options: NULL resets, "" is refused.
@@ -82,7 +50,10 @@ carton_status carton_load_options_new(carton_load_options** out) {
   using namespace carton;
   return capi::Guard(__func__, [&](const char* fn) -> Status {
     CARTON_RETURN_IF_ERROR(capi::Require(out, fn, "out"));
+    *out = nullptr;
+    CARTON_ASSIGN_OR_RETURN(Environment environment, loader::DefaultEnvironment());
     *out = capi::NewHandle<carton_load_options>();
+    (*out)->environment = std::move(environment);
     return Status::Ok();
   });
 }
@@ -103,7 +74,7 @@ carton_status carton_load_options_set_runner_name(carton_load_options* options,
   using namespace carton;
   return capi::Guard(__func__, [&](const char* fn) -> Status {
     CARTON_RETURN_IF_ERROR(capi::Require(options, fn, "options"));
-    return capi::SetText(fn, "runner_name", runner_name, &options->runner_name);
+    return capi::SetText(fn, "runner_name", runner_name, &options->model.runner_name);
   });
 }
 
@@ -120,7 +91,7 @@ carton_status carton_load_options_set_framework_version(carton_load_options* opt
       }
     }
     return capi::SetText(fn, "required_framework_version", required_framework_version,
-                         &options->framework_version);
+                         &options->model.framework_version);
   });
 }
 
@@ -136,7 +107,7 @@ carton_status carton_load_options_add_runner_opt(carton_load_options* options,
       return InvalidArgument(std::string(fn) + ": a runner option is KEY=VALUE, not \"" + text +
                              "\"");
     }
-    options->runner_opts[text.substr(0, eq)] = text.substr(eq + 1);
+    options->model.runner_opts[text.substr(0, eq)] = text.substr(eq + 1);
     return Status::Ok();
   });
 }
@@ -148,7 +119,16 @@ carton_status carton_load_options_set_cache_dir(carton_load_options* options,
     CARTON_RETURN_IF_ERROR(capi::Require(options, fn, "options"));
     std::optional<std::string> dir;
     CARTON_RETURN_IF_ERROR(capi::SetText(fn, "cache_dir", cache_dir, &dir));
-    options->cache_dir = dir.value_or("");
+    options->environment.cache_dir = dir.value_or("");
+    return Status::Ok();
+  });
+}
+
+carton_status carton_load_options_set_lenient(carton_load_options* options, int lenient) {
+  using namespace carton;
+  return capi::Guard(__func__, [&](const char* fn) -> Status {
+    CARTON_RETURN_IF_ERROR(capi::Require(options, fn, "options"));
+    options->model.lenient = lenient != 0;
     return Status::Ok();
   });
 }
@@ -160,8 +140,13 @@ carton_status carton_load(const char* location, const carton_load_options* optio
     CARTON_RETURN_IF_ERROR(capi::Require(out, fn, "out"));
     *out = nullptr;
     CARTON_RETURN_IF_ERROR(capi::Require(location, fn, "location"));
-    const carton_load_options defaults;
-    CARTON_ASSIGN_OR_RETURN(*out, capi::Load(location, options ? *options : defaults));
+    if (options != nullptr) {
+      CARTON_ASSIGN_OR_RETURN(*out, capi::Load(location, *options));
+      return Status::Ok();
+    }
+    carton_load_options defaults;
+    CARTON_ASSIGN_OR_RETURN(defaults.environment, loader::DefaultEnvironment());
+    CARTON_ASSIGN_OR_RETURN(*out, capi::Load(location, defaults));
     return Status::Ok();
   });
 }
@@ -173,10 +158,9 @@ carton_status carton_model_close(carton_model* model) {
   return capi::Guard(__func__, [&](const char* fn) -> Status {
     CARTON_RETURN_IF_ERROR(capi::Require(model, fn, "model"));
     std::lock_guard<std::mutex> lock(model->mu);
-    if (!model->process) return Status::Ok();
-    Status s = model->process->Close();
-    model->process.reset();
-    return s;
+    if (model->closed) return Status::Ok();
+    model->closed = true;
+    return model->model.Close();
   });
 }
 
@@ -189,9 +173,8 @@ carton_status carton_infer(carton_model* model, const carton_tensors* inputs,
     CARTON_RETURN_IF_ERROR(capi::Require(model, fn, "model"));
     CARTON_RETURN_IF_ERROR(capi::Require(inputs, fn, "inputs"));
     std::lock_guard<std::mutex> lock(model->mu);
-    if (!model->process) return capi::ModelClosed(fn, *model);
-    CARTON_RETURN_IF_ERROR(capi::CheckModelInputs(*model, inputs->tensors));
-    CARTON_ASSIGN_OR_RETURN(std::vector<Tensor> out, model->process->Infer(inputs->tensors));
+    if (model->closed) return capi::ModelClosed(fn, *model);
+    CARTON_ASSIGN_OR_RETURN(std::vector<Tensor> out, model->model.Infer(inputs->tensors));
     *outputs = capi::NewHandle<carton_tensors>(std::move(out));
     return Status::Ok();
   });

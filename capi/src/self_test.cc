@@ -1,6 +1,5 @@
-// carton_self_test and its report: runner::RunSelfTests through the
-// model's runner process, as `carton self-test` and Python's
-// Model.self_test run them.
+// carton_self_test and its report: runner::Model::SelfTest, as `carton
+// self-test` and Python's Model.self_test run it.
 #include <cmath>
 #include <mutex>
 #include <string>
@@ -11,25 +10,6 @@
 
 namespace carton::capi {
 namespace {
-
-// Runs every self-test; a runner that crashed or hung is trouble (an
-// error), not a verdict on the model. REQUIRES: model->mu is held.
-Result<runner::SelfTestReport> RunAll(carton_model* model,
-                                      const safetensors::CompareOptions& compare) {
-  Status crashed;
-  auto report = runner::RunSelfTests(
-      model->carton,
-      [&](const std::vector<Tensor>& in) -> Result<std::vector<Tensor>> {
-        auto out = model->process->Infer(in);
-        if (!out.ok() && out.status().code() == StatusCode::kInternal && crashed.ok()) {
-          crashed = out.status();
-        }
-        return out;
-      },
-      compare);
-  if (!crashed.ok()) return crashed;
-  return report;
-}
 
 // One test as the C report gives it: "inference failed: <error>", or one
 // line per output.
@@ -75,8 +55,11 @@ carton_status carton_self_test(carton_model* model, double rtol, double atol,
     compare.rtol = rtol;
     compare.atol = atol;
     std::lock_guard<std::mutex> lock(model->mu);
-    if (!model->process) return capi::ModelClosed(fn, *model);
-    CARTON_ASSIGN_OR_RETURN(runner::SelfTestReport report, capi::RunAll(model, compare));
+    if (model->closed) return capi::ModelClosed(fn, *model);
+    // A runner that crashed or hung is trouble (an error), not a verdict on
+    // the model.
+    runner::SelfTestReport report;
+    CARTON_RETURN_IF_ERROR(model->model.SelfTest(compare, &report));
     carton_self_test_report c;
     c.passed = report.passed();
     for (const auto& t : report.tests) c.tests.push_back(capi::ToCTest(t));

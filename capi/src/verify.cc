@@ -1,9 +1,11 @@
 // carton_verify and carton_hash: carton/verify.h and the manifest hash for
-// every kind of location (loader/cartons.h), as `carton verify` and
-// `carton hash` run them.
+// every kind of location (carton/source.h), as `carton verify` and `carton
+// hash` run them.
+#include "carton/carton/verify.h"
+
 #include <string>
 
-#include "carton/loader/cartons.h"
+#include "carton/loader/environment.h"
 #include "errors.h"
 #include "handles.h"
 #include "hash_out.h"
@@ -31,8 +33,9 @@ carton_status carton_verify(const char* location, carton_verify_report** out) {
     *out = nullptr;
     CARTON_RETURN_IF_ERROR(capi::Require(location, fn, "location"));
     CARTON_ASSIGN_OR_RETURN(Location where, Location::Parse(location));
-    CARTON_ASSIGN_OR_RETURN(loader::LocalCarton local, loader::Localize(where, "verify"));
-    CARTON_ASSIGN_OR_RETURN(VerifyReport report, Verify(local.location()));
+    CARTON_ASSIGN_OR_RETURN(const Environment env, loader::DefaultEnvironment());
+    CARTON_ASSIGN_OR_RETURN(auto source, OpenSource(where, env, {.operation = "verify"}));
+    CARTON_ASSIGN_OR_RETURN(VerifyReport report, Verify(*source));
     *out = capi::NewHandle<carton_verify_report>(std::move(report));
     return Status::Ok();
   });
@@ -83,7 +86,9 @@ carton_status carton_hash(const char* location, char manifest_hash[CARTON_HASH_H
     manifest_hash[0] = '\0';
     CARTON_RETURN_IF_ERROR(capi::Require(location, fn, "location"));
     CARTON_ASSIGN_OR_RETURN(Location where, Location::Parse(location));
-    CARTON_ASSIGN_OR_RETURN(manifest::Digest digest, loader::GetManifestHash(where));
+    CARTON_ASSIGN_OR_RETURN(const Environment env, loader::DefaultEnvironment());
+    CARTON_ASSIGN_OR_RETURN(auto source, OpenSource(where, env, {.operation = "hash"}));
+    CARTON_ASSIGN_OR_RETURN(manifest::Digest digest, source->ManifestHash());
     capi::WriteHash(digest, manifest_hash);
     return Status::Ok();
   });

@@ -16,11 +16,11 @@ namespace {
 using BlobMap = std::map<std::string, std::string>;
 
 // Fetches and verifies every linked file of `reader` through the blob cache.
-Result<BlobMap> FetchBlobs(const CartonReader& reader, const LinkOptions& link,
+Result<BlobMap> FetchBlobs(const CartonReader& reader, const Environment& environment,
                            const std::string& in) {
   BlobMap blobs;
   for (const LinkedFile& f : reader.linked_files()) {
-    auto blob = ResolveLinkedFile(f, link, /*rehash=*/true);
+    auto blob = ResolveLinkedFile(f, environment, /*rehash=*/true);
     if (!blob.ok()) return blob.status().WithContext(f.path).WithContext(in);
     blobs[f.path] = *blob;
   }
@@ -63,20 +63,20 @@ Status AddBlob(ZipWriter& writer, const manifest::ManifestEntry& me, const std::
 
 }  // namespace
 
-Result<FetchLinkedReport> FetchLinked(const Location& in_at, const std::string& out_path,
+Result<FetchLinkedReport> FetchLinked(CartonSource& source, const std::string& out_path,
                                       const FetchLinkedOptions& options) {
-  const std::string& in = in_at.text();
+  const std::string& in = source.location().text();
   CARTON_RETURN_IF_ERROR(CheckOutputPath(out_path, "the .carton"));
   std::filesystem::path parent = std::filesystem::path(out_path).parent_path();
   const std::string out_dir = parent.empty() ? "." : parent.string();
-  CARTON_ASSIGN_OR_RETURN(CartonReader reader,
-                          CartonReader::OpenLocal(in_at, out_dir, options.link));
+  CARTON_ASSIGN_OR_RETURN(CartonReader * opened, source.Reader(ReadScope::kWhole));
+  CartonReader& reader = *opened;
   CARTON_RETURN_IF_ERROR(reader.Check());
   const ManifestFile& m = reader.manifest_file();
 
   // Every linked file is fetched and verified before anything is written.
   FetchLinkedReport report;
-  CARTON_ASSIGN_OR_RETURN(const BlobMap blobs, FetchBlobs(reader, options.link, in));
+  CARTON_ASSIGN_OR_RETURN(const BlobMap blobs, FetchBlobs(reader, source.environment(), in));
 
   ZipWriterOptions writer_options = CartonWriterOptions(0);
   std::uint64_t total = ProgressTotal(reader, blobs), done = 0;
@@ -95,7 +95,8 @@ Result<FetchLinkedReport> FetchLinked(const Location& in_at, const std::string& 
     CARTON_RETURN_IF_ERROR(AddBlob(writer, me, blob->second, options.compression, report));
   }
   CARTON_RETURN_IF_ERROR(
-      writer.AddBytes("MANIFEST", AsBytes(m.text), Compression::kStored).status());
+      writer.AddBytes(std::string(manifest::kManifestPath), AsBytes(m.text), Compression::kStored)
+          .status());
   CARTON_RETURN_IF_ERROR(writer.Finish());
   report.manifest_hash = m.hash;
   return report;

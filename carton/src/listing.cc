@@ -9,10 +9,9 @@
 namespace carton {
 namespace {
 
-Result<CartonReader> OpenChecked(const Location& location, const LinkOptions& options,
-                                 const CartonLimits& limits) {
-  CARTON_ASSIGN_OR_RETURN(CartonReader reader, CartonReader::Open(location, options, limits));
-  CARTON_RETURN_IF_ERROR(reader.Check());
+Result<CartonReader*> OpenChecked(CartonSource& source) {
+  CARTON_ASSIGN_OR_RETURN(CartonReader * reader, source.Reader(ReadScope::kEntries));
+  CARTON_RETURN_IF_ERROR(reader->Check());
   return reader;
 }
 
@@ -25,11 +24,10 @@ const LinkedFile* FindLinked(const CartonReader& reader, const std::string& path
 
 }  // namespace
 
-Result<std::vector<CartonEntry>> ListEntries(const Location& location_at,
-                                             const LinkOptions& options,
-                                             const CartonLimits& limits) {
-  const std::string& location = location_at.text();
-  CARTON_ASSIGN_OR_RETURN(CartonReader reader, OpenChecked(location_at, options, limits));
+Result<std::vector<CartonEntry>> ListEntries(CartonSource& source) {
+  const std::string& location = source.location().text();
+  CARTON_ASSIGN_OR_RETURN(CartonReader * checked, OpenChecked(source));
+  const CartonReader& reader = *checked;
   const ZipReader& zip = reader.zip();
   std::vector<CartonEntry> out;
   for (const auto& me : reader.manifest().entries()) {
@@ -59,13 +57,13 @@ Result<std::vector<CartonEntry>> ListEntries(const Location& location_at,
   return out;
 }
 
-Status ReadCartonFile(const Location& location_at, const std::string& path,
-                      const std::function<Status(ByteView)>& sink, const LinkOptions& options,
-                      const CartonLimits& limits) {
-  const std::string& location = location_at.text();
-  CARTON_ASSIGN_OR_RETURN(CartonReader reader, OpenChecked(location_at, options, limits));
+Status ReadCartonFile(CartonSource& source, const std::string& path,
+                      const std::function<Status(ByteView)>& sink) {
+  const std::string& location = source.location().text();
+  CARTON_ASSIGN_OR_RETURN(CartonReader * checked, OpenChecked(source));
+  const CartonReader& reader = *checked;
   // MANIFEST's bytes are what the manifest hash covers: given as read.
-  if (path == "MANIFEST") return sink(AsBytes(reader.manifest_file().text));
+  if (path == manifest::kManifestPath) return sink(AsBytes(reader.manifest_file().text));
   const manifest::ManifestEntry* me = reader.manifest().Find(path);
   if (me == nullptr) return NotFound(location + ": " + path + ": not in MANIFEST");
   manifest::Sha256 h;
@@ -74,7 +72,7 @@ Status ReadCartonFile(const Location& location_at, const std::string& path,
     return sink(chunk);
   };
   if (const LinkedFile* linked = FindLinked(reader, path)) {
-    auto cached = ResolveLinkedFile(*linked, options, /*rehash=*/true);
+    auto cached = ResolveLinkedFile(*linked, source.environment(), /*rehash=*/true);
     if (!cached.ok()) return cached.status().WithContext(location + ": " + path);
     CARTON_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(*cached));
     CARTON_RETURN_IF_ERROR(ForEachMappedStep(file.bytes(), hashing_sink));
@@ -109,14 +107,13 @@ CartonDiff DiffManifests(const manifest::Manifest& a, const manifest::Manifest& 
   return d;
 }
 
-Result<CartonDiff> DiffCartons(const Location& a_at, const Location& b_at,
-                               const LinkOptions& options) {
-  CARTON_ASSIGN_OR_RETURN(CartonReader ra, OpenChecked(a_at, options, {}));
-  CARTON_ASSIGN_OR_RETURN(CartonReader rb, OpenChecked(b_at, options, {}));
-  CartonDiff d = DiffManifests(ra.manifest(), rb.manifest());
+Result<CartonDiff> DiffCartons(CartonSource& a, CartonSource& b) {
+  CARTON_ASSIGN_OR_RETURN(CartonReader * ra, OpenChecked(a));
+  CARTON_ASSIGN_OR_RETURN(CartonReader * rb, OpenChecked(b));
+  CartonDiff d = DiffManifests(ra->manifest(), rb->manifest());
   // The hashes of the bytes as stored, which is what `carton hash` prints.
-  d.a_hash = ra.manifest_file().hash;
-  d.b_hash = rb.manifest_file().hash;
+  d.a_hash = ra->manifest_file().hash;
+  d.b_hash = rb->manifest_file().hash;
   return d;
 }
 

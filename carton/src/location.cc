@@ -2,7 +2,6 @@
 #include "carton/carton/location.h"
 
 #include <cctype>
-#include <filesystem>
 
 #include "carton/common/quote.h"
 #include "carton/net/url.h"
@@ -182,9 +181,7 @@ Result<Location> Location::Parse(std::string_view text) {
     return InvalidArgument(QuoteForMessage(text) + ": " + QuoteForMessage(scheme) +
                            " is not a scheme carton reads (a path, http://, https:// or oci://)");
   }
-  std::error_code ec;
-  loc.kind_ = std::filesystem::is_directory(std::string(text), ec) ? Kind::kDirectory : Kind::kFile;
-  if (loc.kind_ == Kind::kFile) loc.local_path_ = loc.text_;
+  loc.kind_ = Kind::kPath;
   return loc;
 }
 
@@ -201,29 +198,16 @@ Location::Location(std::string_view text) {
 Location::Location(const std::string& text) : Location(std::string_view(text)) {}
 Location::Location(const char* text) : Location(std::string_view(text)) {}
 
-Location Location::WithLocalCopy(std::string path) const {
-  Location copy = *this;
-  copy.local_path_ = std::move(path);
-  return copy;
-}
-
 std::string_view Location::kind_name() const {
-  switch (kind_) {
-    case Kind::kFile:
-      return "a file";
-    case Kind::kDirectory:
-      return "a directory";
-    case Kind::kUrl:
-      return "an http(s) URL";
-    case Kind::kOci:
-      return "an oci:// reference";
-  }
-  return "?";
+  // By Kind's value: kPath, kUrl, kOci.
+  static constexpr std::string_view kNames[] = {"a path", "an http(s) URL", "an oci:// reference"};
+  return kNames[static_cast<std::size_t>(kind_)];
 }
 
-Status Location::Refuse(std::string_view operation, std::string_view takes) const {
+Status Location::Refuse(std::string_view operation, std::string_view takes,
+                        std::string_view is) const {
   return InvalidArgument(std::string(operation) + " takes " + std::string(takes) + "; " + text_ +
-                         " is " + std::string(kind_name()));
+                         " is " + std::string(is.empty() ? kind_name() : is));
 }
 
 }  // namespace carton

@@ -207,6 +207,7 @@ Status AddSelfTests(const PackDescription& d, const internal::CartonFiles& folde
       const std::string prefix = "self_test_" + std::to_string(n) + "_";
       SelfTest entry;
       entry.name = t.name;
+      entry.description = t.description;
       auto encoded_files = EncodeTensorData(RenameSelfTestTensors(t, prefix, &entry));
       if (!encoded_files.ok()) {
         return encoded_files.status().WithContext(

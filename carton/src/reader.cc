@@ -2,48 +2,15 @@
 // rules, once each.
 #include "carton/carton/reader.h"
 
-#include <unistd.h>
-
-#include <cctype>
-#include <filesystem>
-#include <random>
 #include <set>
 #include <utility>
 
 #include "carton/carton/symlink.h"
 #include "carton/common/atomic_file.h"
-#include "carton/common/file_lock.h"
-#include "carton/common/notice.h"
-#include "carton/common/temporaries.h"
 #include "carton/links/blob_cache.h"
-#include "carton/links/cache_layout.h"
 #include "carton/manifest/sha256.h"
-#include "carton/net/http_source.h"
 
 namespace carton {
-namespace {
-
-Result<links::BlobCache> OpenCache(const LinkOptions& options) {
-  if (!options.cache_dir.empty()) return links::BlobCache(options.cache_dir);
-  return links::BlobCache::OpenDefault();
-}
-
-// `s` with a leading `from` (a temporary download's path) replaced by `to`
-// (the URL it came from), so messages name what the user gave.
-Status Renamed(const Status& s, const std::string& from, const std::string& to) {
-  const std::string& message = s.message();
-  if (message.rfind(from, 0) != 0) return s;
-  return Status(s.code(), to + message.substr(from.size()), s.detail());
-}
-
-}  // namespace
-
-Status DownloadCarton(const std::string& url, const std::string& dest_path,
-                      const LinkOptions& options) {
-  net::FetchOptions fetch = options.fetch;
-  fetch.progress_label = url;
-  return net::DownloadToFile(url, dest_path, fetch);
-}
 
 Status CartonProblem::ToStatus() const { return Status(code, where + ": " + message); }
 
@@ -52,60 +19,23 @@ std::string StrayLinksHash(const manifest::Digest& digest) {
          " names no file in MANIFEST (every LINKS hash must be a MANIFEST file's)";
 }
 
-Result<std::string> ResolveLinkedFile(const LinkedFile& file, const LinkOptions& options,
-                                      bool rehash) {
-  CARTON_ASSIGN_OR_RETURN(links::BlobCache cache, OpenCache(options));
+Result<std::string> ResolveLinkedFile(const LinkedFile& file, const Environment& environment,
+                                      bool rehash, const ProgressFn& progress) {
+  CARTON_ASSIGN_OR_RETURN(std::string root, environment.CacheRoot());
+  links::BlobCache cache(root);
   if (rehash) {
     auto hit = cache.Get(file.sha256);
     // A blob that fails its rehash has been discarded: fetch it again.
     if (hit.ok() && cache.Verify(file.sha256).ok()) return hit;
   }
-  net::FetchOptions fetch = options.fetch;
+  net::FetchOptions fetch = environment.network;
   fetch.progress_label = file.path;
+  if (progress) fetch.progress = progress;
   return cache.Fetch(file.sha256, file.urls, 0, fetch);
 }
 
-CachedCartonDownload::CachedCartonDownload(std::string path)
-    : path_(std::move(path)), registration_(path_, TemporaryKind::kFile) {}
-
-CachedCartonDownload::~CachedCartonDownload() { ::unlink(path_.c_str()); }
-
-Result<std::unique_ptr<CachedCartonDownload>> CachedCartonDownload::Fetch(
-    const std::string& url, const std::string& cache_root, std::string_view hex,
-    const LinkOptions& options) {
-  const links::CacheLayout layout(cache_root);
-  std::error_code ec;
-  std::filesystem::create_directories(layout.DownloadsDir(), ec);
-  if (ec) return IoError(layout.DownloadsDir() + ": cannot create: " + ec.message());
-  // Registered before it exists, so that no moment leaves it unregistered.
-  std::unique_ptr<CachedCartonDownload> d(new CachedCartonDownload(layout.CartonDownloadPath(hex)));
-  LinkOptions link = options;
-  link.fetch.keep_partial = true;
-  CARTON_RETURN_IF_ERROR(DownloadCarton(url, d->path_, link));
-  return d;
-}
-
-// A downloaded copy of a carton given by URL, removed with the reader
-// (before its lock, when it has one, is released): in the cache, or in a
-// temporary directory.
-struct CartonReader::Download {
-  explicit Download(std::string p) : path(std::move(p)), temporary(path, TemporaryKind::kFile) {}
-  Download(std::unique_ptr<CachedCartonDownload> in_cache, FileLock held)
-      : lock(std::move(held)), path(in_cache->path()), cached(std::move(in_cache)) {}
-  Download(const Download&) = delete;
-  Download& operator=(const Download&) = delete;
-  ~Download() {
-    if (cached == nullptr) ::unlink(path.c_str());
-  }
-  FileLock lock;  // declared first: released after the file is removed
-  std::string path;
-  TemporaryPath temporary;  // a temporary copy: an interrupt removes it too
-  std::unique_ptr<CachedCartonDownload> cached;
-};
-
-CartonReader::CartonReader(std::string location, ZipReader zip, const LinkOptions& options,
-                           const CartonLimits& limits)
-    : location_(std::move(location)), zip_(std::move(zip)), options_(options), limits_(limits) {}
+CartonReader::CartonReader(std::string location, ZipReader zip, const CartonLimits& limits)
+    : location_(std::move(location)), zip_(std::move(zip)), limits_(limits) {}
 
 CartonReader::CartonReader(CartonReader&&) noexcept = default;
 CartonReader& CartonReader::operator=(CartonReader&&) noexcept = default;
@@ -113,141 +43,21 @@ CartonReader::~CartonReader() = default;
 
 namespace {
 
-// The kinds a CartonReader reads itself: a .carton file and a URL.
-Status CheckReadable(const Location& location) {
-  CARTON_RETURN_IF_ERROR(location.status());
-  if (location.kind() == Location::Kind::kDirectory ||
-      (location.kind() == Location::Kind::kOci && location.local_path().empty())) {
-    return location.Refuse("reading a .carton",
-                           "a .carton file or an http(s) URL (the loader reads directories and "
-                           "oci:// references)");
-  }
-  return Status::Ok();
+// `s` with a leading `from` (a downloaded copy's path) replaced by `to` (the
+// carton as the user named it), so messages name what the user gave.
+Status Renamed(const Status& s, const std::string& from, const std::string& to) {
+  const std::string& message = s.message();
+  if (message.rfind(from, 0) != 0) return s;
+  return Status(s.code(), to + message.substr(from.size()), s.detail());
 }
 
 }  // namespace
-
-Result<CartonReader> CartonReader::Open(const Location& at, const LinkOptions& options,
-                                        const CartonLimits& limits) {
-  CARTON_RETURN_IF_ERROR(CheckReadable(at));
-  const std::string& location = at.text();
-  if (!at.local_path().empty()) {
-    auto zip = ZipReader::Open(at.local_path(), limits.zip);
-    if (!zip.ok()) return Renamed(zip.status(), at.local_path(), location);
-    return CartonReader(location, std::move(zip).value(), options, limits);
-  }
-  net::HttpSourceOptions http;
-  http.fetch = options.fetch;
-  auto source = net::HttpRangeSource::Open(location, http);
-  if (!source.ok() && source.status().code() == StatusCode::kUnsupported) {
-    // The server ignores Range (it answered 200; HttpRangeSource::Open
-    // stopped reading at once): read a downloaded copy instead. A wrong
-    // range answer (a bad Content-Range, a changed ETag) stays an error.
-    Notice(location + ": the server ignores range requests; downloading it whole");
-    std::string temp_dir = options.temp_dir;
-    if (temp_dir.empty()) {
-      std::error_code ec;
-      temp_dir = std::filesystem::temp_directory_path(ec).string();
-      if (ec) temp_dir = ".";
-    }
-    return OpenTemporaryDownload(location, temp_dir, options, limits);
-  }
-  if (!source.ok()) return source.status();
-  CARTON_ASSIGN_OR_RETURN(ZipReader zip,
-                          ZipReader::OpenSource(std::move(source).value(), limits.zip));
-  return CartonReader(location, std::move(zip), options, limits);
-}
-
-// OpenLocal's download into the cache, named by the manifest hash that
-// range requests read first. nullopt when that cannot be done (the caller
-// downloads to a temporary file instead); an error from the download or
-// from reading it otherwise.
-std::optional<Result<CartonReader>> CartonReader::OpenCachedDownload(const std::string& location,
-                                                                     const LinkOptions& options,
-                                                                     const CartonLimits& limits) {
-  net::HttpSourceOptions http;
-  http.fetch = options.fetch;
-  // A server that ignores Range (kUnsupported) is downloaded whole instead,
-  // and so is an archive that range reads do not take but a local read does
-  // (kUnsupported: a central directory too large to fetch by range) and a
-  // carton whose MANIFEST is bad (read locally, its problems are reported
-  // as they are for a file). A server that is unreachable, refuses the
-  // URL, or answers a range wrongly (a bad Content-Range, a changed ETag:
-  // kNetworkError) stays an error, as does a corrupt zip: the whole
-  // download would fail the same way or could not be trusted.
-  auto stays_error = [](const Status& s) {
-    return s.code() == StatusCode::kNetworkError || s.code() == StatusCode::kNotFound;
-  };
-  auto source = net::HttpRangeSource::Open(location, http);
-  if (!source.ok()) {
-    if (stays_error(source.status())) return source.status();
-    return std::nullopt;
-  }
-  auto zip = ZipReader::OpenSource(std::move(source).value(), limits.zip);
-  if (!zip.ok()) {
-    if (zip.status().code() == StatusCode::kUnsupported) return std::nullopt;
-    return zip.status();
-  }
-  CartonReader remote(location, std::move(zip).value(), options, limits);
-  if (Status m = remote.ReadManifest(); !m.ok()) {
-    if (stays_error(m)) return m;
-    return std::nullopt;
-  }
-  const std::string hex = manifest::ToHex(remote.manifest_->hash);
-  auto layout = links::CacheLayout::Open(options.cache_dir);
-  if (!layout.ok()) return std::nullopt;
-  auto lock = FileLock::Open(layout->CartonLockPath(hex));
-  if (!lock.ok() || !lock->Lock(FileLock::Mode::kExclusive).ok()) return std::nullopt;
-  std::error_code ec;
-  std::filesystem::create_directories(layout->DownloadsDir(), ec);
-  if (ec) return std::nullopt;
-  CARTON_ASSIGN_OR_RETURN(auto fetched,
-                          CachedCartonDownload::Fetch(location, layout->root(), hex, options));
-  auto download = std::make_unique<Download>(std::move(fetched), std::move(lock).value());
-  const std::string& path = download->path;
-  auto local = ZipReader::Open(path, limits.zip);
-  if (!local.ok()) return Renamed(local.status(), path, location);
-  CartonReader reader(location, std::move(local).value(), options, limits);
-  reader.download_ = std::move(download);
-  return reader;
-}
-
-Result<CartonReader> CartonReader::OpenLocal(const Location& at, const std::string& temp_dir,
-                                             const LinkOptions& options,
-                                             const CartonLimits& limits) {
-  CARTON_RETURN_IF_ERROR(CheckReadable(at));
-  if (!at.local_path().empty()) return Open(at, options, limits);
-  const std::string& location = at.text();
-  if (auto cached = OpenCachedDownload(location, options, limits)) return std::move(*cached);
-  return OpenTemporaryDownload(location, temp_dir, options, limits);
-}
-
-Result<CartonReader> CartonReader::OpenTemporaryDownload(const std::string& location,
-                                                         const std::string& temp_dir,
-                                                         const LinkOptions& options,
-                                                         const CartonLimits& limits) {
-  std::random_device rd;
-  const std::string path = temp_dir + "/" + std::string(kTemporaryDownloadPrefix) +
-                           std::to_string(::getpid()) + "-" + std::to_string(rd()) + ".carton";
-  // Registered before it exists, so that no moment leaves it unregistered.
-  auto download = std::make_unique<Download>(path);
-  CARTON_RETURN_IF_ERROR(DownloadCarton(location, path, options));
-  auto zip = ZipReader::Open(path, limits.zip);
-  if (!zip.ok()) return Renamed(zip.status(), path, location);
-  CartonReader reader(location, std::move(zip).value(), options, limits);
-  reader.download_ = std::move(download);
-  return reader;
-}
-
-std::string CartonReader::downloaded_copy() const {
-  return download_ != nullptr ? download_->path : std::string();
-}
 
 Result<CartonReader> CartonReader::OpenSource(std::unique_ptr<RandomAccessSource> source,
                                               const CartonLimits& limits) {
   std::string name = source->name();
   CARTON_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::OpenSource(std::move(source), limits.zip));
-  return CartonReader(std::move(name), std::move(zip), LinkOptions{}, limits);
+  return CartonReader(std::move(name), std::move(zip), limits);
 }
 
 Result<CartonReader> CartonReader::OpenFile(std::shared_ptr<const MappedFile> file,
@@ -258,7 +68,7 @@ Result<CartonReader> CartonReader::OpenFile(std::shared_ptr<const MappedFile> fi
   if (location.empty()) location = path;
   auto zip = ZipReader::OpenFile(std::move(file), limits.zip);
   if (!zip.ok()) return Renamed(zip.status(), path, location);
-  CartonReader reader(std::move(location), std::move(zip).value(), LinkOptions{}, limits);
+  CartonReader reader(std::move(location), std::move(zip).value(), limits);
   if (manifest != nullptr) {
     reader.manifest_ = std::move(manifest);
     reader.manifest_status_ = Status::Ok();
@@ -269,7 +79,6 @@ Result<CartonReader> CartonReader::OpenFile(std::shared_ptr<const MappedFile> fi
 const std::string& CartonReader::location() const { return location_; }
 const ZipReader& CartonReader::zip() const { return zip_; }
 const CartonLimits& CartonReader::limits() const { return limits_; }
-const LinkOptions& CartonReader::link_options() const { return options_; }
 
 Result<std::string> CartonReader::ReadText(std::string_view name, std::uint64_t limit) const {
   const ZipEntry* e = zip_.Find(name);
@@ -292,7 +101,8 @@ Status CartonReader::ReadManifest() {
   auto text = ReadText("MANIFEST", limits_.max_manifest_size);
   if (!text.ok()) {
     Status s = text.status();
-    if (s.code() == StatusCode::kNotFound) s = Corrupt("MANIFEST: missing");
+    if (s.code() == StatusCode::kNotFound)
+      s = Corrupt(std::string(manifest::kManifestPath) + ": missing");
     manifest_status_ = s;
     return s;
   }

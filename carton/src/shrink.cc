@@ -235,15 +235,15 @@ Status Shrinker::Finish() {
 
 }  // namespace
 
-Result<ShrinkReport> Shrink(const Location& in_at, const std::string& out_path,
+Result<ShrinkReport> Shrink(CartonSource& source, const std::string& out_path,
                             const ShrinkOptions& options) {
-  const std::string& in = in_at.text();
+  const std::string& in = source.location().text();
   CARTON_RETURN_IF_ERROR(CheckOutputPath(out_path, "the .carton"));
   if (options.urls.empty()) CARTON_RETURN_IF_ERROR(PrepareBlobsDir(options));
 
   const std::string out_dir = DirOf(out_path);
-  CARTON_ASSIGN_OR_RETURN(CartonReader reader,
-                          CartonReader::OpenLocal(in_at, out_dir, options.link));
+  CARTON_ASSIGN_OR_RETURN(CartonReader * opened, source.Reader(ReadScope::kWhole));
+  CartonReader& reader = *opened;
   // Files the input already links stay linked: LINKS must cover them.
   CARTON_RETURN_IF_ERROR(reader.Check());
   const ManifestFile& m = reader.manifest_file();

@@ -1,9 +1,10 @@
+#include "carton/carton/unpack.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <random>
 #include <system_error>
 
-#include "carton/carton/info.h"
 #include "carton/carton/reader.h"
 #include "carton/carton/symlink.h"
 #include "carton/common/atomic_file.h"
@@ -190,10 +191,10 @@ Status ExtractEntries(const CartonReader& reader, const fs::path& root,
 // Copies linked file `f` from the blob cache below `root`, fetching it again
 // when the cached copy went bad. Adds its size to the progress `total` once
 // known, and rewinds `done` when the copy starts over.
-Status UnpackLinkedFile(const LinkedFile& f, const LinkOptions& options, const fs::path& root,
+Status UnpackLinkedFile(const LinkedFile& f, const Environment& env, const fs::path& root,
                         std::uint64_t& total, std::uint64_t& done,
                         const std::function<void(std::uint64_t)>& on_bytes) {
-  auto blob = ResolveLinkedFile(f, options, /*rehash=*/false);
+  auto blob = ResolveLinkedFile(f, env, /*rehash=*/false);
   if (!blob.ok()) return blob.status().WithContext(f.path);
   std::error_code size_ec;
   const std::uint64_t size = fs::file_size(*blob, size_ec);
@@ -203,7 +204,7 @@ Status UnpackLinkedFile(const LinkedFile& f, const LinkOptions& options, const f
   if (s.code() == StatusCode::kCorrupt) {
     done = before;
     // The cached copy went bad on disk: rehashing discards it; fetch again.
-    blob = ResolveLinkedFile(f, options, /*rehash=*/true);
+    blob = ResolveLinkedFile(f, env, /*rehash=*/true);
     if (!blob.ok()) return blob.status().WithContext(f.path);
     s = CopyLinked(f, *blob, root, on_bytes);
   }
@@ -212,15 +213,14 @@ Status UnpackLinkedFile(const LinkedFile& f, const LinkOptions& options, const f
 
 }  // namespace
 
-Result<std::string> Unpack(const Location& carton_path_at, const std::string& dir_arg,
-                           const LinkOptions& options, const UnpackOptions& unpack) {
-  const std::string& carton_path = carton_path_at.text();
-  const CartonLimits& limits = unpack.limits;
+Result<std::string> Unpack(CartonSource& carton, const std::string& dir_arg,
+                           const UnpackOptions& unpack) {
+  const std::string& carton_path = carton.location().text();
+  const CartonLimits& limits = carton.options().limits;
   std::error_code ec;
   if (!dir_arg.empty()) CARTON_RETURN_IF_ERROR(CheckUnpackDir(dir_arg));
-  CARTON_ASSIGN_OR_RETURN(
-      CartonReader reader,
-      CartonReader::OpenLocal(carton_path_at, ParentOf(dir_arg).string(), options, limits));
+  CARTON_ASSIGN_OR_RETURN(CartonReader * opened, carton.Reader(ReadScope::kWhole));
+  CartonReader& reader = *opened;
   CARTON_RETURN_IF_ERROR(reader.Check());
   const ZipReader& zip = reader.zip();
   std::string dir = dir_arg;
@@ -246,7 +246,7 @@ Result<std::string> Unpack(const Location& carton_path_at, const std::string& di
   Status extracted = ExtractEntries(reader, temp.path(), on_bytes);
   if (!extracted.ok()) return extracted.WithContext(carton_path);
   for (const LinkedFile& f : reader.linked_files()) {
-    Status s = UnpackLinkedFile(f, options, temp.path(), total, done, on_bytes);
+    Status s = UnpackLinkedFile(f, carton.environment(), temp.path(), total, done, on_bytes);
     if (!s.ok()) return s.WithContext(carton_path);
   }
   // An empty target directory is replaced; rename() does that atomically.

@@ -134,9 +134,9 @@ class Checker {
 
   // Fetches each linked file through the blob cache (a cached copy is
   // rehashed; a download is hashed as it arrives).
-  void FetchLinked(const LinkOptions& options) {
+  void FetchLinked(const Environment& environment) {
     for (const LinkedFile& f : reader_.linked_files()) {
-      auto blob = ResolveLinkedFile(f, options, /*rehash=*/true);
+      auto blob = ResolveLinkedFile(f, environment, /*rehash=*/true);
       if (!blob.ok()) {
         Problem(f.path, "linked file: " + blob.status().message());
         continue;
@@ -330,30 +330,29 @@ class Checker {
 
 }  // namespace
 
-Result<VerifyReport> Verify(const Location& carton, const VerifyOptions& options) {
+Result<VerifyReport> Verify(CartonSource& carton, const VerifyOptions& options) {
   VerifyReport report;
-  std::error_code ec;
-  const std::string temp_dir = std::filesystem::temp_directory_path(ec).string();
-  auto reader = CartonReader::OpenLocal(carton, ec ? "." : temp_dir, options.links, options.limits);
+  auto reader = carton.Reader(ReadScope::kWhole);
   if (!reader.ok()) {
     const Status& s = reader.status();
     // A file that is there but is no carton is a problem; a download that
-    // fails, or a file that cannot be read at all, stops verification.
+    // fails, a file that cannot be read at all, or a location this cannot
+    // read (a directory) stops verification.
     if (s.code() == StatusCode::kNotFound || s.code() == StatusCode::kIoError ||
-        s.code() == StatusCode::kNetworkError) {
+        s.code() == StatusCode::kNetworkError || s.code() == StatusCode::kInvalidArgument) {
       return s;
     }
     report.problems.push_back({"", s.message()});
     return report;
   }
-  Checker check(*reader, &report);
+  Checker check(**reader, &report);
   const manifest::Manifest* m = check.CheckStructure();
   ConfigParseDetails details;
   auto config = check.CheckConfig(&details);
   report.warnings = details.warnings;
   check.CheckConsistency(config, details);
-  if (m) check.CheckHashes(*m, options.threads, options.progress);
-  if (m && options.fetch_links) check.FetchLinked(options.links);
+  if (m) check.CheckHashes(*m, carton.environment().threads, options.progress);
+  if (m && options.fetch_links) check.FetchLinked(carton.environment());
   return report;
 }
 

@@ -149,29 +149,16 @@ std::optional<CacheTemporary> EntryTemporary(const fs::path& path) {
   return std::nullopt;
 }
 
-// A file in downloads/, and its temporaries (the same name behind one or
-// more dots): "<hash>.carton" (a URL's download, with its resumable
-// ".partial"), "<hash>-<n>.carton" (a load's pull), under the hash's lock;
-// "pulled-<pid>-<n>.carton" and ".carton-download-<pid>-<n>.carton", by
-// <pid>.
+// A file in downloads/, and its temporaries, with the owner its name gives
+// (links::CacheLayout::ParseDownloadName).
 std::optional<CacheTemporary> DownloadTemporary(const fs::path& path) {
-  const std::string name = path.filename().string();
-  const std::size_t dots = name.find_first_not_of('.');
-  if (dots == std::string::npos) return std::nullopt;
-  const std::string_view bare = std::string_view(name).substr(dots);
+  auto name = links::CacheLayout::ParseDownloadName(path.filename().string());
+  if (!name) return std::nullopt;
   CacheTemporary t;
   t.path = path;
-  const std::string_view whole = kTemporaryDownloadPrefix.substr(1);  // after its dot
-  for (std::string_view prefix : {links::kPulledCopyPrefix, whole}) {
-    if (bare.starts_with(prefix)) {
-      t.pid = PidIn(bare.substr(prefix.size()));
-      return t;
-    }
-  }
-  if (bare.size() < 64 || !manifest::ParseHex(bare.substr(0, 64))) return std::nullopt;
-  t.hex = std::string(bare.substr(0, 64));
-  const std::string download = t.hex + ".carton";
-  t.resumable = name == download + net::kPartialSuffix || name == download + net::kValidatorSuffix;
+  t.hex = name->hex;
+  t.pid = name->pid;
+  t.resumable = name->resumable;
   return t;
 }
 
@@ -221,13 +208,26 @@ void RemoveDeadTemporaries(const links::CacheLayout& layout, const std::string& 
   }
 }
 
+// The whole archive, checked (CartonReader::Check), its MANIFEST the one
+// the lookup named the entry by: a download or pull that brought another
+// carton is refused. REQUIRES: the hash's materialize lock is held.
+Result<const CartonReader*> WholeCarton(CartonSource& source, const std::string& hex) {
+  CARTON_ASSIGN_OR_RETURN(CartonReader * whole, source.Reader(ReadScope::kWholeUnderCartonLock));
+  CARTON_RETURN_IF_ERROR(whole->Check());
+  if (const std::string got = manifest::ToHex(whole->manifest_file().hash); got != hex) {
+    return Corrupt(source.location().text() + ": MANIFEST hashes to " + got +
+                   ", but the carton was looked up as " + hex + " (it changed while it was read)");
+  }
+  return whole;
+}
+
 // Makes the entry `dir` of hash `hex` from the whole carton: materialized
 // into a registered temporary directory beside it, renamed into place.
 // Returns its record.
 Result<EntryRecord> MakeEntry(const links::CacheLayout& layout, const std::string& hex,
-                              const std::string& dir, CartonSource* source,
+                              const std::string& dir, CartonSource& source,
                               const LoadOptions& options, LoadStats* stats) {
-  CARTON_ASSIGN_OR_RETURN(const CartonReader* whole, source->Whole(layout, options.progress));
+  CARTON_ASSIGN_OR_RETURN(const CartonReader* whole, WholeCarton(source, hex));
   const std::string tmp =
       layout.CartonsDir() + "/" + std::string(links::kEntryTempPrefix) + hex + "-" + RandomSuffix();
   std::error_code ec;
@@ -239,10 +239,9 @@ Result<EntryRecord> MakeEntry(const links::CacheLayout& layout, const std::strin
   }
   MaterializeSource src;
   src.reader = whole;
-  src.file = &source->file();
+  src.file = source.file().get();
+  src.environment = &source.environment();
   src.cache_root = layout.root();
-  src.threads = options.threads;
-  src.allow_file_links = options.allow_file_links;
   src.progress = options.progress;
   auto rec = Materialize(src, tmp, stats);
   if (rec.ok()) {
@@ -264,10 +263,10 @@ Result<EntryRecord> MakeEntry(const links::CacheLayout& layout, const std::strin
 
 }  // namespace
 
-Result<AcquiredEntry> AcquireEntry(const std::string& root, CartonSource* source,
-                                   const LoadOptions& options, LoadStats* stats) {
+Result<AcquiredEntry> AcquireEntry(const std::string& root, CartonSource& source,
+                                   const manifest::Digest& hash, const LoadOptions& options,
+                                   LoadStats* stats) {
   const links::CacheLayout layout(root);
-  const manifest::Digest& hash = source->manifest_hash();
   const std::string hex = manifest::ToHex(hash);
   const std::string dir = layout.CartonEntryDir(hex);
   CARTON_ASSIGN_OR_RETURN(FileLock use, FileLock::Open(layout.CartonUseLockPath(hex)));

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "carton/carton/source.h"
 #include "carton/common/file_lock.h"
 #include "carton/common/progress.h"
 #include "carton/common/status.h"
@@ -15,7 +16,6 @@
 #include "carton/manifest/sha256.h"
 #include "entry.h"
 #include "materialize.h"
-#include "source.h"
 
 namespace carton::loader::internal {
 
@@ -30,14 +30,16 @@ struct AcquiredEntry {
 };
 
 // The one way a load gets its cache entry (loader/FORMAT.md "Cache"): the
-// entry named by `source`'s manifest hash if it is whole (a hit), else,
-// under the entry's materialize lock and after looking again (another
-// process may have made it meanwhile), a new entry materialized from
-// source->Whole() (for a URL, downloaded under that lock). A damaged entry
-// (missing or resized file; any wrong hash with verify_cache_hit) is discarded
-// and rebuilt. The use lock is held shared from the first look on.
-Result<AcquiredEntry> AcquireEntry(const std::string& root, CartonSource* source,
-                                   const LoadOptions& options, LoadStats* stats);
+// entry named by `hash` (the source's manifest hash) if it is whole (a
+// hit), else, under the entry's materialize lock and after looking again
+// (another process may have made it meanwhile), a new entry materialized
+// from the source read whole (for a URL, downloaded under that lock; its
+// MANIFEST must hash to `hash`). A damaged entry (missing or resized file;
+// any wrong hash with verify_cache_hit) is discarded and rebuilt. The use
+// lock is held shared from the first look on.
+Result<AcquiredEntry> AcquireEntry(const std::string& root, CartonSource& source,
+                                   const manifest::Digest& hash, const LoadOptions& options,
+                                   LoadStats* stats);
 
 // A temporary of the cache (links/cache_layout.h): a file or directory a
 // command makes and removes when it ends, and who owns it meanwhile.

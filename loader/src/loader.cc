@@ -9,21 +9,13 @@
 #include "carton/links/blob_cache.h"
 #include "carton/links/cache_layout.h"
 #include "carton/manifest/manifest.h"
-#include "carton/oci/artifact.h"
 #include "loaded.h"
-#include "oci_remote.h"
-#include "source.h"
 
 namespace carton::loader {
 namespace {
 
 namespace fs = std::filesystem;
 using internal::FileView;
-
-Result<std::string> CacheRoot(const LoadOptions& options) {
-  if (!options.cache_dir.empty()) return options.cache_dir;
-  return links::DefaultCacheDir();
-}
 
 Result<CartonConfig> ReadConfigFile(const std::string& root) {
   std::string path = root + "/carton.toml";
@@ -90,46 +82,21 @@ Result<LoadedCarton> FromEntry(internal::AcquiredEntry entry, LoadStats stats) {
   return Finish(std::move(impl), views, &paths);
 }
 
-// A .carton file or URL: the entry named by its manifest hash, made on a
-// miss (AcquireEntry).
-Result<LoadedCarton> LoadCarton(const Location& path_or_url, const LoadOptions& options) {
-  CARTON_ASSIGN_OR_RETURN(std::string root, CacheRoot(options));
-  CARTON_ASSIGN_OR_RETURN(
-      internal::CartonSource source,
-      internal::CartonSource::Open(path_or_url, links::CacheLayout(root).DownloadsDir(),
-                                   options.progress));
+// A carton archive (a file, a URL, an oci:// reference): the entry named
+// by its manifest hash, made on a miss (AcquireEntry).
+Result<LoadedCarton> LoadCarton(CartonSource& source, const LoadOptions& options) {
+  CARTON_ASSIGN_OR_RETURN(std::string root, source.environment().CacheRoot());
+  CARTON_ASSIGN_OR_RETURN(const manifest::Digest hash, source.ManifestHash());
   LoadStats stats;
   CARTON_ASSIGN_OR_RETURN(internal::AcquiredEntry entry,
-                          internal::AcquireEntry(root, &source, options, &stats));
-  return FromEntry(std::move(entry), stats);
-}
-
-// An oci:// reference: the entry named by the manifest hash the registry
-// gives (one manifest request), the carton pulled on a miss.
-Result<LoadedCarton> LoadOci(const Location& reference, const LoadOptions& options) {
-  CARTON_ASSIGN_OR_RETURN(std::string root, CacheRoot(options));
-  CARTON_ASSIGN_OR_RETURN(std::optional<manifest::Digest> hash,
-                          internal::ResolveOci(reference, options));
-  if (!hash) {
-    // A ModelPack carton did not write: no manifest hash until it is
-    // imported, so it is pulled (imported) first and loaded as a file.
-    CARTON_ASSIGN_OR_RETURN(LocalCarton local,
-                            Localize(reference, "load", internal::AccessFor(options)));
-    return LoadCarton(Location(local.location().local_path()), options);
-  }
-  internal::CartonSource source = internal::CartonSource::Fetched(
-      reference.text(), *hash, [reference, options](const std::string& dest) {
-        return internal::PullOci(reference, dest, options);
-      });
-  LoadStats stats;
-  CARTON_ASSIGN_OR_RETURN(internal::AcquiredEntry entry,
-                          internal::AcquireEntry(root, &source, options, &stats));
+                          internal::AcquireEntry(root, source, hash, options, &stats));
   return FromEntry(std::move(entry), stats);
 }
 
 // A cache entry given by its directory (runners are handed these): its
 // mapped files come from the linked source, as for any hit.
-Result<LoadedCarton> LoadEntryDirectory(const std::string& dir, const LoadOptions& options) {
+Result<LoadedCarton> LoadEntryDirectory(const std::string& dir, const LoadOptions& options,
+                                        unsigned threads) {
   std::string abs = Absolute(dir);
   while (abs.size() > 1 && abs.back() == '/') abs.pop_back();
   fs::path p(abs);
@@ -147,17 +114,18 @@ Result<LoadedCarton> LoadEntryDirectory(const std::string& dir, const LoadOption
   CARTON_ASSIGN_OR_RETURN(entry.record, internal::ReadEntryRecord(abs));
   CARTON_RETURN_IF_ERROR(internal::QuickCheck(abs, entry.record));
   if (options.verify_cache_hit) {
-    CARTON_ASSIGN_OR_RETURN(
-        auto problems, internal::VerifyEntryDir(abs, entry.record.manifest_hash, options.threads));
+    CARTON_ASSIGN_OR_RETURN(auto problems,
+                            internal::VerifyEntryDir(abs, entry.record.manifest_hash, threads));
     if (!problems.empty()) return Corrupt("cache entry " + abs + ": " + problems.front());
   }
   return FromEntry(std::move(entry), LoadStats{});
 }
 
-Result<LoadedCarton> LoadDirectory(const std::string& dir, const LoadOptions& options) {
+Result<LoadedCarton> LoadDirectory(const std::string& dir, const LoadOptions& options,
+                                   unsigned threads) {
   std::error_code ec;
   if (fs::exists(dir + "/" + std::string(internal::kEntryRecordName), ec)) {
-    return LoadEntryDirectory(dir, options);
+    return LoadEntryDirectory(dir, options, threads);
   }
   auto impl = std::make_shared<internal::CartonState>();
   impl->root_dir = Absolute(dir);
@@ -173,13 +141,13 @@ Result<LoadedCarton> LoadDirectory(const std::string& dir, const LoadOptions& op
   // The layout `carton init` writes: carton.toml beside the model's files,
   // with no model/ folder. The folder itself is the model directory.
   if (!fs::is_directory(impl->root_dir + "/model", ec)) impl->model_dir = impl->root_dir;
-  auto bytes = ReadFile(impl->root_dir + "/MANIFEST");
+  auto bytes = ReadFile(impl->root_dir + "/" + std::string(manifest::kManifestPath));
   if (bytes.ok()) {
     const manifest::Digest hash = manifest::Sha256Of(*bytes);
     impl->hash = hash;
     if (options.verify_cache_hit) {
       CARTON_ASSIGN_OR_RETURN(auto problems,
-                              internal::VerifyEntryDir(impl->root_dir, hash, options.threads));
+                              internal::VerifyEntryDir(impl->root_dir, hash, threads));
       if (!problems.empty()) return Corrupt(dir + ": " + problems.front());
     }
   }
@@ -188,18 +156,11 @@ Result<LoadedCarton> LoadDirectory(const std::string& dir, const LoadOptions& op
 
 }  // namespace
 
-Result<LoadedCarton> Load(const Location& location, const LoadOptions& options) {
-  CARTON_RETURN_IF_ERROR(location.status());
-  switch (location.kind()) {
-    case Location::Kind::kOci:
-      return LoadOci(location, options);
-    case Location::Kind::kDirectory:
-      return LoadDirectory(location.text(), options);
-    case Location::Kind::kFile:
-    case Location::Kind::kUrl:
-      break;
+Result<LoadedCarton> Load(CartonSource& source, const LoadOptions& options) {
+  if (const std::string& dir = source.directory(); !dir.empty()) {
+    return LoadDirectory(dir, options, source.environment().threads);
   }
-  return LoadCarton(location, options);
+  return LoadCarton(source, options);
 }
 
 Result<LoadedCarton> LoadUnpacked(const std::string& dir, const std::string& runner_name,
@@ -216,15 +177,6 @@ Result<LoadedCarton> LoadUnpacked(const std::string& dir, const std::string& run
   impl->root_dir = Absolute(dir);
   impl->model_dir = impl->root_dir;
   return internal::LoadedCartonFactory::Make(std::move(impl));
-}
-
-Result<CartonInfo> GetModelInfo(const Location& location, const AccessOptions& options) {
-  CARTON_RETURN_IF_ERROR(location.status());
-  if (location.kind() == Location::Kind::kOci) {
-    return oci::ReadOciInfo(location, internal::OciOptionsFor(options, 0));
-  }
-  CARTON_ASSIGN_OR_RETURN(LocalCarton local, Localize(location, "info", options));
-  return ReadInfo(local.location(), options.link);
 }
 
 }  // namespace carton::loader

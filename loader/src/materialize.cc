@@ -203,7 +203,7 @@ class TaskRunner {
   // Every task's status, in task order.
   std::vector<Status> RunAll() {
     std::vector<Status> results(plan_.tasks.size());
-    ParallelFor(plan_.tasks.size(), src_.threads,
+    ParallelFor(plan_.tasks.size(), src_.environment->threads,
                 [&](std::size_t t) { results[t] = Run(plan_.tasks[t]); });
     return results;
   }
@@ -260,8 +260,7 @@ class TaskRunner {
 
   // A linked file: from the blob cache (fetched into it first if needed).
   Status Link(const manifest::ManifestEntry& me, const std::string& out) {
-    net::FetchOptions opts;
-    opts.allow_file_links = src_.allow_file_links;
+    net::FetchOptions opts = src_.environment->network;
     opts.show_progress = false;
     Status s = LinkBlob(blobs_, me, *urls_.at(me.path), opts, out);
     struct stat st;

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "carton/carton/environment.h"
 #include "carton/carton/reader.h"
 #include "carton/common/mapped_file.h"
 #include "carton/common/progress.h"
@@ -35,9 +36,11 @@ struct MaterializeSource {
   // The file it was opened from, whose descriptor the entry hard-links
   // (kSourceName) and stored files are copied from.
   const MappedFile* file = nullptr;
-  std::string cache_root;  // linked files go through <root>'s blob cache
-  unsigned threads = 0;
-  bool allow_file_links = false;
+  // The load's policy: its threads, and the network rules linked files
+  // are fetched by (into the blob cache of `cache_root`, its resolved cache
+  // root).
+  const Environment* environment = nullptr;
+  std::string cache_root;
   // Called with the bytes hashed, copied, decoded or fetched so far and the
   // total of the files' sizes (linked files count once fetched).
   ProgressFn progress;

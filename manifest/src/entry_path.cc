@@ -70,6 +70,6 @@ Status ValidateEntryPath(std::string_view path) {
   return Status::Ok();
 }
 
-bool IsReservedPath(std::string_view path) { return path == "MANIFEST" || path == "LINKS"; }
+bool IsReservedPath(std::string_view path) { return path == kManifestPath || path == kLinksPath; }
 
 }  // namespace carton::manifest

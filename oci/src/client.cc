@@ -173,9 +173,19 @@ struct Client::Impl {
     Clock::time_point expires;
   };
 
+  // The Environment's rules and the client's options, as Open was given
+  // them.
+  struct Settings {
+    net::FetchOptions fetch;
+    bool plain_http = false;
+    std::string registry_config;
+    std::uint64_t chunk_size = 0;
+    std::string cache_root;  // "": no mount records
+  };
+
   std::string registry;
   std::string base;
-  ClientOptions options;
+  Settings options;
   std::unique_ptr<net::HttpClient> http;  // its connections, the access rules
   std::optional<Credentials> credentials;
 
@@ -632,22 +642,28 @@ Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Client::~Client() = default;
 
 Result<std::unique_ptr<Client>> Client::Open(const std::string& registry,
+                                             const Environment& environment,
                                              const ClientOptions& options) {
   if (registry.empty()) return InvalidArgument("no registry given");
   if (options.chunk_size == 0) return InvalidArgument("chunk_size must not be 0");
-  if (options.fetch.attempts_per_url < 1) {
+  if (environment.network.attempts_per_url < 1) {
     return InvalidArgument("attempts_per_url must be at least 1");
   }
   auto impl = std::make_unique<Impl>();
   impl->registry = registry;
-  impl->options = options;
-  const bool plain = options.plain_http || IsLoopbackRegistry(registry);
+  Impl::Settings& settings = impl->options;
+  settings.fetch = environment.network;
+  settings.plain_http = environment.plain_http;
+  settings.registry_config = environment.registry_config;
+  settings.chunk_size = options.chunk_size;
+  if (auto root = environment.CacheRoot(); root.ok()) settings.cache_root = *root;
+  const bool plain = settings.plain_http || IsLoopbackRegistry(registry);
   impl->base = (plain ? "http://" : "https://") + registry;
-  CARTON_ASSIGN_OR_RETURN(impl->http, net::HttpClient::Create(options.fetch));
+  CARTON_ASSIGN_OR_RETURN(impl->http, net::HttpClient::Create(settings.fetch));
   if (options.credentials) {
     impl->credentials = options.credentials;
   } else {
-    CARTON_ASSIGN_OR_RETURN(impl->credentials, FindCredentials(registry, options.registry_config));
+    CARTON_ASSIGN_OR_RETURN(impl->credentials, FindCredentials(registry, settings.registry_config));
   }
   return std::unique_ptr<Client>(new Client(std::move(impl)));
 }

@@ -281,7 +281,7 @@ Result<OciPullReport> ImportModelPack(const OciSession& s, std::string_view mani
   report.reference = s.where;
   report.imported = true;
   CARTON_RETURN_IF_ERROR(ReadImportConfig(s, uses, &plan, &report));
-  CARTON_ASSIGN_OR_RETURN(auto blobs, FetchLayers(s, plan, options.jobs, uses, &report));
+  CARTON_ASSIGN_OR_RETURN(auto blobs, FetchLayers(s, plan, s.env.jobs, uses, &report));
   CARTON_ASSIGN_OR_RETURN(std::unique_ptr<ImportDir> dir, ImportDir::Create(out_path));
   ModelTree tree(dir->path() + "/model");
   CARTON_RETURN_IF_ERROR(Unpack(s, plan, blobs, &tree));
@@ -289,7 +289,7 @@ Result<OciPullReport> ImportModelPack(const OciSession& s, std::string_view mani
   d.path = dir->path();
   d.config = ImportedConfig(plan, s.ref.repository, tree.files());
   d.config_use = PackConfigUse::kReplace;
-  d.options.threads = options.threads;
+  d.options.threads = s.env.threads;
   auto packed = Pack(d, out_path);
   if (!packed.ok()) return packed.status().WithContext(s.where + ": packing the imported model");
   report.manifest_hash = packed->manifest_hash;

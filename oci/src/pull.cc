@@ -76,9 +76,10 @@ Result<std::string> ReadSmallBlob(Pulled& p, const manifest::Digest& digest, std
 }
 
 // Resolves the reference to its OCI manifest, checked to be a carton's.
-Result<Pulled> OpenArtifact(const Location& reference, const OciOptions& options) {
+Result<Pulled> OpenArtifact(const Location& reference, const Environment& environment,
+                            const OciOptions& options) {
   Pulled p;
-  CARTON_ASSIGN_OR_RETURN(p.session, internal::OpenOciSession(reference, options));
+  CARTON_ASSIGN_OR_RETURN(p.session, internal::OpenOciSession(reference, environment, options));
   const OciSession& s = p.session;
   auto m = s.client->GetManifest(s.ref.repository, s.ref.Target());
   if (!m.ok()) return m.status().WithContext(s.where);
@@ -661,38 +662,43 @@ Status CompareWithPushed(const Pulled& p, const std::string& temp, const std::st
 // downloads directory for `read` (info, hash), which is removed after.
 template <typename T>
 Result<T> ReadImported(Pulled& p, const OciOptions& options,
-                       const std::function<Result<T>(const std::string&)>& read) {
+                       const std::function<Result<T>(CartonSource&)>& read,
+                       const CartonLimits& limits = {}) {
   const OciSession& s = p.session;
-  const std::string dir = links::CacheLayout(s.cache_root).DownloadsDir();
+  const links::CacheLayout layout(s.cache_root);
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return IoError(dir + ": cannot create: " + ec.message());
-  std::random_device rd;
-  // Named as loader/cartons.h names its pulled copies, so that gc removes
-  // it (and the import's directory beside it) once this process is gone.
-  const std::string path = dir + "/" + std::string(links::kPulledCopyPrefix) +
-                           std::to_string(::getpid()) + "-import-" + std::to_string(rd()) +
-                           ".carton";
+  fs::create_directories(layout.DownloadsDir(), ec);
+  if (ec) return IoError(layout.DownloadsDir() + ": cannot create: " + ec.message());
+  // Named by this process, so that gc removes it (and the import's
+  // directory beside it) once this process is gone.
+  const std::string path = layout.ProcessDownloadPath(links::kPulledCopyPrefix);
   const TemporaryPath registration(path, TemporaryKind::kFile);
   auto imported = internal::ImportModelPack(s, p.manifest_bytes, path, options, &p.uses);
-  Result<T> out = imported.ok() ? read(path) : Result<T>(imported.status());
+  Result<T> out = imported.status();
+  if (imported.ok()) {
+    SourceOptions source_options;
+    source_options.limits = limits;
+    out = read(*OpenFileCopy(Location(s.where), path, s.env, source_options));
+  }
   fs::remove(path, ec);
   return out;
 }
 
 }  // namespace
 
-Result<OciResolved> ResolveOciCarton(const Location& reference, const OciOptions& options) {
-  CARTON_ASSIGN_OR_RETURN(Pulled p, OpenArtifact(reference, options));
+Result<OciResolved> ResolveOciCarton(const Location& reference, const Environment& environment,
+                                     const OciOptions& options) {
+  CARTON_ASSIGN_OR_RETURN(Pulled p, OpenArtifact(reference, environment, options));
   return OciResolved{p.session.where, p.manifest_digest, p.artifact.manifest_hash,
                      p.artifact.foreign};
 }
 
-Result<manifest::Digest> OciManifestHash(const Location& reference, const OciOptions& options) {
-  CARTON_ASSIGN_OR_RETURN(Pulled p, OpenArtifact(reference, options));
+Result<manifest::Digest> OciManifestHash(const Location& reference, const Environment& environment,
+                                         const OciOptions& options) {
+  CARTON_ASSIGN_OR_RETURN(Pulled p, OpenArtifact(reference, environment, options));
   if (p.artifact.foreign) {
     return ReadImported<manifest::Digest>(
-        p, options, [](const std::string& path) { return ManifestHash(Location(path)); });
+        p, options, [&](CartonSource& imported) { return imported.ManifestHash(); });
   }
   const internal::OciLayer* ml = p.artifact.Find("MANIFEST");
   CARTON_ASSIGN_OR_RETURN(std::string text, ReadSmallBlob(p, ml->digest, ml->size,
@@ -702,13 +708,12 @@ Result<manifest::Digest> OciManifestHash(const Location& reference, const OciOpt
   return p.artifact.manifest_hash;
 }
 
-Result<CartonInfo> ReadOciInfo(const Location& reference, const OciOptions& options,
-                               const CartonLimits& limits) {
-  CARTON_ASSIGN_OR_RETURN(Pulled p, OpenArtifact(reference, options));
+Result<CartonInfo> ReadOciInfo(const Location& reference, const Environment& environment,
+                               const OciOptions& options, const CartonLimits& limits) {
+  CARTON_ASSIGN_OR_RETURN(Pulled p, OpenArtifact(reference, environment, options));
   if (p.artifact.foreign) {
-    return ReadImported<CartonInfo>(p, options, [&](const std::string& path) {
-      return ReadInfo(Location(path), LinkOptions{}, limits);
-    });
+    return ReadImported<CartonInfo>(
+        p, options, [&](CartonSource& imported) { return imported.Info(); }, limits);
   }
   CARTON_RETURN_IF_ERROR(LoadLayout(p, limits));
   const OciSession& s = p.session;
@@ -763,9 +768,9 @@ Result<CartonInfo> ReadOciInfo(const Location& reference, const OciOptions& opti
 }
 
 Result<OciPullReport> PullCarton(const Location& reference, const std::string& out_path,
-                                 const OciOptions& options) {
+                                 const Environment& environment, const OciOptions& options) {
   CARTON_RETURN_IF_ERROR(CheckOutputPath(out_path, "the .carton"));
-  CARTON_ASSIGN_OR_RETURN(Pulled p, OpenArtifact(reference, options));
+  CARTON_ASSIGN_OR_RETURN(Pulled p, OpenArtifact(reference, environment, options));
   const OciSession& s = p.session;
   if (p.artifact.foreign) {
     auto report = internal::ImportModelPack(s, p.manifest_bytes, out_path, options, &p.uses);
@@ -778,14 +783,14 @@ Result<OciPullReport> PullCarton(const Location& reference, const std::string& o
   OciPullReport report = StartReport(p, was_cached);
   Streamed streamed = PlanStreams(p, was_cached, options.cache_large_blobs);
   CARTON_ASSIGN_OR_RETURN(BlobPaths blobs,
-                          FetchAll(p, options.jobs, was_cached, streamed.digests, &report));
-  std::thread downloads([&] { DownloadStreamed(s, options.jobs, &streamed); });
+                          FetchAll(p, s.env.jobs, was_cached, streamed.digests, &report));
+  std::thread downloads([&] { DownloadStreamed(s, s.env.jobs, &streamed); });
 
   const std::string temp = TempName(out_path);
   // Between Finish() and the rename the rebuilt carton is a plain file: an
   // interrupt removes it too.
   const TemporaryPath registration(temp, TemporaryKind::kFile);
-  CartonRebuild rebuild(p, streamed, blobs, options.threads, temp, out_path);
+  CartonRebuild rebuild(p, streamed, blobs, s.env.threads, temp, out_path);
   Status built = rebuild.Write(/*stream=*/true);
   if (!built.ok()) {
     for (auto& [digest, pipe] : streamed.pipes) pipe->Abandon();

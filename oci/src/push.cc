@@ -194,7 +194,7 @@ Result<PushPlan> PlanPush(const CartonReader& reader, const internal::OciLayout&
 // or its error. Push() may run for different items at once.
 class BlobPusher {
  public:
-  BlobPusher(const OciSession& s, const ZipReader& zip, const LinkOptions& link,
+  BlobPusher(const OciSession& s, const ZipReader& zip, const Environment& link,
              std::vector<PushItem>* items)
       : s_(s), zip_(zip), link_(link), items_(*items), errors_(items->size()) {}
 
@@ -275,7 +275,7 @@ class BlobPusher {
 
   const OciSession& s_;
   const ZipReader& zip_;
-  const LinkOptions& link_;
+  const Environment& link_;  // linked files are fetched by its rules
   std::vector<PushItem>& items_;
   std::vector<Status> errors_;  // one per item, each written by its Push()
   std::mutex mu_;
@@ -396,34 +396,30 @@ Result<manifest::Digest> PutArtifact(const OciSession& s, const internal::OciArt
 
 }  // namespace
 
-Result<OciPushReport> PushCarton(const Location& carton, const Location& reference,
+Result<OciPushReport> PushCarton(CartonSource& carton, const Location& reference,
                                  const OciOptions& options) {
-  const std::string& carton_path = carton.text();
-  CARTON_ASSIGN_OR_RETURN(OciSession s, internal::OpenOciSession(reference, options));
+  const std::string& carton_path = carton.location().text();
+  CARTON_ASSIGN_OR_RETURN(OciSession s,
+                          internal::OpenOciSession(reference, carton.environment(), options));
   if (s.ref.digest) {
     return InvalidArgument(s.where + ": push needs a tag (oci://HOST/REPO:TAG), not a digest");
   }
-  LinkOptions link;
-  link.cache_dir = s.cache_root;
-  link.fetch = options.client.fetch;
-  link.fetch.allow_file_links = options.allow_file_links;
   // Every byte is read (pushed or compressed to infer the layout), so a
   // carton given by URL is downloaded first.
-  CARTON_ASSIGN_OR_RETURN(
-      CartonReader reader,
-      CartonReader::OpenLocal(carton, std::filesystem::temp_directory_path().string(), link));
+  CARTON_ASSIGN_OR_RETURN(CartonReader * opened, carton.Reader(ReadScope::kWhole));
+  CartonReader& reader = *opened;
   // The entry rules, MANIFEST, LINKS and which files it covers.
   CARTON_RETURN_IF_ERROR(reader.Check());
   const ManifestFile& mf = reader.manifest_file();
-  auto layout = internal::InferOciLayout(reader, options.threads);
+  auto layout = internal::InferOciLayout(reader, s.env.threads);
   if (!layout.ok()) return layout.status().WithContext(carton_path);
 
   CARTON_ASSIGN_OR_RETURN(PushPlan plan, PlanPush(reader, *layout, carton_path));
   if (options.format == OciFormat::kModelPack) {
     CARTON_RETURN_IF_ERROR(PlanModelPack(reader, s, carton_path, &plan));
   }
-  BlobPusher pusher(s, reader.zip(), link, &plan.items);
-  CARTON_RETURN_IF_ERROR(PushBlobs(pusher, plan, options.jobs));
+  BlobPusher pusher(s, reader.zip(), s.env, &plan.items);
+  CARTON_RETURN_IF_ERROR(PushBlobs(pusher, plan, s.env.jobs));
   CARTON_ASSIGN_OR_RETURN(
       const manifest::Digest digest,
       PutArtifact(s, ArtifactOf(plan, mf.manifest, mf.hash, options.format), carton_path));

@@ -2,8 +2,9 @@
 
 namespace carton::oci::internal {
 
-Result<OciSession> OpenOciSession(const Location& reference, const OciOptions& options) {
-  if (options.jobs < 1) return InvalidArgument("jobs must be at least 1");
+Result<OciSession> OpenOciSession(const Location& reference, const Environment& environment,
+                                  const OciOptions& options) {
+  if (environment.jobs < 1) return InvalidArgument("jobs must be at least 1");
   OciSession s;
   CARTON_RETURN_IF_ERROR(reference.status());
   if (reference.kind() != Location::Kind::kOci) {
@@ -11,18 +12,14 @@ Result<OciSession> OpenOciSession(const Location& reference, const OciOptions& o
   }
   s.ref = reference.oci();
   s.where = s.ref.ToString();
-  if (!options.cache_dir.empty()) {
-    s.cache_root = options.cache_dir;
-  } else {
-    CARTON_ASSIGN_OR_RETURN(s.cache_root, links::DefaultCacheDir());
-  }
+  s.env = environment;
+  CARTON_ASSIGN_OR_RETURN(s.cache_root, environment.CacheRoot());
+  s.env.cache_dir = s.cache_root;
   s.cache = links::BlobCache(s.cache_root);
-  oci::ClientOptions client = options.client;
-  if (client.cache_root.empty()) client.cache_root = s.cache_root;
   // The progress lines of transfers running at once would overwrite each
   // other.
-  if (options.jobs > 1) client.fetch.show_progress = false;
-  auto opened = oci::Client::Open(s.ref.registry, client);
+  if (s.env.jobs > 1) s.env.network.show_progress = false;
+  auto opened = oci::Client::Open(s.ref.registry, s.env, options.client);
   if (!opened.ok()) return opened.status().WithContext(s.where);
   s.client = std::move(opened).value();
   return s;

@@ -14,6 +14,9 @@ namespace carton::oci::internal {
 struct OciSession {
   OciReference ref;
   std::string where;  // the reference as given, for messages
+  // The operation's policy; network.show_progress is off when more than one
+  // blob moves at once (jobs > 1).
+  Environment env;
   std::string cache_root;
   links::BlobCache cache{""};
   std::unique_ptr<oci::Client> client;
@@ -22,6 +25,7 @@ struct OciSession {
 // Parses `reference`, finds the cache root and opens a client (credentials
 // are looked up now). Errors: kInvalidArgument (a bad reference or
 // options), and those of oci::Client::Open and DefaultCacheDir.
-Result<OciSession> OpenOciSession(const Location& reference, const OciOptions& options);
+Result<OciSession> OpenOciSession(const Location& reference, const Environment& environment,
+                                  const OciOptions& options);
 
 }  // namespace carton::oci::internal

@@ -1,6 +1,7 @@
 // carton.get_model_info, hash, verify, pack and shrink: thin calls into
-// carton/ (info.h, verify.h, pack.h) and the loader, with the GIL released
-// while they read, hash and write.
+// carton/ (source.h, verify.h, pack.h, links.h) with the process's
+// Environment (loader/environment.h), the GIL released while they read,
+// hash and write.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -12,9 +13,10 @@
 #include "carton/carton/info.h"
 #include "carton/carton/links.h"
 #include "carton/carton/pack.h"
+#include "carton/carton/source.h"
 #include "carton/carton/verify.h"
 #include "carton/format/tensor_data.h"
-#include "carton/loader/loader.h"
+#include "carton/loader/environment.h"
 #include "config_convert.h"
 #include "stage.h"
 
@@ -58,27 +60,38 @@ py::dict InfoToPython(const CartonInfo& info) {
 // Where a carton is, parsed once here: a bad location raises at once.
 Location ParseLocation(const std::string& text) { return Unwrap(Location::Parse(text)); }
 
+// The source of `location` for `operation`, with the process's defaults
+// and what the call's keywords set.
+Result<std::unique_ptr<CartonSource>> SourceOf(const Location& location, const char* operation,
+                                               bool allow_file_links = false) {
+  CARTON_ASSIGN_OR_RETURN(Environment env, loader::DefaultEnvironment());
+  env.network.allow_file_links = allow_file_links;
+  return OpenSource(location, env, {.operation = operation});
+}
+
 py::dict GetModelInfo(const std::string& path_or_url) {
   const Location location = ParseLocation(path_or_url);
-  return InfoToPython(Unwrap(WithoutGil([&] { return loader::GetModelInfo(location); })));
+  return InfoToPython(Unwrap(WithoutGil([&]() -> Result<CartonInfo> {
+    CARTON_ASSIGN_OR_RETURN(auto source, SourceOf(location, "info"));
+    return source->Info();
+  })));
 }
 
 std::string ManifestHashOf(const std::string& path_or_url) {
   const Location location = ParseLocation(path_or_url);
-  return manifest::ToHex(Unwrap(WithoutGil([&] { return loader::GetManifestHash(location); })));
+  return manifest::ToHex(Unwrap(WithoutGil([&]() -> Result<manifest::Digest> {
+    CARTON_ASSIGN_OR_RETURN(auto source, SourceOf(location, "hash"));
+    return source->ManifestHash();
+  })));
 }
 
 py::dict VerifyCarton(const std::string& path_or_url, bool fetch_links, bool allow_file_links) {
   const Location location = ParseLocation(path_or_url);
   VerifyOptions options;
   options.fetch_links = fetch_links;
-  options.links.fetch.allow_file_links = allow_file_links;
-  loader::AccessOptions access;
-  access.link = options.links;
   const VerifyReport r = Unwrap(WithoutGil([&]() -> Result<VerifyReport> {
-    CARTON_ASSIGN_OR_RETURN(loader::LocalCarton local,
-                            loader::Localize(location, "verify", access));
-    return Verify(local.location(), options);
+    CARTON_ASSIGN_OR_RETURN(auto source, SourceOf(location, "verify", allow_file_links));
+    return Verify(*source, options);
   }));
   py::dict d;
   d["carton"] = path_or_url;
@@ -144,7 +157,11 @@ std::string ShrinkCarton(const std::string& path, const std::string& output, py:
   if (digests.empty()) Raise(InvalidArgument("urls is empty: it names no file to move to LINKS"));
   ShrinkOptions options;
   options.urls = std::move(digests);
-  auto report = WithoutGil([&] { return Shrink(path, output, options); });
+  const Location location = ParseLocation(path);
+  auto report = WithoutGil([&]() -> Result<ShrinkReport> {
+    CARTON_ASSIGN_OR_RETURN(auto source, SourceOf(location, "shrink"));
+    return Shrink(*source, output, options);
+  });
   return manifest::ToHex(Unwrap(std::move(report)).manifest_hash);
 }
 
@@ -169,12 +186,15 @@ PackDescription DescribePack(const std::string& path, py::handle config, py::han
   StageContents contents;
   if (!config.is_none())
     contents.config = ConfigFromPython(py::reinterpret_borrow<py::dict>(config));
-  AddTensorSets(&contents, self_tests, examples);
+  // Self-tests are laid out by the library, as `carton pack --self-test`
+  // lays them out; examples are staged as extra files.
+  d.self_tests = PackSelfTestsFromPython(self_tests, contents.config);
+  AddTensorSets(&contents, py::list(), examples);
   AddMiscFiles(&contents, misc_files);
   const bool tensors =
       !contents.tensor_data.tensors.empty() || !contents.tensor_data.nested.empty();
   if (config.is_none()) {
-    if (tensors || !contents.config.self_tests.empty() || !contents.config.examples.empty()) {
+    if (tensors || !d.self_tests.empty() || !contents.config.examples.empty()) {
       Raise(InvalidArgument(
           "self_tests and examples are written into the carton.toml that runner_name and "
           "required_framework_version describe; give those too (or write the self-tests into " +

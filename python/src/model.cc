@@ -1,11 +1,13 @@
-// carton.load / carton.load_unpacked and the Model they return: a carton
-// loaded through the manifest-hash cache (loader::Load), the runner picked
-// by runner::SelectRunner, and one runner process in serve mode
-// (runner::RunnerProcess) that every infer and self_test goes through.
+// carton.load / carton.load_unpacked and the Model they return: a thin
+// shell over carton::runner::Model (load the carton through the cache,
+// start its runner, check inputs, infer), which the CLI and the C API use
+// as well; this file only translates Python's arguments and results.
 //
 // Threads: calls into one Model are serialized by its mutex, which is only
 // ever waited for with the GIL released (a thread holding the mutex may
 // need the GIL to convert its results).
+#include "carton/runner/model.h"
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -19,11 +21,9 @@
 #include "bindings.h"
 #include "carton/common/notice.h"
 #include "carton/loader/device.h"
+#include "carton/loader/environment.h"
 #include "carton/loader/loader.h"
 #include "carton/pybridge/numpy_tensor.h"
-#include "carton/runner/client.h"
-#include "carton/runner/input_check.h"
-#include "carton/runner/select.h"
 #include "carton/runner/self_test.h"
 #include "config_convert.h"
 #include "stage.h"
@@ -34,29 +34,24 @@ namespace {
 namespace fs = std::filesystem;
 using carton::Tensor;
 using loader::LoadedCarton;
-using runner::RunnerProcess;
 
 // What load and load_unpacked hand the Model.
 struct Started {
   std::optional<StagedCarton> stage;
-  LoadedCarton carton;
-  runner::RunnerCandidate runner;
-  RunnerProcess process;
+  runner::Model model;
 };
 
-// Selects the runner for `info` and starts it in serve mode on `model`, on
-// `device` (unset: the default).
-Result<Started> Start(std::optional<StagedCarton> stage, LoadedCarton carton,
-                      const RunnerInfo& info, const std::map<std::string, RunnerOpt>& opts,
-                      bool lenient = false, std::optional<loader::Device> device = {}) {
-  CARTON_ASSIGN_OR_RETURN(runner::RunnerCandidate candidate, runner::SelectRunner(info));
-  runner::RunnerProcessOptions options;
-  options.opts = OptsAsText(opts);
+// The options every carton.Model is started with: runner_opts as --opt
+// overrides, lenient, the device; warnings go through the notice sink
+// (carton.set_notice_handler, else stderr).
+runner::ModelOptions OptionsFor(const std::map<std::string, RunnerOpt>& opts, bool lenient,
+                                loader::Device device) {
+  runner::ModelOptions options;
+  options.runner_opts = OptsAsText(opts);
   options.lenient = lenient;
   options.device = std::move(device);
-  CARTON_ASSIGN_OR_RETURN(RunnerProcess process,
-                          RunnerProcess::Start(candidate.path, carton.root_dir(), options));
-  return Started{std::move(stage), std::move(carton), std::move(candidate), std::move(process)};
+  options.on_warning = [](std::string_view text) { Notice(std::string(text)); };
+  return options;
 }
 
 // Python's bool, or numpy's (numpy.bool_; numpy.bool from numpy 2), which
@@ -98,22 +93,19 @@ loader::DeviceSpec DeviceFromPython(py::handle visible_device) {
 class Model {
  public:
   explicit Model(Started started)
-      : stage_(std::move(started.stage)),
-        carton_(std::move(started.carton)),
-        runner_(std::move(started.runner)),
-        process_(std::move(started.process)) {
-    for (const auto& s : carton_.config().inputs) hints_[s.name] = s.dtype;
+      : stage_(std::move(started.stage)), model_(std::move(started.model)) {
+    for (const auto& s : model_.config().inputs) hints_[s.name] = s.dtype;
   }
 
   ~Model() {
-    if (!process_) return;
     // Ends the runner without holding up other Python threads (not while
     // the interpreter shuts down, when no other thread may take the GIL).
+    if (closed_) return;
     if (Py_IsInitialized() && !_Py_IsFinalizing()) {
       py::gil_scoped_release nogil;
-      process_.reset();
+      (void)model_.Close();
     } else {
-      process_.reset();
+      (void)model_.Close();
     }
   }
 
@@ -128,17 +120,14 @@ class Model {
     auto started = WithoutGil([&]() -> Result<Started> {
       // A GPU that is not there is refused before the carton loads.
       CARTON_ASSIGN_OR_RETURN(loader::Device device, loader::ResolveDevice(device_spec));
-      CARTON_ASSIGN_OR_RETURN(LoadedCarton carton, loader::Load(location));
-      // The overrides replace carton.toml's runner fields for selection;
-      // runner_opts reach the runner as --opt overrides.
-      RunnerInfo info = carton.config().runner;
-      if (runner_name) info.runner_name = *runner_name;
-      if (framework_version) info.required_framework_version = *framework_version;
-      return Start(std::nullopt, std::move(carton), info, opts, lenient, std::move(device));
+      runner::ModelOptions options = OptionsFor(opts, lenient, std::move(device));
+      options.runner_name = runner_name;
+      options.framework_version = framework_version;
+      CARTON_ASSIGN_OR_RETURN(const Environment env, loader::DefaultEnvironment());
+      CARTON_ASSIGN_OR_RETURN(runner::Model model, runner::Model::Open(location, env, options));
+      return Started{std::nullopt, std::move(model)};
     });
-    auto model = std::make_unique<Model>(Unwrap(std::move(started)));
-    model->lenient_ = lenient;
-    return model;
+    return std::make_unique<Model>(Unwrap(std::move(started)));
   }
 
   static std::unique_ptr<Model> LoadUnpacked(const std::string& path, const py::dict& config,
@@ -156,46 +145,45 @@ class Model {
       if (ec) return IoError("no temporary directory: " + ec.message());
       CARTON_ASSIGN_OR_RETURN(StagedCarton stage,
                               StagedCarton::Create(tmp.string(), path, contents));
-      CARTON_ASSIGN_OR_RETURN(LoadedCarton carton, loader::Load(stage.path()));
-      const RunnerInfo info = carton.config().runner;
-      return Start(std::move(stage), std::move(carton), info, {}, /*lenient=*/false,
-                   std::move(device));
+      CARTON_ASSIGN_OR_RETURN(const Environment env, loader::DefaultEnvironment());
+      CARTON_ASSIGN_OR_RETURN(auto source, OpenSource(stage.path(), env, {.operation = "load"}));
+      CARTON_ASSIGN_OR_RETURN(LoadedCarton carton, loader::Load(*source));
+      CARTON_ASSIGN_OR_RETURN(
+          runner::Model model,
+          runner::Model::Start(std::move(carton), OptionsFor({}, false, std::move(device))));
+      return Started{std::move(stage), std::move(model)};
     });
     return std::make_unique<Model>(Unwrap(std::move(started)));
   }
 
   py::dict Info() const {
-    py::dict d = ConfigToPython(carton_.config());
-    const auto& hash = carton_.manifest_hash();
+    const LoadedCarton& carton = model_.carton();
+    py::dict d = ConfigToPython(carton.config());
+    const auto& hash = carton.manifest_hash();
     d["manifest_sha256"] = hash ? py::object(py::str(manifest::ToHex(*hash))) : py::none();
     py::list self_tests, examples, misc;
-    for (const auto& t : carton_.self_tests()) self_tests.append(TensorSetToPython(t, false));
-    for (const auto& x : carton_.examples()) examples.append(TensorSetToPython(x, true));
-    for (const auto& f : carton_.misc_files()) misc.append(MiscFileToPython(f));
+    for (const auto& t : carton.self_tests()) self_tests.append(TensorSetToPython(t, false));
+    for (const auto& x : carton.examples()) examples.append(TensorSetToPython(x, true));
+    for (const auto& f : carton.misc_files()) misc.append(MiscFileToPython(f));
     d["self_tests"] = std::move(self_tests);
     d["examples"] = std::move(examples);
     d["misc_files"] = std::move(misc);
-    d["root_dir"] = carton_.root_dir();
-    d["model_dir"] = carton_.model_dir();
-    d["runner_path"] = runner_.path;
-    d["runner_framework_version"] = runner_.framework_version;
+    d["root_dir"] = carton.root_dir();
+    d["model_dir"] = carton.model_dir();
+    d["runner_path"] = model_.runner().path;
+    d["runner_framework_version"] = model_.runner().framework_version;
     return d;
   }
 
   py::dict Infer(py::handle inputs) {
     std::vector<Tensor> tensors = Unwrap(pybridge::TensorsFromMapping(inputs, hints_));
-    // The inputs are checked against the declared [[input]]s before the
-    // model runs, as `carton infer` checks them.
-    if (Status s = runner::CheckInputs(carton_.config().inputs, tensors); !s.ok()) {
-      if (!lenient_)
-        Raise(Status(s.code(), s.message() + "; carton.load(..., lenient=True) runs it"));
-      Notice("declarations that do not hold: " + s.message());
-    }
     std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+    // The inputs are checked against the declared [[input]]s before the
+    // model runs (runner::Model), as `carton infer` checks them.
     auto outputs = WithoutGil([&]() -> Result<std::vector<Tensor>> {
       lock.lock();
-      if (!process_) return InvalidArgument("the model is closed");
-      return process_->Infer(tensors);
+      if (closed_) return InvalidArgument("the model is closed");
+      return model_.Infer(tensors);
     });
     // No copy: the arrays view the runner's output arena, which their base
     // keeps mapped and reserved for them (the runner writes later replies
@@ -213,21 +201,11 @@ class Model {
     std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
     auto report = WithoutGil([&]() -> Result<runner::SelfTestReport> {
       lock.lock();
-      if (!process_) return InvalidArgument("the model is closed");
-      Status crashed;
-      auto r = runner::RunSelfTests(
-          carton_,
-          [&](const std::vector<Tensor>& in) -> Result<std::vector<Tensor>> {
-            auto out = process_->Infer(in);
-            if (!out.ok() && out.status().code() == StatusCode::kInternal && crashed.ok()) {
-              crashed = out.status();
-            }
-            return out;
-          },
-          compare);
+      if (closed_) return InvalidArgument("the model is closed");
       // A runner that crashed or hung is trouble, not a verdict on the
       // model (as `carton self-test` reports it).
-      if (!crashed.ok()) return crashed;
+      runner::SelfTestReport r;
+      CARTON_RETURN_IF_ERROR(model_.SelfTest(compare, &r));
       return r;
     });
     return ReportToPython(Unwrap(std::move(report)));
@@ -237,28 +215,28 @@ class Model {
     std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
     Check(WithoutGil([&]() -> Status {
       lock.lock();
-      if (!process_) return Status::Ok();
-      Status s = process_->Close();
-      process_.reset();
+      if (closed_) return Status::Ok();
+      closed_ = true;
+      Status s = model_.Close();
       stage_.reset();  // mappings of its files stay valid
       return s;
     }));
   }
 
-  const std::string& model_dir() const { return carton_.model_dir(); }
-  const std::string& runner_path() const { return runner_.path; }
+  const std::string& model_dir() const { return model_.carton().model_dir(); }
+  const std::string& runner_path() const { return model_.runner().path; }
 
   bool closed() {
     std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
     WithoutGil([&] { lock.lock(); });
-    return !process_.has_value();
+    return closed_;
   }
 
  private:
   // A tensor of the loaded carton as a read-only array; its bytes stay
   // mapped as long as the array lives.
   py::object Array(Tensor t) const {
-    if (!t.owner) t.owner = std::make_shared<const LoadedCarton>(carton_);
+    if (!t.owner) t.owner = std::make_shared<const LoadedCarton>(model_.carton());
     return Unwrap(pybridge::TensorToPython(t, pybridge::ArrayMode::kView));
   }
 
@@ -311,13 +289,11 @@ class Model {
   }
 
   // Destroyed in reverse order: the runner ends before its files go.
-  bool lenient_ = false;  // carton.load(..., lenient=True)
   std::optional<StagedCarton> stage_;
-  LoadedCarton carton_;
-  runner::RunnerCandidate runner_;
+  runner::Model model_;
   std::map<std::string, DataType> hints_;
   std::mutex mu_;
-  std::optional<RunnerProcess> process_;  // empty once closed
+  bool closed_ = false;  // guarded by mu_
 };
 
 }  // namespace

@@ -144,6 +144,31 @@ void AddTensorSets(StageContents* contents, py::handle self_tests, py::handle ex
   }
 }
 
+std::vector<PackSelfTest> PackSelfTestsFromPython(py::handle self_tests,
+                                                  const CartonConfig& config) {
+  std::vector<PackSelfTest> out;
+  std::size_t i = 0;
+  for (py::handle t : self_tests) {
+    const std::string what = "self_tests[" + std::to_string(i++) + "]";
+    // Named as they are given; the library renames them as it lays them
+    // out.
+    StageContents tensors;
+    PackSelfTest test;
+    test.name = OptionalString(Field(t, "name"), what + ".name");
+    test.description = OptionalString(Field(t, "description"), what + ".description");
+    AddTensors(&tensors, Field(t, "inputs"), "", what + ".inputs", config.inputs, false);
+    test.inputs = std::move(tensors.tensor_data);
+    py::object expected = Field(t, "expected_out");
+    if (!expected.is_none()) {
+      StageContents outputs;
+      AddTensors(&outputs, expected, "", what + ".expected_out", config.outputs, false);
+      test.expected_out = std::move(outputs.tensor_data);
+    }
+    out.push_back(std::move(test));
+  }
+  return out;
+}
+
 void AddMiscFiles(StageContents* contents, py::handle misc_files) {
   if (misc_files.is_none()) return;
   if (!PyDict_Check(misc_files.ptr())) {

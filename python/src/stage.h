@@ -4,11 +4,13 @@
 // from them, which the loader loads (loader::Load). carton.pack packs from
 // a PackDescription instead: nothing is staged.
 //
-// The self-tests' and examples' tensors are written into tensor_data/ with
-// names that cannot collide: "self_test_<i>_in_<name>",
-// "self_test_<i>_out_<name>", "example_<i>_in_<name>",
-// "example_<i>_out_<name>"; an example value given as bytes is a misc file
-// of the same name.
+// For load_unpacked, the self-tests' and examples' tensors are written into
+// the staged tensor_data/ with names that cannot collide:
+// "self_test_<i>_in_<name>", "self_test_<i>_out_<name>",
+// "example_<i>_in_<name>", "example_<i>_out_<name>"; an example value given
+// as bytes is a misc file of the same name. carton.pack gives its
+// self-tests to the library instead (PackDescription::self_tests), which
+// lays them out as `carton pack --self-test` does.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -17,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "carton/carton/pack.h"
 #include "carton/common/status.h"
 #include "carton/format/config.h"
 #include "carton/format/tensor_data.h"
@@ -38,6 +41,13 @@ struct StageContents {
 // that name as the hint) and copied. Raises InvalidArgument naming the
 // self-test and tensor for a value that is not a tensor. GIL: REQUIRES it.
 void AddTensorSets(StageContents* contents, py::handle self_tests, py::handle examples);
+
+// The self-tests (as AddTensorSets takes them) as the library packs them:
+// each tensor named as the input or output it is, converted with the
+// declared dtype of that name as the hint and copied. Raises
+// InvalidArgument naming the self-test and tensor. GIL: REQUIRES it.
+std::vector<PackSelfTest> PackSelfTestsFromPython(py::handle self_tests,
+                                                  const CartonConfig& config);
 
 // Adds {name: bytes} as files misc/<name>. Raises InvalidArgument for a
 // name that is not a valid relative path or a value that is not bytes.

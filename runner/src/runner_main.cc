@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "carton/loader/environment.h"
 #include "carton/loader/loader.h"
 #include "carton/runner/runner.h"
 #include "carton/runner/self_test.h"
@@ -116,7 +117,11 @@ class Main {
 
   // Loads the carton and the model into the runner.
   Result<loader::LoadedCarton> LoadModel(const Args& a) {
-    CARTON_ASSIGN_OR_RETURN(loader::LoadedCarton loaded, loader::Load(a.model));
+    // The carton a caller hands a runner is a cache entry or a directory it
+    // loaded already; anything else is loaded with the process's defaults.
+    CARTON_ASSIGN_OR_RETURN(const Environment env, loader::DefaultEnvironment());
+    CARTON_ASSIGN_OR_RETURN(auto source, OpenSource(a.model, env));
+    CARTON_ASSIGN_OR_RETURN(loader::LoadedCarton loaded, loader::Load(*source));
     loaded_ = std::make_unique<loader::LoadedCarton>(loaded);
     RunnerIdentity id = runner_.Identity();
     if (loaded.config().runner.runner_name != id.runner_name) {
@@ -131,6 +136,7 @@ class Main {
     ctx.root_dir = loaded.root_dir();
     ctx.carton = loaded_.get();
     ctx.lenient = a.lenient;
+    ctx.caller_checks_inputs = a.command == "serve";
     CARTON_ASSIGN_OR_RETURN(ctx.device, DeviceOf(a));
     CurrentDevice() = ctx.device;
     Status s = runner_.Load(loaded.model_dir(), ctx);
@@ -192,8 +198,11 @@ class Main {
     if (a.fd < 0) return Fail("serve", InvalidArgument("--fd is required"));
     auto loaded = LoadModel(a);
     if (!loaded.ok()) {
-      (void)internal::SendMessage(a.fd, internal::ErrorReply(loaded.status()), -1);
-      return Fail("serve", loaded.status());
+      // The caller shows the error (with a model's traceback) once: it is
+      // written to stderr only when it cannot be sent.
+      Status sent = internal::SendMessage(a.fd, internal::ErrorReply(loaded.status()), -1);
+      if (!sent.ok()) return Fail("serve", loaded.status());
+      return ExitCodeFor(loaded.status());
     }
     Json ready = {{"ok", true}, {"protocol_version", kProtocolVersion}};
     if (Status s = internal::SendMessage(a.fd, ready.dump(), -1); !s.ok()) return Fail("serve", s);

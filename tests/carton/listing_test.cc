@@ -11,6 +11,7 @@
 #include "carton/carton/pack.h"
 #include "carton/manifest/sha256.h"
 #include "carton_testing.h"
+#include "source_testing.h"
 
 using namespace carton;
 namespace fs = std::filesystem;
@@ -35,15 +36,12 @@ std::string PackFiles(const TempDir& tmp, const std::string& name,
 manifest::Digest Sha(const std::string& text) { return manifest::Sha256Of(AsBytes(text)); }
 
 std::string ReadAll(const std::string& carton, const std::string& path, Status* status,
-                    const LinkOptions& options = {}) {
+                    const Environment& env = {}) {
   std::string out;
-  *status = ReadCartonFile(
-      carton, path,
-      [&](ByteView chunk) {
-        out.append(reinterpret_cast<const char*>(chunk.data()), chunk.size());
-        return Status::Ok();
-      },
-      options);
+  *status = ReadCartonFile(*testing::SourceFor(carton, env), path, [&](ByteView chunk) {
+    out.append(reinterpret_cast<const char*>(chunk.data()), chunk.size());
+    return Status::Ok();
+  });
   return out;
 }
 
@@ -53,7 +51,7 @@ TEST_CASE("carton listing: every MANIFEST file with its size, method and sha256"
           "[carton][listing]") {
   TempDir tmp;
   const std::string carton = PackFiles(tmp, "m", MinimalFiles(), PackCompression::kDeflate);
-  auto entries = ListEntries(carton);
+  auto entries = ListEntries(*testing::SourceFor(carton));
   REQUIRE(entries.ok());
   REQUIRE(entries->size() == MinimalFiles().size());
   for (const auto& e : *entries) {
@@ -65,7 +63,8 @@ TEST_CASE("carton listing: every MANIFEST file with its size, method and sha256"
     CHECK(e.method == "deflate");
     CHECK_FALSE(e.linked);
   }
-  CHECK(ListEntries(tmp.file("none.carton")).status().code() == StatusCode::kNotFound);
+  CHECK(ListEntries(*testing::SourceFor(tmp.file("none.carton"))).status().code() ==
+        StatusCode::kNotFound);
 }
 
 TEST_CASE("carton listing: a linked file has its URLs and is read through the blob cache",
@@ -76,11 +75,11 @@ TEST_CASE("carton listing: a linked file has its URLs and is read through the bl
   shrink.url_prefix = "file://" + tmp.file("blobs");
   shrink.blobs_dir = tmp.file("blobs");
   shrink.min_size = 1000;
-  auto shrunk = Shrink(carton, tmp.file("s.carton"), shrink);
+  auto shrunk = Shrink(*testing::SourceFor(carton), tmp.file("s.carton"), shrink);
   REQUIRE(shrunk.ok());
   REQUIRE(shrunk->moved == std::vector<std::string>{"model/model.bin"});
 
-  auto entries = ListEntries(tmp.file("s.carton"));
+  auto entries = ListEntries(*testing::SourceFor(tmp.file("s.carton")));
   REQUIRE(entries.ok());
   const CartonEntry* linked = nullptr;
   for (const auto& e : *entries) {
@@ -92,13 +91,13 @@ TEST_CASE("carton listing: a linked file has its URLs and is read through the bl
   REQUIRE(linked->urls.size() == 1);
   CHECK(linked->urls[0] == shrink.url_prefix + "/" + manifest::ToHex(linked->sha256));
 
-  LinkOptions options;
+  Environment options;
   options.cache_dir = tmp.file("cache");
   Status s;
   // file:// links are refused unless allowed.
   ReadAll(tmp.file("s.carton"), "model/model.bin", &s, options);
   CHECK_FALSE(s.ok());
-  options.fetch.allow_file_links = true;
+  options.network.allow_file_links = true;
   CHECK(ReadAll(tmp.file("s.carton"), "model/model.bin", &s, options) ==
         MinimalFiles().at("model/model.bin"));
   CHECK(s.ok());
@@ -114,7 +113,7 @@ TEST_CASE("carton listing: ReadCartonFile gives the bytes, checks them, names a 
 
   const std::string manifest = ReadAll(carton, "MANIFEST", &s);
   CHECK(s.ok());
-  CHECK(manifest::Sha256Of(AsBytes(manifest)) == *ManifestHash(carton));
+  CHECK(manifest::Sha256Of(AsBytes(manifest)) == *testing::SourceFor(carton)->ManifestHash());
 
   ReadAll(carton, "model/none.txt", &s);
   CHECK(s.code() == StatusCode::kNotFound);
@@ -142,14 +141,14 @@ TEST_CASE("carton listing: a diff lists added, removed and changed files by path
   files["misc/new.md"] = "new\n";
   const std::string b = PackFiles(tmp, "b", files);
 
-  auto same = DiffCartons(a, a);
+  auto same = DiffCartons(*testing::SourceFor(a), *testing::SourceFor(a));
   REQUIRE(same.ok());
   CHECK(same->identical());
   CHECK(same->added.empty());
   CHECK(same->removed.empty());
   CHECK(same->changed.empty());
 
-  auto d = DiffCartons(a, b);
+  auto d = DiffCartons(*testing::SourceFor(a), *testing::SourceFor(b));
   REQUIRE(d.ok());
   CHECK_FALSE(d->identical());
   REQUIRE(d->added.size() == 1);
@@ -160,10 +159,10 @@ TEST_CASE("carton listing: a diff lists added, removed and changed files by path
   CHECK(d->changed[0].path == "model/sub/vocab.txt");
   CHECK(d->changed[0].a_sha256 == Sha("hello\nworld\n"));
   CHECK(d->changed[0].b_sha256 == Sha("other\n"));
-  CHECK(d->a_hash == *ManifestHash(a));
-  CHECK(d->b_hash == *ManifestHash(b));
+  CHECK(d->a_hash == *testing::SourceFor(a)->ManifestHash());
+  CHECK(d->b_hash == *testing::SourceFor(b)->ManifestHash());
 
-  auto missing = DiffCartons(a, tmp.file("none.carton"));
+  auto missing = DiffCartons(*testing::SourceFor(a), *testing::SourceFor(tmp.file("none.carton")));
   CHECK(missing.status().code() == StatusCode::kNotFound);
   CHECK_THAT(missing.status().message(), Catch::Contains("none.carton"));
 }

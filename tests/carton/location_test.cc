@@ -6,6 +6,7 @@
 
 #include "carton/carton/info.h"
 #include "carton/carton/reader.h"
+#include "source_testing.h"
 #include "testing.h"
 
 using namespace carton;
@@ -19,19 +20,23 @@ TEST_CASE("location: paths, URLs and oci:// references are told apart once", "[c
 
   auto f = Location::Parse(file);
   REQUIRE(f.ok());
-  CHECK(f->kind() == Location::Kind::kFile);
+  CHECK(f->kind() == Location::Kind::kPath);
   CHECK(f->text() == file);
   CHECK_FALSE(f->is_remote());
   auto missing = Location::Parse(dir + "/not-yet.carton");
   REQUIRE(missing.ok());
-  CHECK(missing->kind() == Location::Kind::kFile);
+  CHECK(missing->kind() == Location::Kind::kPath);
+  // Parsing never looks at the file system: a directory is a path too,
+  // and its source is the one that finds it is a directory.
   auto d = Location::Parse(dir);
   REQUIRE(d.ok());
-  CHECK(d->kind() == Location::Kind::kDirectory);
+  CHECK(d->kind() == Location::Kind::kPath);
+  CHECK(testing::SourceFor(*d)->directory() == dir);
+  CHECK(testing::SourceFor(*f)->directory().empty());
   // A path that merely contains "https://" is a path.
   auto odd = Location::Parse("/tmp/https://x");
   REQUIRE(odd.ok());
-  CHECK(odd->kind() == Location::Kind::kFile);
+  CHECK(odd->kind() == Location::Kind::kPath);
 
   for (const char* url : {"https://example.com/m.carton", "HTTP://example.com/m.carton"}) {
     auto u = Location::Parse(url);
@@ -72,20 +77,35 @@ TEST_CASE("location: a string converts, and an operation reports its parse error
           "[carton][location][errors]") {
   const Location loc = std::string("ftp://example.com/m.carton");
   CHECK_FALSE(loc.status().ok());
-  auto hash = ManifestHash(loc);
-  REQUIRE_FALSE(hash.ok());
-  CHECK(hash.status().message() == loc.status().message());
+  auto source = OpenSource(loc, Environment{});
+  REQUIRE_FALSE(source.ok());
+  CHECK(source.status().message() == loc.status().message());
 }
 
-TEST_CASE("location: the carton reader refuses directories and references by name",
+TEST_CASE("location: a directory is refused by name, by the operation that cannot read it",
           "[carton][location][errors]") {
   TempDir tmp;
-  auto dir = CartonReader::Open(tmp.path().string());
+  SourceOptions options;
+  options.operation = "ls";
+  auto dir = testing::SourceFor(tmp.path().string(), {}, options)->Reader(ReadScope::kEntries);
   REQUIRE_FALSE(dir.ok());
   CHECK(dir.status().code() == StatusCode::kInvalidArgument);
-  CHECK_THAT(dir.status().message(), Catch::Contains("is a directory"));
-  auto ref = CartonReader::Open("oci://127.0.0.1:5000/m");
+  CHECK(dir.status().message() ==
+        "ls takes a .carton file, an http(s) URL or an oci:// "
+        "reference; " +
+            tmp.path().string() + " is a directory");
+  CHECK(testing::SourceFor(tmp.path().string())->Info().status().code() ==
+        StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("location: a kind no source in the Environment reads is refused by name",
+          "[carton][location][errors]") {
+  // The OCI source is the OCI module's (oci::AddOciSource): an Environment
+  // without it cannot read oci:// references.
+  auto ref = OpenSource("oci://127.0.0.1:5000/m", Environment{});
   REQUIRE_FALSE(ref.ok());
+  CHECK(ref.status().code() == StatusCode::kInvalidArgument);
   CHECK_THAT(ref.status().message(),
-             Catch::Contains("oci://127.0.0.1:5000/m is an oci:// reference"));
+             Catch::Contains("oci://127.0.0.1:5000/m: an oci:// reference needs its module's "
+                             "source"));
 }

@@ -8,11 +8,13 @@
 #include <filesystem>
 
 #include "carton/carton/info.h"
+#include "carton/carton/unpack.h"
 #include "carton/carton/verify.h"
 #include "carton/format/tensor_data.h"
 #include "carton/zip/reader.h"
 #include "carton/zip/writer.h"
 #include "carton_testing.h"
+#include "source_testing.h"
 
 using namespace carton;
 namespace fs = std::filesystem;
@@ -35,13 +37,13 @@ std::string Packed(const TempDir& tmp, const PackOptions& o = {}, const char* na
 TEST_CASE("carton pack: a packed directory verifies and lists its files", "[carton][pack]") {
   TempDir tmp;
   std::string path = Packed(tmp);
-  auto report = Verify(path);
+  auto report = Verify(*testing::SourceFor(path));
   REQUIRE(report.ok());
   for (auto& p : report->problems) INFO(p.where << ": " << p.message);
   CHECK(report->ok());
   CHECK(report->files_hashed == 7);
 
-  auto info = ReadInfo(path);
+  auto info = testing::SourceFor(path)->Info();
   REQUIRE(info.ok());
   CHECK(info->config.model_name == "tiny");
   CHECK(info->files.size() == 7);
@@ -55,7 +57,7 @@ TEST_CASE("carton pack: a packed directory verifies and lists its files", "[cart
   REQUIRE(zip.ok());
   auto m = zip->Read("MANIFEST");
   REQUIRE(m.ok());
-  CHECK(manifest::Sha256Of(*m) == *ManifestHash(path));
+  CHECK(manifest::Sha256Of(*m) == *testing::SourceFor(path)->ManifestHash());
   CHECK(zip->entries().back().name == "MANIFEST");
   CHECK(zip->Find("MANIFEST")->method == 0);  // stored, as the original does
 }
@@ -87,7 +89,7 @@ TEST_CASE("carton pack: output does not depend on the number of threads", "[cart
       std::string bytes = testing::ReadText(path);
       if (first.empty()) first = bytes;
       CHECK(bytes == first);
-      auto report = Verify(path);
+      auto report = Verify(*testing::SourceFor(path));
       REQUIRE(report.ok());
       CHECK(report->ok());
     }
@@ -101,11 +103,11 @@ TEST_CASE("carton pack: every compression method round-trips", "[carton][pack]")
     PackOptions o;
     o.compression = c;
     std::string path = Packed(tmp, o);
-    auto report = Verify(path);
+    auto report = Verify(*testing::SourceFor(path));
     REQUIRE(report.ok());
     CHECK(report->ok());
     std::string out = tmp.file("out");
-    REQUIRE(Unpack(path, out).ok());
+    REQUIRE(Unpack(*testing::SourceFor(path), out).ok());
     for (const auto& [p, content] : MinimalFiles()) {
       if (p == "tensor_data/index.toml") continue;  // normalized; compared below
       CHECK(testing::ReadText(out + "/" + p) == content);
@@ -209,11 +211,11 @@ TEST_CASE("carton pack: creates carton.toml from flags when missing", "[carton][
   c.model_name = "flagged";
   d.config = c;
   REQUIRE(Pack(d, tmp.file("m.carton")).ok());
-  auto info = ReadInfo(tmp.file("m.carton"));
+  auto info = testing::SourceFor(tmp.file("m.carton"))->Info();
   REQUIRE(info.ok());
   CHECK(info->config.runner.runner_name == "torchscript");
   CHECK(info->config.model_name == "flagged");
-  CHECK(Verify(tmp.file("m.carton"))->ok());
+  CHECK(Verify(*testing::SourceFor(tmp.file("m.carton")))->ok());
 }
 
 TEST_CASE("carton pack: refuses an invalid carton.toml or index.toml", "[carton][pack]") {
@@ -297,7 +299,7 @@ TEST_CASE("carton pack: drops empty directories and skips an old MANIFEST", "[ca
   REQUIRE(Pack(tmp.file("m"), tmp.file("m.carton")).ok());
   auto zip = ZipReader::Open(tmp.file("m.carton"));
   for (const auto& e : zip->entries()) CHECK(e.name.find("empty") == std::string::npos);
-  CHECK(Verify(tmp.file("m.carton"))->ok());
+  CHECK(Verify(*testing::SourceFor(tmp.file("m.carton")))->ok());
 }
 
 TEST_CASE("carton pack: refuses top-level names that are MANIFEST or LINKS in another case",
@@ -329,7 +331,7 @@ TEST_CASE("carton pack: refuses top-level names that are MANIFEST or LINKS in an
   files["misc/LINKS"] = "y";
   testing::WriteTree(tmp.file("m"), files);
   REQUIRE(Pack(tmp.file("m"), tmp.file("m.carton")).ok());
-  auto v = Verify(tmp.file("m.carton"));
+  auto v = Verify(*testing::SourceFor(tmp.file("m.carton")));
   REQUIRE(v.ok());
   CHECK(v->ok());
 }
@@ -352,7 +354,7 @@ TEST_CASE("carton pack: always writes a normalized tensor_data/index.toml",
   auto index = zip->Read("tensor_data/index.toml");
   REQUIRE(index.ok());
   CHECK(AsChars(*index).find("tensor = []") != std::string::npos);
-  CHECK(Verify(tmp.file("a.carton"))->ok());
+  CHECK(Verify(*testing::SourceFor(tmp.file("a.carton")))->ok());
 
   files = MinimalFiles();  // its index.toml has no `inner`
   testing::WriteTree(tmp.file("b"), files);
@@ -360,7 +362,7 @@ TEST_CASE("carton pack: always writes a normalized tensor_data/index.toml",
   auto zb = ZipReader::Open(tmp.file("b.carton"));
   std::string text(AsChars(*zb->Read("tensor_data/index.toml")));
   CHECK(text.find("inner = []") != std::string::npos);
-  CHECK(Verify(tmp.file("b.carton"))->ok());
+  CHECK(Verify(*testing::SourceFor(tmp.file("b.carton")))->ok());
 
   files.erase("tensor_data/index.toml");
   testing::WriteTree(tmp.file("c"), files);
@@ -406,14 +408,14 @@ TEST_CASE("carton verify: reads a carton laid out as the original implementation
     REQUIRE(zip->AddBytes("MANIFEST", AsBytes(m->Serialize()), Compression::kStored).ok());
     REQUIRE(zip->Finish().ok());
   }
-  auto report = Verify(path);
+  auto report = Verify(*testing::SourceFor(path));
   REQUIRE(report.ok());
   for (auto& p : report->problems) INFO(p.where << ": " << p.message);
   CHECK(report->ok());
-  auto info = ReadInfo(path);
+  auto info = testing::SourceFor(path)->Info();
   REQUIRE(info.ok());
   CHECK(info->tensor_index->Find("n")->nested());
-  REQUIRE(Unpack(path, tmp.file("out")).ok());
+  REQUIRE(Unpack(*testing::SourceFor(path), tmp.file("out")).ok());
   CHECK(testing::ReadText(tmp.file("out/tensor_data/tensor_2.toml")) == "data = [\"s\"]\n");
 }
 
@@ -452,7 +454,7 @@ TEST_CASE("carton pack: a folder without model/ and a single file go under model
   for (const auto& f : r->files) paths.push_back(f.path);
   CHECK(paths == std::vector<std::string>{"carton.toml", "model/config.json", "model/sub/w.bin",
                                           "tensor_data/index.toml"});
-  CHECK(Verify(tmp.file("f.carton"))->ok());
+  CHECK(Verify(*testing::SourceFor(tmp.file("f.carton")))->ok());
 
   d.path = tmp.file("flat/sub/w.bin");
   r = Pack(d, tmp.file("s.carton"));
@@ -532,12 +534,12 @@ TEST_CASE("carton pack: a description adds files and links in one pass",
   d.links[weights] = {"https://example.com/blobs/w"};
   r = Pack(d, tmp.file("linked.carton"));
   REQUIRE(r.ok());
-  CHECK(r->manifest_hash == ManifestHash(tmp.file("whole.carton")).value());
+  CHECK(r->manifest_hash == testing::SourceFor(tmp.file("whole.carton"))->ManifestHash().value());
   auto zip = ZipReader::Open(tmp.file("linked.carton"));
   REQUIRE(zip.ok());
   CHECK(zip->Find("model/model.bin") == nullptr);
   CHECK(zip->Find("LINKS") != nullptr);
-  auto report = Verify(tmp.file("linked.carton"));
+  auto report = Verify(*testing::SourceFor(tmp.file("linked.carton")));
   REQUIRE(report.ok());
   CHECK(report->ok());
   CHECK(report->linked_files == 1);

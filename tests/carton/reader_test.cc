@@ -6,8 +6,10 @@
 #include <filesystem>
 
 #include "carton/carton/info.h"
+#include "carton/carton/unpack.h"
 #include "carton/common/random_access.h"
 #include "carton_testing.h"
+#include "source_testing.h"
 
 using namespace carton;
 using testing::MinimalFiles;
@@ -30,36 +32,35 @@ TEST_CASE("carton reader: MANIFEST is read once, with its bytes, lines and hash"
           "[carton][reader]") {
   TempDir tmp;
   const std::string path = Write(tmp, MinimalFiles());
-  auto reader = CartonReader::Open(path);
-  REQUIRE(reader.ok());
-  CHECK(reader->location() == path);
-  REQUIRE(reader->ReadManifest().ok());
-  const ManifestFile& m = reader->manifest_file();
+  CartonReader reader = testing::OpenReader(path);
+  CHECK(reader.location() == path);
+  REQUIRE(reader.ReadManifest().ok());
+  const ManifestFile& m = reader.manifest_file();
   CHECK(m.manifest.size() == MinimalFiles().size());
   CHECK(m.hash == manifest::Sha256Of(AsBytes(m.text)));
-  CHECK(m.hash == *ManifestHash(path));
+  CHECK(m.hash == *testing::SourceFor(path)->ManifestHash());
   // A second call reads nothing new: the same object.
-  REQUIRE(reader->ReadManifest().ok());
-  CHECK(&reader->manifest_file() == &m);
-  CHECK(reader->Check().ok());
-  CHECK(reader->EntryProblems().empty());
-  CHECK(reader->linked_files().empty());
+  REQUIRE(reader.ReadManifest().ok());
+  CHECK(&reader.manifest_file() == &m);
+  CHECK(reader.Check().ok());
+  CHECK(reader.EntryProblems().empty());
+  CHECK(reader.linked_files().empty());
 }
 
 TEST_CASE("carton reader: a missing MANIFEST is corrupt and every reader says so alike",
           "[carton][reader]") {
   TempDir tmp;
   const std::string path = Write(tmp, MinimalFiles(), nullptr, /*with_manifest=*/false);
-  auto reader = CartonReader::Open(path);
-  REQUIRE(reader.ok());
-  Status s = reader->ReadManifest();
+  CartonReader reader = testing::OpenReader(path);
+  Status s = reader.ReadManifest();
   CHECK(s.code() == StatusCode::kCorrupt);
   CHECK(s.message() == "MANIFEST: missing");
-  s = reader->Check();
+  s = reader.Check();
   CHECK(s.code() == StatusCode::kCorrupt);
   CHECK(s.message() == path + ": MANIFEST: missing");
-  CHECK(ReadInfo(path).status().message() == path + ": MANIFEST: missing");
-  CHECK(Unpack(path, tmp.file("out")).status().message() == path + ": MANIFEST: missing");
+  CHECK(testing::SourceFor(path)->Info().status().message() == path + ": MANIFEST: missing");
+  CHECK(Unpack(*testing::SourceFor(path), tmp.file("out")).status().message() ==
+        path + ": MANIFEST: missing");
   CHECK_FALSE(fs::exists(tmp.file("out")));
 }
 
@@ -70,18 +71,17 @@ TEST_CASE("carton reader: the entry rules list every problem, Check stops at the
   files["model/extra.bin"] = "x";
   files["misc/stray.txt"] = "y";
   const std::string path = Write(tmp, files, &claimed);
-  auto reader = CartonReader::Open(path);
-  REQUIRE(reader.ok());
+  CartonReader reader = testing::OpenReader(path);
   // Without MANIFEST, unlisted files cannot be told.
-  CHECK(reader->EntryProblems().empty());
-  REQUIRE(reader->ReadManifest().ok());
-  auto problems = reader->EntryProblems();
+  CHECK(reader.EntryProblems().empty());
+  REQUIRE(reader.ReadManifest().ok());
+  auto problems = reader.EntryProblems();
   REQUIRE(problems.size() == 2);
   CHECK(problems[0].where == "misc/stray.txt");
   CHECK(problems[1].where == "model/extra.bin");
   CHECK(problems[1].message == "in the archive but not listed in MANIFEST");
   CHECK(problems[1].code == StatusCode::kCorrupt);
-  const Status s = reader->Check();
+  const Status s = reader.Check();
   CHECK(s.code() == StatusCode::kCorrupt);
   CHECK(s.message() == path + ": misc/stray.txt: in the archive but not listed in MANIFEST");
 }
@@ -91,12 +91,11 @@ TEST_CASE("carton reader: LINKS rules name uncovered files and stray hashes", "[
   Files files = MinimalFiles(), claimed = MinimalFiles();
   claimed["model/gone.bin"] = "gone";
   const std::string path = Write(tmp, files, &claimed);
-  auto reader = CartonReader::Open(path);
-  REQUIRE(reader.ok());
-  REQUIRE(reader->ReadManifest().ok());
-  REQUIRE(reader->ReadLinks().ok());
-  CHECK_FALSE(reader->links().has_value());
-  auto problems = reader->LinkProblems();
+  CartonReader reader = testing::OpenReader(path);
+  REQUIRE(reader.ReadManifest().ok());
+  REQUIRE(reader.ReadLinks().ok());
+  CHECK_FALSE(reader.links().has_value());
+  auto problems = reader.LinkProblems();
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].where == "model/gone.bin");
   CHECK(problems[0].message ==
@@ -108,18 +107,17 @@ TEST_CASE("carton reader: LINKS rules name uncovered files and stray hashes", "[
                    " = [\"https://example.com/gone\"]\n" + manifest::ToHex(stranger) +
                    " = [\"https://example.com/stranger\"]\n";
   const std::string linked = Write(tmp, files, &claimed);
-  auto r2 = CartonReader::Open(linked);
-  REQUIRE(r2.ok());
-  REQUIRE(r2->ReadManifest().ok());
-  REQUIRE(r2->ReadLinks().ok());
-  problems = r2->LinkProblems();
+  CartonReader r2 = testing::OpenReader(linked);
+  REQUIRE(r2.ReadManifest().ok());
+  REQUIRE(r2.ReadLinks().ok());
+  problems = r2.LinkProblems();
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].where == "LINKS");
   CHECK(problems[0].message == StrayLinksHash(stranger));
-  REQUIRE(r2->linked_files().size() == 1);
-  CHECK(r2->linked_files()[0].path == "model/gone.bin");
-  CHECK(r2->linked_files()[0].sha256 == gone);
-  CHECK(r2->linked_files()[0].urls == std::vector<std::string>{"https://example.com/gone"});
+  REQUIRE(r2.linked_files().size() == 1);
+  CHECK(r2.linked_files()[0].path == "model/gone.bin");
+  CHECK(r2.linked_files()[0].sha256 == gone);
+  CHECK(r2.linked_files()[0].urls == std::vector<std::string>{"https://example.com/gone"});
 }
 
 TEST_CASE("carton reader: ExtractTo writes a file only when its sha256 is MANIFEST's",
@@ -128,15 +126,14 @@ TEST_CASE("carton reader: ExtractTo writes a file only when its sha256 is MANIFE
   Files files = MinimalFiles(), claimed = MinimalFiles();
   files["model/model.bin"][7] = 'X';
   const std::string path = Write(tmp, files, &claimed);
-  auto reader = CartonReader::Open(path);
-  REQUIRE(reader.ok());
-  REQUIRE(reader->ReadManifest().ok());
-  REQUIRE(reader->ExtractTo("model/sub/vocab.txt", tmp.file("vocab.txt")).ok());
+  CartonReader reader = testing::OpenReader(path);
+  REQUIRE(reader.ReadManifest().ok());
+  REQUIRE(reader.ExtractTo("model/sub/vocab.txt", tmp.file("vocab.txt")).ok());
   CHECK(testing::ReadText(tmp.file("vocab.txt")) == files["model/sub/vocab.txt"]);
-  REQUIRE(reader->ExtractTo("MANIFEST", tmp.file("MANIFEST")).ok());
-  CHECK(testing::ReadText(tmp.file("MANIFEST")) == reader->manifest_file().text);
+  REQUIRE(reader.ExtractTo("MANIFEST", tmp.file("MANIFEST")).ok());
+  CHECK(testing::ReadText(tmp.file("MANIFEST")) == reader.manifest_file().text);
 
-  const Status bad = reader->ExtractTo("model/model.bin", tmp.file("model.bin"));
+  const Status bad = reader.ExtractTo("model/model.bin", tmp.file("model.bin"));
   CHECK(bad.code() == StatusCode::kCorrupt);
   CHECK(bad.message() ==
         "model/model.bin: " +

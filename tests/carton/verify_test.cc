@@ -8,8 +8,10 @@
 #include <fstream>
 
 #include "carton/carton/info.h"
+#include "carton/carton/unpack.h"
 #include "carton/zip/reader.h"
 #include "carton_testing.h"
+#include "source_testing.h"
 
 using namespace carton;
 using testing::MinimalFiles;
@@ -23,7 +25,7 @@ VerifyReport VerifyFiles(const Files& files, const Files* manifest_files = nullp
   TempDir tmp;
   std::string path = tmp.file("v.carton");
   testing::WriteArchive(path, files, manifest_files, with_manifest);
-  auto r = Verify(path);
+  auto r = Verify(*testing::SourceFor(path));
   REQUIRE(r.ok());
   return std::move(r).value();
 }
@@ -90,15 +92,16 @@ void WriteLargeCarton(const std::string& path, Damage damage) {
 VerifyReport VerifyOn(const std::string& path, unsigned threads) {
   INFO("threads: " << threads);
   std::atomic<std::uint64_t> last{0}, total{0};
+  Environment env;
+  env.threads = threads;
   VerifyOptions options;
-  options.threads = threads;
   options.progress = [&](std::uint64_t done, std::uint64_t all) {
     std::uint64_t seen = last;
     while (done > seen && !last.compare_exchange_weak(seen, done)) {
     }
     total = all;
   };
-  auto r = Verify(path, options);
+  auto r = Verify(*testing::SourceFor(path, env), options);
   REQUIRE(r.ok());
   CHECK(last == total);
   CHECK(r->bytes_hashed == total);
@@ -158,7 +161,7 @@ TEST_CASE("carton verify: MANIFEST and carton.toml must exist and parse", "[cart
       REQUIRE(zip->AddBytes(n, AsBytes(c), Compression::kStored).ok());
     REQUIRE(zip->Finish().ok());
   }
-  auto r = Verify(path);
+  auto r = Verify(*testing::SourceFor(path));
   REQUIRE(r.ok());
   CHECK(Has(*r, "MANIFEST", "line 2"));
 }
@@ -224,10 +227,10 @@ TEST_CASE("carton verify: a file that is not a zip is a problem, a missing file 
           "[carton][verify]") {
   TempDir tmp;
   testing::WriteBytes(tmp.file("junk.carton"), AsBytes("not a zip at all"));
-  auto r = Verify(tmp.file("junk.carton"));
+  auto r = Verify(*testing::SourceFor(tmp.file("junk.carton")));
   REQUIRE(r.ok());
   CHECK_FALSE(r->ok());
-  auto missing = Verify(tmp.file("none.carton"));
+  auto missing = Verify(*testing::SourceFor(tmp.file("none.carton")));
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().code() == StatusCode::kNotFound);
 }
@@ -282,7 +285,7 @@ TEST_CASE("carton unpack: checks hashes and leaves nothing on failure", "[carton
   files["model/model.bin"][5] = 'Z';
   testing::WriteArchive(tmp.file("bad.carton"), files, &claimed);
 
-  Status s = Unpack(tmp.file("bad.carton"), tmp.file("out")).status();
+  Status s = Unpack(*testing::SourceFor(tmp.file("bad.carton")), tmp.file("out")).status();
   REQUIRE_FALSE(s.ok());
   CHECK(s.code() == StatusCode::kCorrupt);
   CHECK(s.message().find("model/model.bin: sha256") != std::string::npos);
@@ -291,9 +294,9 @@ TEST_CASE("carton unpack: checks hashes and leaves nothing on failure", "[carton
     CHECK(e.path().filename().string().find("unpack") == std::string::npos);
   }
 
-  REQUIRE(Unpack(tmp.file("good.carton"), tmp.file("out")).ok());
+  REQUIRE(Unpack(*testing::SourceFor(tmp.file("good.carton")), tmp.file("out")).ok());
   CHECK(testing::ReadText(tmp.file("out/model/sub/vocab.txt")) == "hello\nworld\n");
-  Status again = Unpack(tmp.file("good.carton"), tmp.file("out")).status();
+  Status again = Unpack(*testing::SourceFor(tmp.file("good.carton")), tmp.file("out")).status();
   CHECK(again.code() == StatusCode::kInvalidArgument);
   CHECK(again.message().find("not an empty directory") != std::string::npos);
 }
@@ -301,12 +304,12 @@ TEST_CASE("carton unpack: checks hashes and leaves nothing on failure", "[carton
 TEST_CASE("carton hash: prints the sha256 of MANIFEST and checks it", "[carton][hash]") {
   TempDir tmp;
   testing::WriteArchive(tmp.file("a.carton"), MinimalFiles());
-  auto h = ManifestHash(tmp.file("a.carton"));
+  auto h = testing::SourceFor(tmp.file("a.carton"))->ManifestHash();
   REQUIRE(h.ok());
-  auto again = ManifestHash(tmp.file("a.carton"));
+  auto again = testing::SourceFor(tmp.file("a.carton"))->ManifestHash();
   CHECK(*h == *again);
   testing::WriteArchive(tmp.file("b.carton"), MinimalFiles(), nullptr, false);
-  auto none = ManifestHash(tmp.file("b.carton"));
+  auto none = testing::SourceFor(tmp.file("b.carton"))->ManifestHash();
   REQUIRE_FALSE(none.ok());
   CHECK(none.status().message().find("MANIFEST") != std::string::npos);
 }

@@ -12,10 +12,12 @@
 #include <vector>
 
 #include "carton/carton/info.h"
+#include "carton/carton/unpack.h"
 #include "carton/carton/verify.h"
 #include "carton/manifest/sha256.h"
 #include "carton/zip/reader.h"
 #include "hostile_testing.h"
+#include "source_testing.h"
 
 using namespace carton;
 using namespace carton::testing;
@@ -57,7 +59,7 @@ void Check(const Case& c) {
   WriteBytes(carton, BuildZip(c.entries, c.options));
   const std::vector<std::string> before = ListTree(root.path().string());
 
-  auto verify = Verify(carton);
+  auto verify = Verify(*testing::SourceFor(carton));
   REQUIRE(verify.ok());
   CHECK_FALSE(verify->ok());
   bool named = false;
@@ -70,14 +72,14 @@ void Check(const Case& c) {
   }
   CHECK(named);
 
-  auto info = ReadInfo(carton);
+  auto info = testing::SourceFor(carton)->Info();
   if (c.info_sees_it) {
     REQUIRE_FALSE(info.ok());
     CHECK_THAT(info.status().message(), Catch::Contains(c.want));
     CHECK_THAT(info.status().message(), Catch::Contains(carton));
   }
 
-  Status unpack = Unpack(carton, out).status();
+  Status unpack = Unpack(*testing::SourceFor(carton), out).status();
   REQUIRE_FALSE(unpack.ok());
   CHECK_THAT(unpack.message(), Catch::Contains(c.want));
   CHECK(ListTree(root.path().string()) == before);
@@ -171,15 +173,15 @@ TEST_CASE("hostile: a symlink entry to a file of the carton is accepted", "[host
   const std::string carton = root.file("x.carton");
   WriteBytes(carton, BuildZip(entries));
 
-  auto verify = Verify(carton);
+  auto verify = Verify(*testing::SourceFor(carton));
   REQUIRE(verify.ok());
   for (const auto& p : verify->problems) UNSCOPED_INFO(p.where << ": " << p.message);
   CHECK(verify->ok());
-  CHECK(ReadInfo(carton).ok());
+  CHECK(testing::SourceFor(carton)->Info().ok());
 
   // unpack writes the resolved target, relative to the link.
   const std::string out = root.file("out");
-  REQUIRE(Unpack(carton, out).ok());
+  REQUIRE(Unpack(*testing::SourceFor(carton), out).ok());
   CHECK(fs::is_symlink(out + "/model/sub/link.bin"));
   CHECK(fs::read_symlink(out + "/model/sub/link.bin") == "../weights.bin");
   CHECK(ReadFile(out + "/model/sub/link.bin") == weights);
@@ -486,12 +488,12 @@ TEST_CASE("hostile: a LINKS hash that names no MANIFEST file is refused by every
   const std::string carton = root.file("ok.carton");
   linked.back().data = "version = 1\n[urls]\n" + covered + " = [\"http://127.0.0.1:1/w\"]\n";
   WriteBytes(carton, BuildZip(linked));
-  auto v = Verify(carton);
+  auto v = Verify(*testing::SourceFor(carton));
   REQUIRE(v.ok());
   for (const auto& p : v->problems) UNSCOPED_INFO(p.where << ": " << p.message);
   CHECK(v->ok());
   CHECK(v->linked_files == 1);
-  CHECK(ReadInfo(carton).ok());
+  CHECK(testing::SourceFor(carton)->Info().ok());
 }
 
 TEST_CASE("hostile: a valid crafted carton passes, so the cases above fail for their reason",
@@ -499,12 +501,12 @@ TEST_CASE("hostile: a valid crafted carton passes, so the cases above fail for t
   TempDir root;
   const std::string carton = root.file("ok.carton");
   WriteBytes(carton, BuildZip(Valid()));
-  auto verify = Verify(carton);
+  auto verify = Verify(*testing::SourceFor(carton));
   REQUIRE(verify.ok());
   for (const auto& p : verify->problems) UNSCOPED_INFO(p.where << ": " << p.message);
   CHECK(verify->ok());
-  CHECK(ReadInfo(carton).ok());
-  REQUIRE(Unpack(carton, root.file("out")).ok());
+  CHECK(testing::SourceFor(carton)->Info().ok());
+  REQUIRE(Unpack(*testing::SourceFor(carton), root.file("out")).ok());
   CHECK(ListTree(root.file("out")) ==
         std::vector<std::string>{"MANIFEST", "carton.toml", "model/", "model/weights.bin"});
 }
@@ -549,10 +551,10 @@ TEST_CASE("hostile: archive limits are options, and unpack checks free space fir
   claimed[1].method = 8;
   claimed[1].zip64_size = std::uint64_t{1} << 55;
   WriteBytes(carton, BuildZip(claimed));
-  UnpackOptions options;
+  SourceOptions options;
   options.limits.zip.max_deflate_ratio = ~std::uint64_t{0};
   options.limits.zip.max_total_size = ~std::uint64_t{0};
-  Status s = Unpack(carton, root.file("out"), {}, options).status();
+  Status s = Unpack(*testing::SourceFor(carton, {}, options), root.file("out")).status();
   CHECK(s.code() == StatusCode::kIoError);
   CHECK_THAT(s.message(), Catch::Contains("are free there"));
   CHECK(ListTree(root.path().string()) == std::vector<std::string>{"x.carton"});

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "carton/carton/info.h"
+#include "carton/carton/source.h"
 #include "carton/carton/verify.h"
 #include "carton/common/random_access.h"
 #include "carton/format/config.h"
@@ -26,6 +27,7 @@
 #include "carton/safetensors/file.h"
 #include "carton/zip/reader.h"
 #include "fuzz_targets.h"
+#include "source_testing.h"
 #include "testing.h"
 
 using namespace carton;
@@ -86,7 +88,7 @@ bool Refused(const std::string& target, const std::string& bytes, const std::str
     return false;
   }
   if (target == "carton") {
-    auto report = Verify(path);
+    auto report = Verify(*testing::SourceFor(path));
     return !report.ok() || !report->ok();
   }
   FAIL("no refusal check for target " << target);
@@ -155,22 +157,24 @@ TEST_CASE(
   // info and unpack once skipped the method and encryption rules that
   // verify applied; the loader kept a copy of the rules without them.
   Regression("carton-unknown-method.carton");
-  ExpectError(ReadInfo(kDir + "/regressions/carton-unknown-method.carton").status(),
-              StatusCode::kUnsupported,
-              "model/weights.bin: compression method 12 is not stored, deflate or zstd");
+  ExpectError(
+      testing::SourceFor(kDir + "/regressions/carton-unknown-method.carton")->Info().status(),
+      StatusCode::kUnsupported,
+      "model/weights.bin: compression method 12 is not stored, deflate or zstd");
   // Readers other than verify once accepted a LINKS hash MANIFEST does not
   // list.
   Regression("carton-links-stray-hash.carton");
-  ExpectError(ReadInfo(kDir + "/regressions/carton-links-stray-hash.carton").status(),
-              StatusCode::kCorrupt, ": LINKS: sha256 ");
+  ExpectError(
+      testing::SourceFor(kDir + "/regressions/carton-links-stray-hash.carton")->Info().status(),
+      StatusCode::kCorrupt, ": LINKS: sha256 ");
   Regression("carton-encrypted-entry.carton");
   const std::string encrypted = kDir + "/regressions/carton-encrypted-entry.carton";
-  ExpectError(ReadInfo(encrypted).status(), StatusCode::kCorrupt,
+  ExpectError(testing::SourceFor(encrypted)->Info().status(), StatusCode::kCorrupt,
               "model/weights.bin: encrypted entries are not allowed");
   TempDir tmp;
-  loader::LoadOptions options;
-  options.cache_dir = tmp.file("cache");
-  ExpectError(loader::Load(encrypted, options).status(), StatusCode::kCorrupt,
+  Environment env;
+  env.cache_dir = tmp.file("cache");
+  ExpectError(loader::Load(*testing::SourceFor(encrypted, env)).status(), StatusCode::kCorrupt,
               encrypted + ": model/weights.bin: encrypted entries are not allowed");
   // Refused before anything was written: no entry, no temporary directory.
   const std::string cartons = tmp.file("cache/cartons");

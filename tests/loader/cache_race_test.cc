@@ -279,7 +279,7 @@ TEST_CASE("loader cache: Ctrl-C during gc leaves no trash directory",
   int interrupted = 0;
   for (int round = 0; round < 6; ++round) {
     INFO("round " << round);
-    REQUIRE(loader::Load(tmp.file("m.carton")).ok());
+    REQUIRE(testing::LoadAt(tmp.file("m.carton")).ok());
     const pid_t gc = Spawn({CartonBin(), "cache", "gc", "--max-size", "0"}, {Env(cache)});
     int status = 0;
     const auto trash = [&] {

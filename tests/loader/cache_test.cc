@@ -68,9 +68,9 @@ TEST_CASE("loader cache: rm and gc remove the lock files of the entries they rem
   std::string a = PackDir(MakeModelDir(tmp.file("a")), tmp.file("a.carton"));
   std::string b = PackDir(MakeModelDir(tmp.file("b"), 2000), tmp.file("b.carton"));
   std::string c = PackDir(MakeModelDir(tmp.file("c"), 3000), tmp.file("c.carton"));
-  REQUIRE(loader::Load(tmp.file("a.carton")).ok());
-  REQUIRE(loader::Load(tmp.file("b.carton")).ok());
-  auto held = loader::Load(tmp.file("c.carton"));
+  REQUIRE(testing::LoadAt(tmp.file("a.carton")).ok());
+  REQUIRE(testing::LoadAt(tmp.file("b.carton")).ok());
+  auto held = testing::LoadAt(tmp.file("c.carton"));
   REQUIRE(held.ok());
   CHECK(LockFilesOf(cache, a) ==
         std::vector<std::string>{"carton-" + a + ".lock", "carton-" + a + ".use"});
@@ -99,7 +99,7 @@ TEST_CASE("loader cache: rm and gc remove the lock files of the entries they rem
   std::string bytes = ReadText(tmp.file("a.carton"));
   bytes[bytes.find("notes\n")] = 'N';
   WriteBytes(tmp.file("bad.carton"), AsBytes(bytes));
-  CHECK(loader::Load(tmp.file("bad.carton")).status().code() == StatusCode::kCorrupt);
+  CHECK(testing::LoadAt(tmp.file("bad.carton")).status().code() == StatusCode::kCorrupt);
   CHECK_FALSE(LockFiles(cache).empty());
   REQUIRE(cc.Gc(1ull << 40).ok());
   CHECK(LockFiles(cache).empty());
@@ -111,7 +111,7 @@ TEST_CASE("loader cache: a load waiting on a lock file that is removed locks the
   const std::string cache = tmp.file("cache");
   ScopedEnv env("CARTON_CACHE_DIR", cache);
   std::string hash = PackDir(MakeModelDir(tmp.file("m")), tmp.file("m.carton"));
-  REQUIRE(loader::Load(tmp.file("m.carton")).ok());
+  REQUIRE(testing::LoadAt(tmp.file("m.carton")).ok());
   const std::string use = cache + "/locks/carton-" + hash + ".use";
 
   // Play a remover: hold the use lock exclusively while a load opens the
@@ -120,7 +120,7 @@ TEST_CASE("loader cache: a load waiting on a lock file that is removed locks the
   REQUIRE(fd >= 0);
   REQUIRE(::flock(fd, LOCK_EX) == 0);
   std::optional<Result<loader::LoadedCarton>> loaded;
-  std::thread loader_thread([&] { loaded = loader::Load(tmp.file("m.carton")); });
+  std::thread loader_thread([&] { loaded = testing::LoadAt(tmp.file("m.carton")); });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   REQUIRE(::unlink(use.c_str()) == 0);
   ::close(fd);
@@ -199,7 +199,7 @@ TEST_CASE("loader cache: gc --max-size evicts LINKS blobs with entries, least re
   links::BlobCache blob_cache(cache);
 
   SECTION("blobs shared with an entry are evicted after it") {
-    auto loaded = loader::Load(nginx.Url("/s.carton"));
+    auto loaded = testing::LoadAt(nginx.Url("/s.carton"));
     REQUIRE(loaded.ok());
     auto usage = cc.Blobs();
     REQUIRE(usage.ok());
@@ -240,7 +240,7 @@ TEST_CASE("loader cache: gc --max-size evicts LINKS blobs with entries, least re
     CHECK(LockFiles(cache).empty());
     // The next load fetches them again.
     const int before = nginx.Requests("/blobs/");
-    REQUIRE(loader::Load(nginx.Url("/s.carton")).ok());
+    REQUIRE(testing::LoadAt(nginx.Url("/s.carton")).ok());
     CHECK(nginx.Requests("/blobs/") == before + 2);
   }
 
@@ -248,7 +248,7 @@ TEST_CASE("loader cache: gc --max-size evicts LINKS blobs with entries, least re
     // Blobs without an entry (verify --fetch), and an unrelated entry.
     REQUIRE(Run(carton + " verify --fetch " + nginx.Url("/s.carton")).exit_code == 0);
     std::string other = PackDir(MakeModelDir(tmp.file("o")), tmp.file("o.carton"));
-    REQUIRE(loader::Load(tmp.file("o.carton")).ok());
+    REQUIRE(testing::LoadAt(tmp.file("o.carton")).ok());
     auto blobs = blob_cache.List();
     REQUIRE(blobs.ok());
     REQUIRE(blobs->size() == 2);
@@ -292,7 +292,7 @@ TEST_CASE("loader cache: mapped files are in the entry, and cache verify checks 
   TempDir tmp;
   ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
   PackDir(MakeModelDir(tmp.file("m"), 100000), tmp.file("m.carton"), PackCompression::kStored);
-  auto c = loader::Load(tmp.file("m.carton"));
+  auto c = testing::LoadAt(tmp.file("m.carton"));
   REQUIRE(c.ok());
   REQUIRE(c->stats().mapped_from_carton);
   const std::string copy = c->model_dir() + "/weights.safetensors";
@@ -318,7 +318,7 @@ TEST_CASE("loader cache: gc without a size removes only what nothing uses", "[lo
   TempDir tmp;
   ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
   PackDir(MakeModelDir(tmp.file("m"), 1000), tmp.file("m.carton"), PackCompression::kStored);
-  REQUIRE(loader::Load(tmp.file("m.carton")).ok());
+  REQUIRE(testing::LoadAt(tmp.file("m.carton")).ok());
   const std::string orphan = "nothing links these bytes";
   const std::string hex = manifest::ToHex(manifest::Sha256Of(AsBytes(orphan)));
   std::filesystem::create_directories(tmp.file("cache/blobs/sha256"));
@@ -338,7 +338,7 @@ TEST_CASE("loader cache: an entry's size is the disk it takes", "[loader][cache]
   TempDir tmp;
   ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
   PackDir(MakeModelDir(tmp.file("m"), 100000), tmp.file("m.carton"), PackCompression::kStored);
-  auto c = loader::Load(tmp.file("m.carton"));
+  auto c = testing::LoadAt(tmp.file("m.carton"));
   REQUIRE(c.ok());
   loader::CartonCache cc(tmp.file("cache"));
   auto list = cc.List();
@@ -356,7 +356,7 @@ TEST_CASE("loader cache: rm and verify take a unique prefix of a hash", "[loader
   PackDir(MakeModelDir(tmp.file("m"), 100), tmp.file("m.carton"), PackCompression::kStored);
   std::string hex;
   {
-    auto c = loader::Load(tmp.file("m.carton"));  // released before rm
+    auto c = testing::LoadAt(tmp.file("m.carton"));  // released before rm
     REQUIRE(c.ok());
     hex = manifest::ToHex(*c->manifest_hash());
   }

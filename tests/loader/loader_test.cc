@@ -45,7 +45,7 @@ TEST_CASE("loader: a miss materializes the carton, a hit finds it by MANIFEST", 
   ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
   std::string hash = PackDir(MakeModelDir(tmp.file("m")), tmp.file("m.carton"));
 
-  auto first = loader::Load(tmp.file("m.carton"));
+  auto first = testing::LoadAt(tmp.file("m.carton"));
   REQUIRE(first.ok());
   CHECK_FALSE(first->stats().cache_hit);
   CHECK(first->stats().bytes_hashed > 4096);
@@ -76,7 +76,7 @@ TEST_CASE("loader: a miss materializes the carton, a hit finds it by MANIFEST", 
   REQUIRE(first->model_safetensors().size() == 1);
   CHECK(first->model_safetensors()[0].file->Find("w") != nullptr);
 
-  auto second = loader::Load(tmp.file("m.carton"));
+  auto second = testing::LoadAt(tmp.file("m.carton"));
   REQUIRE(second.ok());
   CHECK(second->stats().cache_hit);
   CHECK(second->stats().bytes_hashed == 0);
@@ -85,7 +85,7 @@ TEST_CASE("loader: a miss materializes the carton, a hit finds it by MANIFEST", 
   // A copy under another name is the same model: a hit, with views from
   // the entry (its bytes were never hashed).
   fs::copy_file(tmp.file("m.carton"), tmp.file("copy.carton"));
-  auto copy = loader::Load(tmp.file("copy.carton"));
+  auto copy = testing::LoadAt(tmp.file("copy.carton"));
   REQUIRE(copy.ok());
   CHECK(copy->stats().cache_hit);
   CHECK_FALSE(copy->stats().mapped_from_carton);
@@ -101,7 +101,7 @@ TEST_CASE("loader: a hit reads only the end of the .carton and MANIFEST", "[load
   TempDir tmp;
   ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
   PackDir(MakeModelDir(tmp.file("m"), 64 * 1024), tmp.file("m.carton"));
-  REQUIRE(loader::Load(tmp.file("m.carton")).ok());
+  REQUIRE(testing::LoadAt(tmp.file("m.carton")).ok());
 
   std::uint64_t end = 0;
   {
@@ -123,7 +123,7 @@ TEST_CASE("loader: a hit reads only the end of the .carton and MANIFEST", "[load
 
   manifest::Digest hash{};
   {
-    auto hit = loader::Load(tmp.file("wiped.carton"));
+    auto hit = testing::LoadAt(tmp.file("wiped.carton"));
     REQUIRE(hit.ok());
     CHECK(hit->stats().cache_hit);
     hash = *hit->manifest_hash();
@@ -138,7 +138,7 @@ TEST_CASE("loader: a hit reads only the end of the .carton and MANIFEST", "[load
 
   // Without the entry, the same file is read in full and refused.
   REQUIRE(loader::CartonCache(tmp.file("cache")).Remove(hash).ok());
-  CHECK_FALSE(loader::Load(tmp.file("wiped.carton")).ok());
+  CHECK_FALSE(testing::LoadAt(tmp.file("wiped.carton")).ok());
 }
 
 TEST_CASE("loader: stored tensors are views into the mapping of the .carton",
@@ -152,7 +152,7 @@ TEST_CASE("loader: stored tensors are views into the mapping of the .carton",
   // The miss, a hit on the same file, and a hit on a copy: all map the
   // verified .carton (the entry holds a hard link to its inode).
   for (const char* name : {"m.carton", "m.carton", "copy.carton"}) {
-    auto c = loader::Load(tmp.file(name));
+    auto c = testing::LoadAt(tmp.file(name));
     REQUIRE(c.ok());
     CHECK(c->stats().mapped_from_carton);
     ByteView mapping = c->carton_mapping();
@@ -177,7 +177,7 @@ TEST_CASE("loader: stored tensors are views into the mapping of the .carton",
   }
   // Deleting the original does not affect the entry.
   fs::remove(tmp.file("m.carton"));
-  auto c = loader::Load(tmp.file("copy.carton"));
+  auto c = testing::LoadAt(tmp.file("copy.carton"));
   REQUIRE(c.ok());
   CHECK(c->stats().cache_hit);
   CHECK(Inside(c->FindTensor("big")->data, c->carton_mapping()));
@@ -189,7 +189,7 @@ TEST_CASE("loader: a mapped .carton changed in place is damage and the entry is 
   ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
   std::string hash = PackDir(MakeModelDir(tmp.file("m"), 100000), tmp.file("m.carton"));
   fs::copy_file(tmp.file("m.carton"), tmp.file("pristine.carton"));
-  REQUIRE(loader::Load(tmp.file("m.carton")).ok());
+  REQUIRE(testing::LoadAt(tmp.file("m.carton")).ok());
   // Rewrite a byte of the weights in place (same inode, new mtime).
   {
     std::fstream f(tmp.file("m.carton"), std::ios::in | std::ios::out | std::ios::binary);
@@ -200,9 +200,9 @@ TEST_CASE("loader: a mapped .carton changed in place is damage and the entry is 
   auto v = cc.Verify(*manifest::ParseHex(hash));
   REQUIRE(v.ok());
   CHECK_FALSE(v->ok());
-  auto bad = loader::Load(tmp.file("m.carton"));  // rebuilding from it fails its hash
+  auto bad = testing::LoadAt(tmp.file("m.carton"));  // rebuilding from it fails its hash
   CHECK(bad.status().code() == StatusCode::kCorrupt);
-  auto good = loader::Load(tmp.file("pristine.carton"));
+  auto good = testing::LoadAt(tmp.file("pristine.carton"));
   REQUIRE(good.ok());
   CHECK_FALSE(good->stats().cache_hit);
   CHECK(cc.Verify(*manifest::ParseHex(hash))->ok());
@@ -213,7 +213,7 @@ TEST_CASE("loader: compressed files are decoded into the cache and mapped from t
   TempDir tmp;
   ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
   PackDir(MakeModelDir(tmp.file("m"), 100000), tmp.file("m.carton"), PackCompression::kZstd);
-  auto c = loader::Load(tmp.file("m.carton"));
+  auto c = testing::LoadAt(tmp.file("m.carton"));
   REQUIRE(c.ok());
   CHECK(c->stats().bytes_decoded > 400000);
   CHECK(c->stats().bytes_copied == 0);
@@ -235,7 +235,7 @@ TEST_CASE("loader: a carton whose file breaks its MANIFEST hash is refused and n
   REQUIRE(pos != std::string::npos);
   bytes[pos] = 'N';
   WriteBytes(tmp.file("m.carton"), AsBytes(bytes));
-  auto c = loader::Load(tmp.file("m.carton"));
+  auto c = testing::LoadAt(tmp.file("m.carton"));
   REQUIRE_FALSE(c.ok());
   CHECK(c.status().code() == StatusCode::kCorrupt);
   CHECK_THAT(c.status().message(), Catch::Contains("model/notes.txt: sha256"));
@@ -253,7 +253,7 @@ TEST_CASE("loader: a carton whose LINKS names a hash MANIFEST does not list is r
              AsBytes("version = 1\n[urls]\n" + stray + " = [\"https://example.com/x\"]\n"));
   REQUIRE(Run("cd '" + tmp.file("links") + "' && zip -q '" + tmp.file("m.carton") + "' LINKS")
               .exit_code == 0);
-  auto c = loader::Load(tmp.file("m.carton"));
+  auto c = testing::LoadAt(tmp.file("m.carton"));
   REQUIRE_FALSE(c.ok());
   CHECK(c.status().code() == StatusCode::kCorrupt);
   CHECK_THAT(c.status().message(), Catch::Contains(tmp.file("m.carton") + ": LINKS: sha256 " +
@@ -268,7 +268,7 @@ TEST_CASE("loader: a damaged cache entry is detected by verify and by a load, an
   std::string hash = PackDir(MakeModelDir(tmp.file("m")), tmp.file("m.carton"));
   std::string root;
   {
-    auto c = loader::Load(tmp.file("m.carton"));
+    auto c = testing::LoadAt(tmp.file("m.carton"));
     REQUIRE(c.ok());
     root = c->root_dir();
   }
@@ -289,7 +289,7 @@ TEST_CASE("loader: a damaged cache entry is detected by verify and by a load, an
 
     loader::LoadOptions o;
     o.verify_cache_hit = true;
-    auto c = loader::Load(tmp.file("m.carton"), o);
+    auto c = testing::LoadAt(tmp.file("m.carton"), o);
     REQUIRE(c.ok());
     CHECK_FALSE(c->stats().cache_hit);
     CHECK(ReadText(c->model_dir() + "/notes.txt") == "notes\n");
@@ -297,22 +297,22 @@ TEST_CASE("loader: a damaged cache entry is detected by verify and by a load, an
   SECTION("a truncated or missing file: any load notices and rebuilds") {
     fs::resize_file(root + "/model/weights.safetensors", 10);
     fs::remove(root + "/tensor_data/index.toml");
-    auto c = loader::Load(tmp.file("m.carton"));
+    auto c = testing::LoadAt(tmp.file("m.carton"));
     REQUIRE(c.ok());
     CHECK_FALSE(c->stats().cache_hit);
     CHECK(fs::file_size(c->model_dir() + "/weights.safetensors") > 4096);
   }
   SECTION("an entry loaded by its directory (as runners do) has no source to rebuild from") {
     WriteBytes(root + "/model/notes.txt", AsBytes("NOTES\n"));  // same size
-    CHECK(loader::Load(root).ok());                             // the quick check cannot see this
+    CHECK(testing::LoadAt(root).ok());                          // the quick check cannot see this
     loader::LoadOptions o;
     o.verify_cache_hit = true;
-    auto v = loader::Load(root, o);
+    auto v = testing::LoadAt(root, o);
     REQUIRE_FALSE(v.ok());
     CHECK(v.status().code() == StatusCode::kCorrupt);
     CHECK_THAT(v.status().message(), Catch::Contains("model/notes.txt: sha256"));
     fs::resize_file(root + "/model/notes.txt", 1);
-    auto q = loader::Load(root);
+    auto q = testing::LoadAt(root);
     REQUIRE_FALSE(q.ok());
     CHECK_THAT(q.status().message(), Catch::Contains("model/notes.txt: 1 bytes"));
   }
@@ -356,7 +356,7 @@ TEST_CASE("loader: a killed load leaves nothing a later load uses", "[loader][co
   std::string stale = tmp.file("cache") + "/cartons/.tmp-" + hash + "-99999-1";
   fs::create_directories(stale + "/model");
   WriteBytes(stale + "/model/notes.txt", AsBytes("partial"));
-  auto c = loader::Load(tmp.file("m.carton"));
+  auto c = testing::LoadAt(tmp.file("m.carton"));
   REQUIRE(c.ok());
   CHECK_FALSE(c->stats().cache_hit);
   CHECK(ReadText(c->model_dir() + "/notes.txt") == "notes\n");
@@ -368,7 +368,7 @@ TEST_CASE("loader: a killed load leaves nothing a later load uses", "[loader][co
   auto r = Run("CARTON_CACHE_DIR='" + tmp.file("cache") + "' timeout -s KILL 0.05 " + CartonBin() +
                " load '" + big.file("m.carton") + "' 2>/dev/null");
   (void)r;  // killed or finished; either way the next load is good
-  auto again = loader::Load(big.file("m.carton"));
+  auto again = testing::LoadAt(big.file("m.carton"));
   REQUIRE(again.ok());
   loader::CartonCache cc(tmp.file("cache"));
   auto v = cc.Verify(*manifest::ParseHex(big_hash));
@@ -383,10 +383,10 @@ TEST_CASE("loader: cache list, rm and gc, and gc keeps entries in use", "[loader
   std::string b = PackDir(MakeModelDir(tmp.file("b"), 5000), tmp.file("b.carton"));
   loader::CartonCache cc(tmp.file("cache"));
   {
-    auto la = loader::Load(tmp.file("a.carton"));
+    auto la = testing::LoadAt(tmp.file("a.carton"));
     REQUIRE(la.ok());
   }
-  auto held = loader::Load(tmp.file("b.carton"));
+  auto held = testing::LoadAt(tmp.file("b.carton"));
   REQUIRE(held.ok());
   auto list = cc.List();
   REQUIRE(list.ok());
@@ -435,7 +435,7 @@ TEST_CASE("loader: unpacked directories and model folders load in place", "[load
   TempDir tmp;
   ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
   std::string dir = MakeModelDir(tmp.file("m"));
-  auto c = loader::Load(dir);
+  auto c = testing::LoadAt(dir);
   REQUIRE(c.ok());
   CHECK(c->root_dir() == dir);
   CHECK_FALSE(c->manifest_hash().has_value());
@@ -457,18 +457,20 @@ TEST_CASE("loader: URLs go through the remote seam", "[loader]") {
   TempDir tmp;
   ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
   // Nothing listens on port 1: a network error naming the URL, no entry.
-  auto c = loader::Load("http://127.0.0.1:1/m.carton");
+  auto c = testing::LoadAt("http://127.0.0.1:1/m.carton");
   REQUIRE_FALSE(c.ok());
   CHECK(c.status().code() == StatusCode::kNetworkError);
   CHECK_THAT(c.status().message(), Catch::Contains("127.0.0.1:1"));
   CHECK(CountEntries(tmp.file("cache")) == 0);
 }
 
-TEST_CASE("loader: GetModelInfo reads metadata without caching", "[loader]") {
+TEST_CASE("loader: a source's Info reads metadata without caching", "[loader]") {
   TempDir tmp;
   ScopedEnv cache("CARTON_CACHE_DIR", tmp.file("cache"));
   std::string hash = PackDir(MakeModelDir(tmp.file("m")), tmp.file("m.carton"));
-  auto info = loader::GetModelInfo(tmp.file("m.carton"));
+  auto source = OpenSource(tmp.file("m.carton"), Environment{});
+  REQUIRE(source.ok());
+  auto info = (*source)->Info();
   REQUIRE(info.ok());
   CHECK(manifest::ToHex(info->manifest_hash) == hash);
   CHECK(info->config.runner.runner_name == "noop");
@@ -524,14 +526,14 @@ TEST_CASE("loader: nested tensors are ordered lists of inner tensor views", "[lo
     // The existing list is unchanged: every non-nested tensor.
     CHECK(c.tensors().size() == 6);
   };
-  auto miss = loader::Load(tmp.file("m.carton"));
+  auto miss = testing::LoadAt(tmp.file("m.carton"));
   REQUIRE(miss.ok());
   check(*miss, true);
-  auto hit = loader::Load(tmp.file("m.carton"));
+  auto hit = testing::LoadAt(tmp.file("m.carton"));
   REQUIRE(hit.ok());
   CHECK(hit->stats().cache_hit);
   check(*hit, true);
-  auto unpacked = loader::Load(dir);
+  auto unpacked = testing::LoadAt(dir);
   REQUIRE(unpacked.ok());
   check(*unpacked, false);
 }

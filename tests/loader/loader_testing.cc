@@ -8,9 +8,24 @@
 #include <stdexcept>
 
 #include "carton/format/tensor_data.h"
+#include "carton/loader/environment.h"
 #include "carton/safetensors/writer.h"
 
 namespace carton::testing {
+
+Result<loader::LoadedCarton> LoadAt(const Location& location, const loader::LoadOptions& options,
+                                    const Environment& env) {
+  SourceOptions source_options;
+  source_options.operation = "load";
+  source_options.progress = options.progress;
+  CARTON_ASSIGN_OR_RETURN(auto source, OpenSource(location, env, source_options));
+  return loader::Load(*source, options);
+}
+
+Result<loader::LoadedCarton> LoadAt(const Location& location, const loader::LoadOptions& options) {
+  CARTON_ASSIGN_OR_RETURN(const Environment env, loader::DefaultEnvironment());
+  return LoadAt(location, options, env);
+}
 
 std::string LoaderConfig(const std::string& runner_toml) {
   return "spec_version = 1\nmodel_name = \"loader-test\"\n"

@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <string>
 
+#include "carton/carton/environment.h"
 #include "carton/carton/pack.h"
+#include "carton/loader/loader.h"
 #include "testing.h"
 
 namespace carton::testing {
@@ -27,6 +29,13 @@ std::string MakeModelDir(const std::string& dir, std::uint64_t weight_floats = 1
 // Packs `dir` into `out` with `compression`; returns the manifest hash (hex).
 std::string PackDir(const std::string& dir, const std::string& out,
                     PackCompression compression = PackCompression::kStored);
+
+// What a shell does to load `location`: its source with `env` (the default
+// Environment unless given: every kind of location), then loader::Load.
+Result<loader::LoadedCarton> LoadAt(const Location& location,
+                                    const loader::LoadOptions& options = {});
+Result<loader::LoadedCarton> LoadAt(const Location& location, const loader::LoadOptions& options,
+                                    const Environment& env);
 
 // Paths of built programs (from compile definitions).
 std::string NoopRunnerDir();

@@ -51,7 +51,7 @@ TEST_CASE("loader: a URL miss downloads once, hits read only MANIFEST by range r
   Served s;
   ScopedEnv cache("CARTON_CACHE_DIR", s.tmp.file("cache"));
 
-  auto miss = loader::Load(s.Url());
+  auto miss = testing::LoadAt(s.Url());
   REQUIRE(miss.ok());
   CHECK_FALSE(miss->stats().cache_hit);
   CHECK(manifest::ToHex(*miss->manifest_hash()) == s.hash);
@@ -67,7 +67,7 @@ TEST_CASE("loader: a URL miss downloads once, hits read only MANIFEST by range r
   CHECK(after_miss < 2 * s.size + 64 * 1024);  // range reads of MANIFEST + one download
 
   const int requests = s.nginx.Requests("/m.carton");
-  auto hit = loader::Load(s.Url());
+  auto hit = testing::LoadAt(s.Url());
   REQUIRE(hit.ok());
   CHECK(hit->stats().cache_hit);
   CHECK(hit->root_dir() == miss->root_dir());
@@ -81,7 +81,7 @@ TEST_CASE("loader: a URL miss downloads once, hits read only MANIFEST by range r
 
   // The same model by local path: the same entry.
   fs::copy_file(s.nginx.www() + "/m.carton", s.tmp.file("local.carton"));
-  auto local = loader::Load(s.tmp.file("local.carton"));
+  auto local = testing::LoadAt(s.tmp.file("local.carton"));
   REQUIRE(local.ok());
   CHECK(local->stats().cache_hit);
   CHECK(*local->manifest_hash() == *miss->manifest_hash());
@@ -94,7 +94,7 @@ TEST_CASE("loader: a URL miss downloads once, hits read only MANIFEST by range r
   // rebuilt.
   fs::resize_file(miss->model_dir() + "/notes.txt", 1);
   const std::uint64_t before = s.nginx.BytesServed("/m.carton");
-  auto rebuilt = loader::Load(s.Url());
+  auto rebuilt = testing::LoadAt(s.Url());
   REQUIRE(rebuilt.ok());
   CHECK_FALSE(rebuilt->stats().cache_hit);
   CHECK(ReadText(rebuilt->model_dir() + "/notes.txt") == "notes\n");
@@ -160,7 +160,7 @@ TEST_CASE("loader: a shrunk carton (LINKS) loads by URL, its blobs fetched once"
   CHECK(shrunk_size < 100'000);
 
   ScopedEnv cache("CARTON_CACHE_DIR", s.tmp.file("cache"));
-  auto miss = loader::Load(s.Url("/s.carton"));
+  auto miss = testing::LoadAt(s.Url("/s.carton"));
   REQUIRE(miss.ok());
   CHECK_FALSE(miss->stats().cache_hit);
   CHECK(manifest::ToHex(*miss->manifest_hash()) == s.hash);
@@ -177,12 +177,12 @@ TEST_CASE("loader: a shrunk carton (LINKS) loads by URL, its blobs fetched once"
   CHECK(miss->FindTensor("big")->data.size() == 1'200'000);
   CHECK(fs::exists(miss->model_dir() + "/weights.safetensors"));
 
-  auto hit = loader::Load(s.Url("/s.carton"));
+  auto hit = testing::LoadAt(s.Url("/s.carton"));
   REQUIRE(hit.ok());
   CHECK(hit->stats().cache_hit);
   CHECK(s.nginx.Requests("/blobs/") == blob_requests);
   // The full carton, by URL or by path, is the same model.
-  auto full = loader::Load(s.Url());
+  auto full = testing::LoadAt(s.Url());
   REQUIRE(full.ok());
   CHECK(full->stats().cache_hit);
   CHECK(full->root_dir() == miss->root_dir());

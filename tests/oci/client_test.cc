@@ -34,13 +34,13 @@ const std::string& EmptyConfig() {
   return path;
 }
 
-ClientOptions Quick() {
-  ClientOptions o;
-  o.fetch.attempts_per_url = 2;
-  o.fetch.initial_backoff = std::chrono::milliseconds(10);
-  o.fetch.max_backoff = std::chrono::milliseconds(50);
-  o.fetch.show_progress = false;
-  o.fetch.access = net::HttpAccess{};
+Environment Quick() {
+  Environment o;
+  o.network.attempts_per_url = 2;
+  o.network.initial_backoff = std::chrono::milliseconds(10);
+  o.network.max_backoff = std::chrono::milliseconds(50);
+  o.network.show_progress = false;
+  o.network.access = net::HttpAccess{};
   o.registry_config = EmptyConfig();
   return o;
 }
@@ -52,8 +52,9 @@ std::string Blob(std::size_t size, int seed) {
   return s;
 }
 
-std::unique_ptr<Client> Open(const RegistryServer& registry, ClientOptions o) {
-  auto c = Client::Open(registry.host(), o);
+std::unique_ptr<Client> Open(const RegistryServer& registry, const Environment& o,
+                             const ClientOptions& options = {}) {
+  auto c = Client::Open(registry.host(), o, options);
   REQUIRE(c.ok());
   return std::move(c).value();
 }
@@ -151,7 +152,7 @@ TEST_CASE("oci: reads credentials in the docker config format", "[oci][auth]") {
 }
 
 TEST_CASE("oci: plain http only for loopback registries unless asked for", "[oci]") {
-  ClientOptions o = Quick();
+  Environment o = Quick();
   auto c = Client::Open("registry.example.com", o);
   REQUIRE(c.ok());
   CHECK((*c)->base_url() == "https://registry.example.com");
@@ -167,8 +168,8 @@ TEST_CASE("oci: plain http only for loopback registries unless asked for", "[oci
 TEST_CASE("oci: pushes, finds and fetches blobs and manifests", "[oci][registry]") {
   RegistryServer registry;
   TempDir dir;
-  ClientOptions o = Quick();
-  o.cache_root = dir.file("cache");
+  Environment o = Quick();
+  o.cache_dir = dir.file("cache");
   auto client = Open(registry, o);
   const std::string data = Blob(100'000, 1);
   const manifest::Digest digest = manifest::Sha256Of(AsBytes(data));
@@ -232,9 +233,8 @@ TEST_CASE("oci: pushes, finds and fetches blobs and manifests", "[oci][registry]
 
 TEST_CASE("oci: large blobs go up in chunks", "[oci][registry]") {
   RegistryServer registry;
-  ClientOptions o = Quick();
-  o.chunk_size = 64 << 10;
-  auto client = Open(registry, o);
+  Environment o = Quick();
+  auto client = Open(registry, o, {.credentials = {}, .chunk_size = 64 << 10});
   const std::string data = Blob(300'000, 2);
   const manifest::Digest digest = manifest::Sha256Of(AsBytes(data));
   auto pushed = client->PushBlob("chunks", digest, AsBytes(data));
@@ -252,9 +252,8 @@ TEST_CASE("oci: a chunk lost with its connection is sent again where the upload 
           "[oci][registry]") {
   RegistryServer registry;
   DroppingProxy proxy(registry.host(), 0, 0, /*drop_patch=*/2);
-  ClientOptions o = Quick();
-  o.chunk_size = 64 << 10;
-  auto client = Client::Open(proxy.host(), o);
+  Environment o = Quick();
+  auto client = Client::Open(proxy.host(), o, {.credentials = {}, .chunk_size = 64 << 10});
   REQUIRE(client.ok());
   const std::string data = Blob(300'000, 12);
   const manifest::Digest digest = manifest::Sha256Of(AsBytes(data));
@@ -280,9 +279,8 @@ TEST_CASE("oci: a chunk the registry did not take is sent again where the upload
           "[oci][registry]") {
   RegistryServer registry;
   DroppingProxy proxy(registry.host(), 0, 0, /*drop_patch=*/-3);
-  ClientOptions o = Quick();
-  o.chunk_size = 64 << 10;
-  auto client = Client::Open(proxy.host(), o);
+  Environment o = Quick();
+  auto client = Client::Open(proxy.host(), o, {.credentials = {}, .chunk_size = 64 << 10});
   REQUIRE(client.ok());
   const std::string data = Blob(300'000, 13);
   const manifest::Digest digest = manifest::Sha256Of(AsBytes(data));
@@ -304,8 +302,8 @@ TEST_CASE("oci: a chunk the registry did not take is sent again where the upload
 TEST_CASE("oci: a blob known in another repository is mounted", "[oci][registry]") {
   RegistryServer registry;
   TempDir dir;
-  ClientOptions o = Quick();
-  o.cache_root = dir.file("cache");
+  Environment o = Quick();
+  o.cache_dir = dir.file("cache");
   auto client = Open(registry, o);
   const std::string data = Blob(50'000, 3);
   const manifest::Digest digest = manifest::Sha256Of(AsBytes(data));
@@ -377,7 +375,7 @@ TEST_CASE("oci: htpasswd basic auth", "[oci][registry][auth]") {
   const std::string data = Blob(10'000, 6);
   const manifest::Digest digest = manifest::Sha256Of(AsBytes(data));
 
-  ClientOptions o = Quick();
+  Environment o = Quick();
   o.registry_config = registry.WriteDockerConfig();
   auto client = Open(registry, o);
   auto pushed = client->PushBlob("private/model", digest, AsBytes(data));
@@ -407,7 +405,7 @@ TEST_CASE("oci: the bearer token flow, tokens reused until they expire", "[oci][
   ro.auth = RegistryOptions::Auth::kToken;
   ro.token_seconds = 6;
   RegistryServer registry(ro);
-  ClientOptions o = Quick();
+  Environment o = Quick();
   o.registry_config = registry.WriteDockerConfig();
   auto client = Open(registry, o);
 
@@ -461,7 +459,7 @@ TEST_CASE("oci: a token the registry stops honouring early is renewed once, and 
   ro.auth = RegistryOptions::Auth::kToken;
   ro.token_honoured_seconds = 6;
   RegistryServer registry(ro);
-  ClientOptions o = Quick();
+  Environment o = Quick();
   o.registry_config = registry.WriteDockerConfig();
   auto client = Open(registry, o);
   TempDir dir;
@@ -519,7 +517,7 @@ TEST_CASE("oci: a token that cannot be renewed, or is refused again, ends the do
     ro.auth = RegistryOptions::Auth::kToken;
     ro.token_honoured_seconds = 3;
     RegistryServer registry(ro);
-    ClientOptions o = Quick();
+    Environment o = Quick();
     o.registry_config = registry.WriteDockerConfig();
     auto client = Open(registry, o);
     const links::BlobCache cache(dir.file("c1"));
@@ -545,7 +543,7 @@ TEST_CASE("oci: a token that cannot be renewed, or is refused again, ends the do
     ro.auth = RegistryOptions::Auth::kToken;
     ro.token_honoured_seconds = -100;
     RegistryServer registry(ro);
-    ClientOptions o = Quick();
+    Environment o = Quick();
     o.registry_config = registry.WriteDockerConfig();
     auto client = Open(registry, o);
     const std::string a = Blob(1'000, 42);

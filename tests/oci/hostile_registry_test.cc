@@ -49,19 +49,19 @@ class ScopedEnv {
 
 struct Setup {
   TempDir dir;
-  ClientOptions options;
+  Environment options;
   Setup() {
     carton::testing::WriteBytes(dir.file("empty.json"), AsBytes("{\"auths\": {}}"));
-    options.fetch.attempts_per_url = 2;
-    options.fetch.initial_backoff = std::chrono::milliseconds(10);
-    options.fetch.max_backoff = std::chrono::milliseconds(50);
-    options.fetch.show_progress = false;
-    options.fetch.access = net::HttpAccess{};
+    options.network.attempts_per_url = 2;
+    options.network.initial_backoff = std::chrono::milliseconds(10);
+    options.network.max_backoff = std::chrono::milliseconds(50);
+    options.network.show_progress = false;
+    options.network.access = net::HttpAccess{};
     options.registry_config = dir.file("empty.json");
   }
 };
 
-std::unique_ptr<Client> Open(const HostileRegistry& registry, const ClientOptions& options) {
+std::unique_ptr<Client> Open(const HostileRegistry& registry, const Environment& options) {
   auto c = Client::Open(registry.host(), options);
   REQUIRE(c.ok());
   return std::move(c).value();
@@ -150,7 +150,7 @@ TEST_CASE("oci hostile: a manifest dripped past the low-speed rule ends at the e
           "[oci][hostile][deadline]") {
   HostileRegistry registry("127.0.0.1");
   Setup s;
-  s.options.fetch.exchange_timeout = std::chrono::seconds(2);
+  s.options.network.exchange_timeout = std::chrono::seconds(2);
   auto client = Open(registry, s.options);
   const auto start = Clock::now();
   auto m = client->GetManifest("drip", "v1");
@@ -198,7 +198,7 @@ TEST_CASE("oci hostile: an exchange that sends a body gets a second more per MiB
   // The registry answers a manifest PUT 1.5 s after it has read the body.
   HostileRegistry registry("127.0.0.1");
   Setup s;
-  s.options.fetch.exchange_timeout = std::chrono::seconds(1);
+  s.options.network.exchange_timeout = std::chrono::seconds(1);
   auto client = Open(registry, s.options);
   const std::string small = "{}";
   auto put = client->PutManifest("slow", "v1", kImageManifestMediaType, AsBytes(small));

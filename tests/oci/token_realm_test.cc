@@ -34,11 +34,11 @@ std::string WriteConfig(const TempDir& dir, const std::vector<std::string>& host
   return dir.file("config.json");
 }
 
-ClientOptions Options(const std::string& config) {
-  ClientOptions o;
-  o.fetch.attempts_per_url = 1;
-  o.fetch.show_progress = false;
-  o.fetch.access = net::HttpAccess{};
+Environment Options(const std::string& config) {
+  Environment o;
+  o.network.attempts_per_url = 1;
+  o.network.show_progress = false;
+  o.network.access = net::HttpAccess{};
   o.registry_config = config;
   return o;
 }

@@ -292,8 +292,11 @@ TEST_CASE("python runner: an entry function that raises is a load error with its
                                              "def get_model():\n"
                                              "    return load_weights('/nowhere')\n"}});
   auto r = Carton(tmp.file("cache"), "self-test " + Quote(dir));
-  CHECK(r.exit_code == 2);
+  // The model's own code raised while loading: a model error (exit 3),
+  // its traceback shown once.
+  CHECK(r.exit_code == 3);
   CHECK_THAT(r.err, Catch::Contains("main.get_model raised: RuntimeError: no weights at /nowhere"));
+  CHECK(Count(r.err, "raise RuntimeError('no weights at ' + path)") == 1);
   CHECK_THAT(r.err, Catch::Contains("model/main.py\", line 6, in get_model"));
   CHECK_THAT(r.err, Catch::Contains("line 2, in load_weights"));
   CHECK_THAT(r.err, Catch::Contains("raise RuntimeError('no weights at ' + path)"));

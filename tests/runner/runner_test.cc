@@ -205,7 +205,7 @@ TEST_CASE("runner: serve mode round trips numbers and strings through shared mem
           "[runner][serve]") {
   Fixture f;
   ScopedEnv cache("CARTON_CACHE_DIR", f.tmp.file("cache"));
-  auto loaded = loader::Load(f.carton);
+  auto loaded = testing::LoadAt(f.carton);
   REQUIRE(loaded.ok());
   auto p =
       runner::RunnerProcess::Start(NoopRunnerDir() + "/carton-runner-noop", loaded->root_dir());
@@ -269,7 +269,7 @@ TEST_CASE("runner: outputs stay valid while held, and dropped ones free their ar
           "[runner][serve]") {
   Fixture f;
   ScopedEnv cache("CARTON_CACHE_DIR", f.tmp.file("cache"));
-  auto loaded = loader::Load(f.carton);
+  auto loaded = testing::LoadAt(f.carton);
   REQUIRE(loaded.ok());
   const int before = MappedOutputArenas();
   auto p =
@@ -343,7 +343,7 @@ TEST_CASE("runner: outputs outlive a runner that crashes in a later call", "[run
   Fixture f;
   ScopedEnv cache("CARTON_CACHE_DIR", f.tmp.file("cache"));
   WriteFakeRunner(f.runners, "noop", "FAKE_RUNNER_CRASH_AT=2");
-  auto loaded = loader::Load(f.carton);
+  auto loaded = testing::LoadAt(f.carton);
   REQUIRE(loaded.ok());
   runner::RunnerProcessOptions quiet;
   quiet.on_stderr_line = [](std::string_view) {};
@@ -552,7 +552,7 @@ TEST_CASE("runner: stderr lines arrive while the runner is still working", "[run
   Fixture f;
   ScopedEnv cache("CARTON_CACHE_DIR", f.tmp.file("cache"));
   WriteFakeRunner(f.runners, "noop", "FAKE_RUNNER_STDERR=1 FAKE_RUNNER_MODE=hang");
-  auto loaded = loader::Load(f.carton);
+  auto loaded = testing::LoadAt(f.carton);
   REQUIRE(loaded.ok());
   std::mutex mu;
   std::vector<std::string> lines;

@@ -359,8 +359,9 @@ TEST_CASE("oci cli: a manifest that is not a carton", "[oci][cli][errors]") {
   RegistryServer registry;
   TempDir tmp;
   // An ordinary image manifest, pushed with the library's client.
-  carton::oci::ClientOptions o;
+  carton::Environment o;
   o.registry_config = registry.WriteDockerConfig();
+  o.cache_dir = tmp.file("cache");
   auto client = carton::oci::Client::Open(registry.host(), o);
   REQUIRE(client.ok());
   const std::string config = "{}";

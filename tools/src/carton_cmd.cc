@@ -5,6 +5,7 @@
 
 #include "carton/carton/info.h"
 #include "carton/carton/pack.h"
+#include "carton/carton/unpack.h"
 #include "carton/carton/verify.h"
 #include "carton/common/progress.h"
 #include "carton/common/quote.h"
@@ -12,9 +13,9 @@
 #include "carton/loader/loader.h"
 #include "carton/runner/runner.h"
 #include "commands.h"
+#include "environment_args.h"
 #include "exit_code.h"
 #include "json_out.h"
-#include "oci_cmd.h"
 #include "pack_cmd.h"
 #include "progress_flags.h"
 
@@ -384,19 +385,20 @@ void PrintVerify(const std::string& model, const VerifyReport& r, bool json) {
   }
 }
 
-int VerifyOne(const VerifyArgs& a, const std::string& model, Json* results) {
+// The report of one MODEL; an error when it could not be verified.
+Result<VerifyReport> VerifyReportOf(const std::string& model, const Environment& env,
+                                    const VerifyOptions& options) {
+  CARTON_ASSIGN_OR_RETURN(auto source, CommandSource(model, env, "verify"));
+  return carton::Verify(*source, options);
+}
+
+int VerifyOne(const VerifyArgs& a, const Environment& env, const std::string& model,
+              Json* results) {
   VerifyOptions o;
-  o.threads = a.threads;
   o.fetch_links = a.fetch;
-  o.links.fetch.allow_file_links = a.allow_file_links;
   ProgressLine progress("verifying " + model, !a.quiet);
   if (progress.enabled()) o.progress = progress.Callback();
-  if (a.quiet) o.links.fetch.progress = Silent();
-  loader::AccessOptions access = AccessFor(a.registry);
-  access.link = o.links;
-  auto local = loader::Localize(model, "verify", access);
-  Result<VerifyReport> r =
-      local.ok() ? carton::Verify(local->location(), o) : Result<VerifyReport>(local.status());
+  Result<VerifyReport> r = VerifyReportOf(model, env, o);
   progress.Finish();
   if (!r.ok()) {
     results->push_back({{"model", model}, {"ok", false}, {"error", ErrorJson(r.status())}});
@@ -410,19 +412,43 @@ int VerifyOne(const VerifyArgs& a, const std::string& model, Json* results) {
 }  // namespace
 
 int Verify(const VerifyArgs& a) {
+  auto env = CommandEnvironment(a.env, a.quiet);
+  if (!env.ok()) return Fail("verify", env.status());
   int worst = kExitOk;
   Json results = Json::array();
-  for (const auto& model : a.cartons) worst = std::max(worst, VerifyOne(a, model, &results));
+  for (const auto& model : a.cartons) worst = std::max(worst, VerifyOne(a, *env, model, &results));
   if (a.json) PrintJsonResults(std::move(results));
   return worst;
 }
 
+namespace {
+
+Result<CartonInfo> InfoOf(const std::string& model, const Environment& env) {
+  CARTON_ASSIGN_OR_RETURN(auto source, CommandSource(model, env, "info"));
+  return source->Info();
+}
+
+Result<manifest::Digest> HashOf(const std::string& model, const Environment& env) {
+  CARTON_ASSIGN_OR_RETURN(auto source, CommandSource(model, env, "hash"));
+  return source->ManifestHash();
+}
+
+Result<std::string> UnpackInto(const std::string& model, const std::string& dir,
+                               const Environment& env, const UnpackOptions& options) {
+  CARTON_ASSIGN_OR_RETURN(auto source, CommandSource(model, env, "unpack"));
+  return carton::Unpack(*source, dir, options);
+}
+
+}  // namespace
+
 int Info(const InfoArgs& a) {
+  auto env = CommandEnvironment(a.env);
+  if (!env.ok()) return Fail("info", env.status());
   int worst = kExitOk;
   Json results = Json::array();
   for (std::size_t n = 0; n < a.cartons.size(); ++n) {
     const std::string& model = a.cartons[n];
-    auto r = loader::GetModelInfo(model, AccessFor(a.registry));
+    auto r = InfoOf(model, *env);
     if (!r.ok()) {
       worst = std::max(worst, ReportError("info", r.status()));
       results.push_back({{"model", model}, {"ok", false}, {"error", ErrorJson(r.status())}});
@@ -440,19 +466,14 @@ int Info(const InfoArgs& a) {
 }
 
 int Unpack(const UnpackArgs& a) {
-  LinkOptions o;
-  o.fetch.allow_file_links = a.allow_file_links;
-  if (a.quiet) o.fetch.progress = Silent();
+  auto env = CommandEnvironment(a.env, a.quiet);
+  if (!env.ok()) return Fail("unpack", env.status());
   UnpackOptions unpack;
   ProgressLine progress("unpacking " + a.carton, !a.quiet);
   if (progress.enabled()) unpack.progress = progress.Callback();
   // Without DIR, Unpack chooses ./<model_name> (or the file stem) once it
   // has read carton.toml.
-  loader::AccessOptions access = AccessFor(a.registry);
-  access.link = o;
-  auto local = loader::Localize(a.carton, "unpack", access);
-  Result<std::string> dir = local.ok() ? carton::Unpack(local->location(), a.dir, o, unpack)
-                                       : Result<std::string>(local.status());
+  Result<std::string> dir = UnpackInto(a.carton, a.dir, *env, unpack);
   progress.Finish();
   if (!dir.ok()) return Fail("unpack", dir.status());
   if (a.json) {
@@ -469,10 +490,12 @@ int Unpack(const UnpackArgs& a) {
 }
 
 int Hash(const HashArgs& a) {
+  auto env = CommandEnvironment(a.env);
+  if (!env.ok()) return Fail("hash", env.status());
   int worst = kExitOk;
   Json results = Json::array();
   for (const auto& model : a.cartons) {
-    auto r = loader::GetManifestHash(model, AccessFor(a.registry));
+    auto r = HashOf(model, *env);
     if (!r.ok()) {
       worst = std::max(worst, ReportError("hash", r.status()));
       results.push_back({{"model", model}, {"ok", false}, {"error", ErrorJson(r.status())}});

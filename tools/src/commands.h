@@ -38,12 +38,14 @@ int SafetensorsGet(const SafetensorsGetArgs& args);
 
 namespace carton::cli {
 
-// How to reach an OCI registry, for every command that takes oci://
-// references (oci_cmd.cc).
-struct RegistryArgs {
-  std::string config;       // --registry-config: a docker config.json
-  bool plain_http = false;  // --plain-http
-  unsigned jobs = 4;        // -j/--threads/--jobs: blobs moved at once
+// The policy flags of the commands that read cartons, from which
+// environment_args.cc builds the one Environment a command runs with.
+struct EnvironmentArgs {
+  std::string registry_config;    // --registry-config: a docker config.json
+  bool plain_http = false;        // --plain-http
+  unsigned jobs = 4;              // blobs moved at once (-j for registries)
+  unsigned threads = 0;           // -j: hashing threads (0: one per core)
+  bool allow_file_links = false;  // --allow-file-links
 };
 
 // The flags that describe a model (pack and init): used when PATH has no
@@ -91,35 +93,32 @@ int Init(const InitArgs& args);
 struct VerifyArgs {
   std::vector<std::string> cartons;
   bool json = false;
-  unsigned threads = 0;
   bool fetch = false;
-  bool allow_file_links = false;
   bool quiet = false;
-  RegistryArgs registry;
+  EnvironmentArgs env;
 };
 int Verify(const VerifyArgs& args);
 
 struct InfoArgs {
   std::vector<std::string> cartons;
   bool json = false;
-  RegistryArgs registry;
+  EnvironmentArgs env;
 };
 int Info(const InfoArgs& args);
 
 struct UnpackArgs {
   std::string carton;
   std::string dir;  // empty: ./<model_name or file stem>
-  bool allow_file_links = false;
   bool json = false;
   bool quiet = false;
-  RegistryArgs registry;  // for oci:// references
+  EnvironmentArgs env;
 };
 int Unpack(const UnpackArgs& args);
 
 struct HashArgs {
   std::vector<std::string> cartons;
   bool json = false;
-  RegistryArgs registry;
+  EnvironmentArgs env;
 };
 int Hash(const HashArgs& args);
 
@@ -127,15 +126,14 @@ int Hash(const HashArgs& args);
 struct LsArgs {
   std::string carton;
   bool json = false;
-  RegistryArgs registry;  // for oci:// references
+  EnvironmentArgs env;
 };
 int Ls(const LsArgs& args);
 
 struct CatArgs {
   std::string carton;
   std::string path;
-  bool allow_file_links = false;
-  RegistryArgs registry;  // for oci:// references
+  EnvironmentArgs env;
 };
 int Cat(const CatArgs& args);
 
@@ -143,7 +141,7 @@ struct DiffArgs {
   std::string a;
   std::string b;
   bool json = false;
-  RegistryArgs registry;  // for oci:// references
+  EnvironmentArgs env;
 };
 int Diff(const DiffArgs& args);
 
@@ -152,7 +150,7 @@ struct PushArgs {
   std::string carton;
   std::string reference;
   bool json = false;
-  RegistryArgs registry;
+  EnvironmentArgs env;
   bool quiet = false;             // no summary or progress on stderr
   std::string format = "carton";  // "carton" or "modelpack"
 };
@@ -162,7 +160,7 @@ struct PullArgs {
   std::string reference;
   std::string output;
   bool json = false;
-  RegistryArgs registry;
+  EnvironmentArgs env;
   bool quiet = false;  // no summary or progress on stderr
   bool cache = false;  // keep large blobs in the blob cache too
 };
@@ -178,7 +176,7 @@ struct ShrinkArgs {
   std::vector<std::string> encodings;
   bool json = false;
   bool quiet = false;
-  RegistryArgs registry;  // for oci:// references
+  EnvironmentArgs env;
 };
 int Shrink(const ShrinkArgs& args);
 
@@ -186,10 +184,9 @@ struct FetchArgs {
   std::string carton;
   std::string output;
   std::string compression = "stored";
-  bool allow_file_links = false;
   bool json = false;
   bool quiet = false;
-  RegistryArgs registry;  // for oci:// references
+  EnvironmentArgs env;
 };
 int Fetch(const FetchArgs& args);
 struct TensorsArgs {
@@ -211,9 +208,8 @@ struct LoadArgs {
   bool root = false;    // print the entry's root instead of model/
   bool verify = false;  // rehash the cache entry on a hit
   bool json = false;
-  unsigned threads = 0;
   bool quiet = false;
-  RegistryArgs registry;
+  EnvironmentArgs env;
 };
 int Load(const LoadArgs& args);
 
@@ -237,12 +233,16 @@ struct RunArgs {
   std::vector<std::string> inputs;
   std::string output;
   std::vector<std::string> opts;
-  bool quiet = false;     // no progress line; infer: no output summary on stderr
-  RegistryArgs registry;  // for oci:// references
+  bool quiet = false;  // no progress line; infer: no output summary on stderr
+  EnvironmentArgs env;
   // Declarations that do not hold (inputs against [[input]]) are warnings:
   // for cartons whose carton.toml does not describe the model.
   bool lenient = false;
   std::string device;  // --device (carton/loader/device.h); empty: the default
+  // The runner override (--runner, --framework-version): they replace
+  // carton.toml's [runner] fields when the runner is selected.
+  std::string runner_name;
+  std::string framework_version;
 };
 int SelfTest(const RunArgs& args);
 int Infer(const RunArgs& args);

@@ -7,9 +7,9 @@
 #include "carton/carton/listing.h"
 #include "carton/manifest/sha256.h"
 #include "commands.h"
+#include "environment_args.h"
 #include "exit_code.h"
 #include "json_out.h"
-#include "oci_cmd.h"
 
 namespace carton::cli {
 namespace {
@@ -27,6 +27,19 @@ Status WriteStdout(ByteView bytes) {
   return Status::Ok();
 }
 
+Result<std::vector<CartonEntry>> EntriesOf(const LsArgs& args) {
+  CARTON_ASSIGN_OR_RETURN(const Environment env, CommandEnvironment(args.env));
+  CARTON_ASSIGN_OR_RETURN(auto source, CommandSource(args.carton, env, "ls"));
+  return ListEntries(*source);
+}
+
+Result<CartonDiff> DiffOf(const DiffArgs& args) {
+  CARTON_ASSIGN_OR_RETURN(const Environment env, CommandEnvironment(args.env));
+  CARTON_ASSIGN_OR_RETURN(auto a, CommandSource(args.a, env, "diff"));
+  CARTON_ASSIGN_OR_RETURN(auto b, CommandSource(args.b, env, "diff"));
+  return DiffCartons(*a, *b);
+}
+
 Json DiffEntries(const std::vector<manifest::ManifestEntry>& entries) {
   Json a = Json::array();
   for (const auto& e : entries) {
@@ -38,10 +51,7 @@ Json DiffEntries(const std::vector<manifest::ManifestEntry>& entries) {
 }  // namespace
 
 int Ls(const LsArgs& args) {
-  const loader::AccessOptions access = AccessFor(args.registry);
-  auto local = loader::Localize(args.carton, "ls", access);
-  if (!local.ok()) return Fail("ls", local.status());
-  auto entries = ListEntries(local->location(), access.link);
+  auto entries = EntriesOf(args);
   if (!entries.ok()) return Fail("ls", entries.status());
   if (args.json) {
     Json j = JsonDocument();
@@ -82,27 +92,24 @@ int Ls(const LsArgs& args) {
 }
 
 int Cat(const CatArgs& args) {
-  loader::AccessOptions access = AccessFor(args.registry);
-  access.link.fetch.allow_file_links = args.allow_file_links;
-  auto local = loader::Localize(args.carton, "cat", access);
-  if (!local.ok()) return Fail("cat", local.status());
+  auto env = CommandEnvironment(args.env);
+  if (!env.ok()) return Fail("cat", env.status());
+  auto source = CommandSource(args.carton, *env, "cat");
+  if (!source.ok()) return Fail("cat", source.status());
   std::string held;
   bool streaming = false;
-  Status s = ReadCartonFile(
-      local->location(), args.path,
-      [&](ByteView chunk) -> Status {
-        if (!streaming && held.size() + chunk.size() <= kCatBufferLimit) {
-          held.append(reinterpret_cast<const char*>(chunk.data()), chunk.size());
-          return Status::Ok();
-        }
-        if (!streaming) {
-          streaming = true;
-          CARTON_RETURN_IF_ERROR(WriteStdout(AsBytes(held)));
-          held.clear();
-        }
-        return WriteStdout(chunk);
-      },
-      access.link);
+  Status s = ReadCartonFile(**source, args.path, [&](ByteView chunk) -> Status {
+    if (!streaming && held.size() + chunk.size() <= kCatBufferLimit) {
+      held.append(reinterpret_cast<const char*>(chunk.data()), chunk.size());
+      return Status::Ok();
+    }
+    if (!streaming) {
+      streaming = true;
+      CARTON_RETURN_IF_ERROR(WriteStdout(AsBytes(held)));
+      held.clear();
+    }
+    return WriteStdout(chunk);
+  });
   if (s.ok() && !streaming) s = WriteStdout(AsBytes(held));
   if (s.ok() && std::fflush(stdout) != 0) s = IoError("standard output: write failed");
   if (!s.ok()) return Fail("cat", s);
@@ -110,12 +117,7 @@ int Cat(const CatArgs& args) {
 }
 
 int Diff(const DiffArgs& args) {
-  const loader::AccessOptions access = AccessFor(args.registry);
-  auto a = loader::Localize(args.a, "diff", access);
-  if (!a.ok()) return Fail("diff", a.status());
-  auto b = loader::Localize(args.b, "diff", access);
-  if (!b.ok()) return Fail("diff", b.status());
-  auto d = DiffCartons(a->location(), b->location(), access.link);
+  auto d = DiffOf(args);
   if (!d.ok()) return Fail("diff", d.status());
   if (args.json) {
     Json j = JsonDocument();

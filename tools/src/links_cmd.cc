@@ -5,12 +5,27 @@
 #include "carton/carton/links.h"
 #include "carton/manifest/sha256.h"
 #include "commands.h"
+#include "environment_args.h"
 #include "exit_code.h"
 #include "json_out.h"
-#include "oci_cmd.h"
 #include "progress_flags.h"
 
 namespace carton::cli {
+namespace {
+
+Result<ShrinkReport> ShrinkInto(const ShrinkArgs& a, const ShrinkOptions& options) {
+  CARTON_ASSIGN_OR_RETURN(const Environment env, CommandEnvironment(a.env, a.quiet));
+  CARTON_ASSIGN_OR_RETURN(auto source, CommandSource(a.carton, env, "shrink"));
+  return carton::Shrink(*source, a.output, options);
+}
+
+Result<FetchLinkedReport> FetchInto(const FetchArgs& a, const FetchLinkedOptions& options) {
+  CARTON_ASSIGN_OR_RETURN(const Environment env, CommandEnvironment(a.env, a.quiet));
+  CARTON_ASSIGN_OR_RETURN(auto source, CommandSource(a.carton, env, "fetch"));
+  return FetchLinked(*source, a.output, options);
+}
+
+}  // namespace
 
 int Shrink(const ShrinkArgs& a) {
   ShrinkOptions o;
@@ -22,14 +37,9 @@ int Shrink(const ShrinkArgs& a) {
     if (!e.ok()) return Fail("shrink", e.status().WithContext("--encodings"));
     o.encodings.push_back(*e);
   }
-  if (a.quiet) o.link.fetch.progress = Silent();
   ProgressLine progress("shrinking " + a.carton, !a.quiet);
   if (progress.enabled()) o.progress = progress.Callback();
-  loader::AccessOptions access = AccessFor(a.registry);
-  access.link = o.link;
-  auto local = loader::Localize(a.carton, "shrink", access);
-  Result<ShrinkReport> r = local.ok() ? carton::Shrink(local->location(), a.output, o)
-                                      : Result<ShrinkReport>(local.status());
+  Result<ShrinkReport> r = ShrinkInto(a, o);
   progress.Finish();
   if (!r.ok()) return Fail("shrink", r.status());
   if (a.json) {
@@ -53,18 +63,12 @@ int Shrink(const ShrinkArgs& a) {
 
 int Fetch(const FetchArgs& a) {
   FetchLinkedOptions o;
-  o.link.fetch.allow_file_links = a.allow_file_links;
   auto method = ParseCompression(a.compression);
   if (!method.ok()) return Fail("fetch", method.status().WithContext("--compression"));
   o.compression = *method;
-  if (a.quiet) o.link.fetch.progress = Silent();
   ProgressLine progress("writing " + a.output, !a.quiet);
   if (progress.enabled()) o.progress = progress.Callback();
-  loader::AccessOptions access = AccessFor(a.registry);
-  access.link = o.link;
-  auto local = loader::Localize(a.carton, "fetch", access);
-  Result<FetchLinkedReport> r = local.ok() ? FetchLinked(local->location(), a.output, o)
-                                           : Result<FetchLinkedReport>(local.status());
+  Result<FetchLinkedReport> r = FetchInto(a, o);
   progress.Finish();
   if (!r.ok()) return Fail("fetch", r.status());
   if (a.json) {

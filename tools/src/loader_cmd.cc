@@ -10,12 +10,12 @@
 #include "carton/format/tensor.h"
 #include "carton/loader/cache.h"
 #include "carton/loader/loader.h"
-#include "carton/runner/client.h"
-#include "carton/runner/input_check.h"
+#include "carton/runner/model.h"
 #include "carton/runner/select.h"
 #include "carton/runner/self_test.h"
 #include "carton/runner/tensor_file.h"
 #include "commands.h"
+#include "environment_args.h"
 #include "exit_code.h"
 #include "json_out.h"
 #include "progress_flags.h"
@@ -59,59 +59,45 @@ Result<std::vector<manifest::Digest>> ParseHashes(const loader::CartonCache& cac
   return out;
 }
 
-// Loads MODEL and starts the runner it needs.
-struct Session {
-  loader::LoadedCarton carton;
-  runner::RunnerProcess process;
-};
-
-Result<Session> Start(const RunArgs& args, loader::LoadedCarton carton,
-                      const loader::Device& device) {
-  CARTON_ASSIGN_OR_RETURN(runner::RunnerCandidate r, runner::SelectRunner(carton.config().runner));
-  runner::RunnerProcessOptions opts;
-  opts.device = device;
-  opts.infer_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(args.timeout * 1000));
-  opts.lenient = args.lenient;
-  for (const auto& o : args.opts) {
-    auto eq = o.find('=');
-    if (eq == std::string::npos || eq == 0) return InvalidArgument("--opt wants KEY=VALUE");
-    opts.opts[o.substr(0, eq)] = o.substr(eq + 1);
-  }
-  CARTON_ASSIGN_OR_RETURN(runner::RunnerProcess p,
-                          runner::RunnerProcess::Start(r.path, carton.root_dir(), opts));
-  return Session{std::move(carton), std::move(p)};
-}
-
-// Loads `model` through the cache with `options`, drawing a progress line
+// Loads `model` through the cache with `env`, drawing a progress line
 // unless `quiet` (which also silences the library's download line).
-Result<loader::LoadedCarton> LoadWithProgress(const std::string& model, loader::LoadOptions options,
-                                              bool quiet) {
+Result<loader::LoadedCarton> LoadWithProgress(const std::string& model, const Environment& env,
+                                              loader::LoadOptions options, bool quiet) {
   ProgressLine progress("loading " + model, !quiet);
-  if (quiet) {
-    options.progress = Silent();
-  } else if (progress.enabled()) {
-    options.progress = progress.Callback();
-  }
-  auto carton = loader::Load(model, options);
+  if (progress.enabled()) options.progress = progress.Callback();
+  auto source = CommandSource(model, env, "load", options.progress);
+  auto carton =
+      source.ok() ? loader::Load(**source, options) : Result<loader::LoadedCarton>(source.status());
   progress.Finish();
   return carton;
 }
 
-Result<loader::LoadedCarton> LoadModel(const RunArgs& args) {
-  loader::LoadOptions options;
-  options.registry_config = args.registry.config;
-  options.plain_http = args.registry.plain_http;
-  return LoadWithProgress(args.model, options, args.quiet);
-}
-
-// "x float32, y int64": the declared inputs, for messages about a wrong one.
-std::string DeclaredInputs(const std::vector<TensorSpec>& specs) {
-  std::string s;
-  for (const auto& spec : specs) {
-    if (!s.empty()) s += ", ";
-    s += spec.name + " " + std::string(DataTypeName(spec.dtype));
+// The model of `args`, its runner started: the options of every shell
+// (runner::Model), from the flags. `command` names it in warnings.
+Result<runner::Model> OpenModel(const RunArgs& args, const std::string& command,
+                                const loader::Device& device,
+                                const std::vector<carton::Tensor>* first_inputs = nullptr) {
+  CARTON_ASSIGN_OR_RETURN(const Environment env, CommandEnvironment(args.env, args.quiet));
+  runner::ModelOptions options;
+  options.device = device;
+  options.infer_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(args.timeout * 1000));
+  options.lenient = args.lenient;
+  if (!args.runner_name.empty()) options.runner_name = args.runner_name;
+  if (!args.framework_version.empty()) options.framework_version = args.framework_version;
+  for (const auto& o : args.opts) {
+    auto eq = o.find('=');
+    if (eq == std::string::npos || eq == 0) return InvalidArgument("--opt wants KEY=VALUE");
+    options.runner_opts[o.substr(0, eq)] = o.substr(eq + 1);
   }
-  return s;
+  options.first_inputs = first_inputs;
+  options.on_warning = [command](std::string_view text) {
+    std::cerr << "carton " << command << ": warning: " << text << '\n';
+  };
+  ProgressLine progress("loading " + args.model, !args.quiet);
+  if (progress.enabled()) options.load.progress = progress.Callback();
+  auto model = runner::Model::Open(args.model, env, options);
+  progress.Finish();
+  return model;
 }
 
 }  // namespace
@@ -125,12 +111,11 @@ int Load(const LoadArgs& args) {
     if (!resolved.ok()) return Fail("load", resolved.status());
     device = std::move(resolved).value();
   }
+  auto env = CommandEnvironment(args.env, args.quiet);
+  if (!env.ok()) return Fail("load", env.status());
   loader::LoadOptions options;
   options.verify_cache_hit = args.verify;
-  options.registry_config = args.registry.config;
-  options.plain_http = args.registry.plain_http;
-  options.threads = args.threads;
-  auto c = LoadWithProgress(args.model, options, args.quiet);
+  auto c = LoadWithProgress(args.model, *env, options, args.quiet);
   if (!c.ok()) return Fail("load", c.status());
   if (args.json) {
     const auto& st = c->stats();
@@ -327,33 +312,21 @@ int CacheGc(const CacheArgs& args) {
 int SelfTest(const RunArgs& args) {
   auto device = ResolveCommandDevice(args.device);
   if (!device.ok()) return Fail("self-test", device.status());
-  auto carton = LoadModel(args);
-  if (!carton.ok()) return Fail("self-test", carton.status());
-  auto session = Start(args, std::move(carton).value(), *device);
-  if (!session.ok()) return Fail("self-test", session.status());
+  auto model = OpenModel(args, "self-test", *device);
+  if (!model.ok()) return Fail("self-test", model.status());
   safetensors::CompareOptions compare;
   compare.rtol = args.rtol;
   compare.atol = args.atol;
-  Status runner_failure;
-  auto report = runner::RunSelfTests(
-      session->carton,
-      [&](const std::vector<carton::Tensor>& in) -> Result<std::vector<carton::Tensor>> {
-        auto out = session->process.Infer(in);
-        if (!out.ok() && out.status().code() == StatusCode::kInternal && runner_failure.ok()) {
-          runner_failure = out.status();
-        }
-        return out;
-      },
-      compare);
+  runner::SelfTestReport verdict;
   // A runner that crashed or hung is trouble, not a verdict on the model.
-  Status trouble = runner_failure;
-  if (trouble.ok()) trouble = session->process.Close();
+  Status trouble = model->SelfTest(compare, &verdict);
+  if (trouble.ok()) trouble = model->Close();
   if (args.json) {
     // One document: the report, and the trouble as its error.
     Json j = JsonDocument();
     j["model"] = args.model;
-    j["ok"] = report.passed() && trouble.ok();
-    Json details = Json::parse(runner::FormatReportJson(report));
+    j["ok"] = verdict.passed() && trouble.ok();
+    Json details = Json::parse(runner::FormatReportJson(verdict));
     for (auto& [k, v] : details.items()) j[k] = std::move(v);
     j["device"] = device->Name();
     // "error" is the error document's key: a test's failure is a message.
@@ -366,11 +339,11 @@ int SelfTest(const RunArgs& args) {
     if (!trouble.ok()) j["error"] = ErrorJson(trouble);
     PrintJson(j);
   } else {
-    std::cout << runner::FormatReport(report);
+    std::cout << runner::FormatReport(verdict);
   }
   std::cout.flush();
   if (!trouble.ok()) return ReportError("self-test", trouble);
-  return report.passed() ? kExitOk : kExitBadInput;
+  return verdict.passed() ? kExitOk : kExitBadInput;
 }
 
 namespace {
@@ -405,28 +378,24 @@ int Infer(const RunArgs& args) {
   auto device = ResolveCommandDevice(args.device);
   if (!device.ok()) return Fail("infer", device.status());
   std::vector<carton::Tensor> inputs = std::move(read).value();
-  auto carton = LoadModel(args);
-  if (!carton.ok()) return Fail("infer", carton.status());
-  // Wrong inputs are refused here, before a runner starts: they are the
-  // user's input, so exit 1.
-  if (Status s = runner::CheckInputs(carton->config().inputs, inputs); !s.ok()) {
-    const auto& declared = carton->config().inputs;
-    if (!declared.empty()) s = s.WithContext(args.model);
-    std::string message = s.message();
-    if (!declared.empty()) message += " (declared inputs: " + DeclaredInputs(declared) + ")";
-    if (!args.lenient) {
-      return FailWith("infer", Status(s.code(), message + "; --lenient runs it anyway"),
-                      kExitBadInput);
-    }
-    std::cerr << "carton infer: warning: " << message << '\n';
+  // Inputs that do not fit the declarations are the user's input (exit
+  // 1), refused before a runner starts.
+  auto misfit = [](const Status& s) {
+    return s.code() == StatusCode::kInvalidArgument && s.detail() == runner::kInputsDoNotFit;
+  };
+  auto model = OpenModel(args, "infer", *device, &inputs);
+  if (!model.ok()) {
+    if (misfit(model.status())) return FailWith("infer", model.status(), kExitBadInput);
+    return Fail("infer", model.status());
   }
-  auto session = Start(args, std::move(carton).value(), *device);
-  if (!session.ok()) return Fail("infer", session.status());
-  auto outputs = session->process.Infer(inputs);
-  if (!outputs.ok()) return Fail("infer", outputs.status());
+  auto outputs = model->Infer(inputs);
+  if (!outputs.ok()) {
+    if (misfit(outputs.status())) return FailWith("infer", outputs.status(), kExitBadInput);
+    return Fail("infer", outputs.status());
+  }
   Status s = runner::WriteTensorsFile(args.output, *outputs);
   if (!s.ok()) return Fail("infer", s);
-  s = session->process.Close();
+  s = model->Close();
   if (!s.ok()) return Fail("infer", s);
   // One line per output on stderr ("NAME DTYPE [SHAPE]"); stdout stays for
   // --json.

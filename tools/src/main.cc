@@ -182,8 +182,8 @@ CLI::Option* AddThreads(CLI::App* cmd, unsigned* n, const std::string& what) {
 // (blobs moved at once): for commands that take oci:// references. A
 // command with threads of its own passes `jobs` false and calls
 // SetRegistryJobs.
-void AddRegistryOptions(CLI::App* cmd, RegistryArgs* r, bool jobs = true) {
-  cmd->add_option("--registry-config", r->config,
+void AddRegistryOptions(CLI::App* cmd, EnvironmentArgs* r, bool jobs = true) {
+  cmd->add_option("--registry-config", r->registry_config,
                   "Registry credentials in the ~/.docker/config.json format (default: "
                   "$CARTON_REGISTRY_AUTH, then ~/.docker/config.json)");
   cmd->add_flag("--plain-http", r->plain_http,
@@ -195,8 +195,8 @@ void AddRegistryOptions(CLI::App* cmd, RegistryArgs* r, bool jobs = true) {
 
 // A command's -j value, when given, is also its blobs moved at once (0,
 // one thread per core, leaves the registry default).
-void SetRegistryJobs(unsigned threads, RegistryArgs* r) {
-  if (threads > 0) r->jobs = threads;
+void SetRegistryJobs(EnvironmentArgs* r) {
+  if (r->threads > 0) r->jobs = r->threads;
 }
 
 // -q,--quiet, bound to `quiet`: what it silences is `what`.
@@ -346,14 +346,14 @@ void AddVerify(CLI::App* app, RunState* state) {
   v->add_flag("--json", verify->json, "Print a JSON report");
   v->add_flag("--fetch", verify->fetch,
               "Also fetch linked files (LINKS) through the blob cache and hash them");
-  AddAllowFileLinks(v, &verify->allow_file_links);
-  AddThreads(v, &verify->threads,
+  AddAllowFileLinks(v, &verify->env.allow_file_links);
+  AddThreads(v, &verify->env.threads,
              "Hashing threads, and blobs moved at once for oci:// references (0: one thread per "
              "core, 4 blobs)");
-  AddRegistryOptions(v, &verify->registry, /*jobs=*/false);
+  AddRegistryOptions(v, &verify->env, /*jobs=*/false);
   v->add_flag("-q,--quiet", verify->quiet, "Draw no progress line");
   OnRun(state, v, [verify] {
-    SetRegistryJobs(verify->threads, &verify->registry);
+    SetRegistryJobs(&verify->env);
     return Verify(*verify);
   });
 }
@@ -366,7 +366,7 @@ void AddInfo(CLI::App* app, RunState* state) {
                 "A .carton file, an http(s) URL or an oci:// reference (several: each is shown)")
       ->required();
   i->add_flag("--json", info->json, "Print JSON");
-  AddRegistryOptions(i, &info->registry);
+  AddRegistryOptions(i, &info->env);
   AcceptQuiet(i);
   OnRun(state, i, [info] { return Info(*info); });
 }
@@ -380,8 +380,8 @@ void AddUnpack(CLI::App* app, RunState* state) {
                 "A directory that does not exist or is empty (default: ./<model_name>, else "
                 "./<MODEL's file name without extension>)");
   u->add_flag("--json", unpack->json, "Print a JSON report");
-  AddAllowFileLinks(u, &unpack->allow_file_links);
-  AddRegistryOptions(u, &unpack->registry);
+  AddAllowFileLinks(u, &unpack->env.allow_file_links);
+  AddRegistryOptions(u, &unpack->env);
   u->add_flag("-q,--quiet", unpack->quiet, "No progress line or summary on stderr");
   OnRun(state, u, [unpack] { return Unpack(*unpack); });
 }
@@ -392,7 +392,7 @@ void AddHash(CLI::App* app, RunState* state) {
       "hash", "Print a .carton's manifest hash (several MODELs: \"<hash>  <model>\" lines)");
   h->add_option("MODEL", hash->cartons, kModelAnywhere)->required();
   h->add_flag("--json", hash->json, "Print JSON");
-  AddRegistryOptions(h, &hash->registry);
+  AddRegistryOptions(h, &hash->env);
   AcceptQuiet(h);
   OnRun(state, h, [hash] { return Hash(*hash); });
 }
@@ -403,7 +403,7 @@ void AddLs(CLI::App* app, RunState* state) {
       "ls", "List a .carton's files: size, stored size and method, sha256, linked or not");
   c->add_option("MODEL", ls->carton, kModelAnywhere)->required();
   c->add_flag("--json", ls->json, "Print JSON");
-  AddRegistryOptions(c, &ls->registry);
+  AddRegistryOptions(c, &ls->env);
   AcceptQuiet(c);
   OnRun(state, c, [ls] { return Ls(*ls); });
 }
@@ -414,8 +414,8 @@ void AddCat(CLI::App* app, RunState* state) {
       "cat", "Write one file of a .carton to stdout, its sha256 checked against MANIFEST");
   c->add_option("MODEL", cat->carton, kModelAnywhere)->required();
   c->add_option("PATH", cat->path, "The file, as MANIFEST names it (e.g. carton.toml)")->required();
-  AddAllowFileLinks(c, &cat->allow_file_links);
-  AddRegistryOptions(c, &cat->registry);
+  AddAllowFileLinks(c, &cat->env.allow_file_links);
+  AddRegistryOptions(c, &cat->env);
   AcceptQuiet(c);
   OnRun(state, c, [cat] { return Cat(*cat); });
 }
@@ -428,7 +428,7 @@ void AddDiff(CLI::App* app, RunState* state) {
   c->add_option("A", diff->a, kModelAnywhere)->required();
   c->add_option("B", diff->b, kModelAnywhere)->required();
   c->add_flag("--json", diff->json, "Print JSON");
-  AddRegistryOptions(c, &diff->registry);
+  AddRegistryOptions(c, &diff->env);
   AcceptQuiet(c);
   OnRun(state, c, [diff] { return Diff(*diff); });
 }
@@ -445,7 +445,7 @@ void AddPush(CLI::App* app, RunState* state) {
                 "The artifact's form: carton (default) or modelpack (a CNCF ModelPack; the same "
                 "file blobs)")
       ->check(CLI::IsMember({"carton", "modelpack"}));
-  AddRegistryOptions(c, &push->registry);
+  AddRegistryOptions(c, &push->env);
   OnRun(state, c, [push] { return Push(*push); });
 }
 
@@ -463,7 +463,7 @@ void AddPull(CLI::App* app, RunState* state) {
   c->add_flag("--cache", pull->cache,
               "Also keep large stored files' blobs in the blob cache (they are then written "
               "twice: to the cache and into the carton)");
-  AddRegistryOptions(c, &pull->registry);
+  AddRegistryOptions(c, &pull->env);
   OnRun(state, c, [pull] { return Pull(*pull); });
 }
 
@@ -487,7 +487,7 @@ void AddShrink(CLI::App* app, RunState* state) {
   c->add_option("--encodings", shrink->encodings,
                 "Also write pre-compressed copies: zstd (.zst), br (.br), gzip (.gz)")
       ->delimiter(',');
-  AddRegistryOptions(c, &shrink->registry);
+  AddRegistryOptions(c, &shrink->env);
   c->add_flag("-q,--quiet", shrink->quiet, "No progress line or summary on stderr");
   OnRun(state, c, [shrink] { return Shrink(*shrink); });
 }
@@ -503,8 +503,8 @@ void AddFetch(CLI::App* app, RunState* state) {
                 "Method for the fetched files: stored, deflate or zstd")
       ->capture_default_str();
   c->add_flag("--json", fetch->json, "Print a JSON report");
-  AddAllowFileLinks(c, &fetch->allow_file_links);
-  AddRegistryOptions(c, &fetch->registry);
+  AddAllowFileLinks(c, &fetch->env.allow_file_links);
+  AddRegistryOptions(c, &fetch->env);
   c->add_flag("-q,--quiet", fetch->quiet, "No progress line or summary on stderr");
   OnRun(state, c, [fetch] { return Fetch(*fetch); });
 }
@@ -552,16 +552,16 @@ void AddLoad(CLI::App* app, RunState* state) {
   c->add_flag("--root", load->root, "Print the entry's root (carton.toml, model/, ...) instead");
   c->add_flag("--verify", load->verify, "Rehash the cached files even on a hit");
   c->add_flag("--json", load->json, "Print JSON: directories, manifest hash, hit or miss, bytes");
-  AddThreads(c, &load->threads,
+  AddThreads(c, &load->env.threads,
              "Threads for hashing and decoding, and blobs moved at once for oci:// references "
              "(0: one thread per core, 4 blobs)");
-  AddRegistryOptions(c, &load->registry, /*jobs=*/false);
+  AddRegistryOptions(c, &load->env, /*jobs=*/false);
   c->add_flag("-q,--quiet", load->quiet, "Draw no progress line");
   AddDevice(c, &load->device,
             "Check that this device is there and report it with --json (a load starts no "
             "runner)");
   OnRun(state, c, [load] {
-    SetRegistryJobs(load->threads, &load->registry);
+    SetRegistryJobs(&load->env);
     return Load(*load);
   });
 }
@@ -608,7 +608,13 @@ void AddRunOptions(CLI::App* cmd, RunArgs* run) {
   cmd->add_flag("--lenient", run->lenient,
                 "Run a carton whose declarations do not hold (inputs that break its [[input]]s, "
                 "as some cartons of the original implementation have): warnings, not errors");
-  AddRegistryOptions(cmd, &run->registry, /*jobs=*/false);
+  cmd->add_option("--runner", run->runner_name,
+                  "Run with the runner of this name instead of carton.toml's (a runner "
+                  "override)");
+  cmd->add_option("--framework-version", run->framework_version,
+                  "Select the runner by this framework version requirement instead of "
+                  "carton.toml's (a semver requirement: =1.13.1, >=2.0)");
+  AddRegistryOptions(cmd, &run->env, /*jobs=*/false);
   AddDevice(cmd, &run->device,
             "Where the runner runs the model (started with CUDA_VISIBLE_DEVICES naming it "
             "alone)");
@@ -635,7 +641,7 @@ void AddInfer(CLI::App* app, RunState* state) {
   c->add_option("--input", run->inputs,
                 "NAME=FILE.safetensors[:TENSOR], or FILE.safetensors: each of its tensors is the "
                 "input of its name");
-  c->add_option("--output", run->output, "The .safetensors file to write")->required();
+  c->add_option("-o,--output", run->output, "The .safetensors file to write")->required();
   c->add_flag("-q,--quiet", run->quiet, "No progress line or output summary on stderr");
   c->add_flag("--json", run->json, "Print JSON: the output file and each output's dtype and shape");
   OnRun(state, c, [run] { return Infer(*run); });

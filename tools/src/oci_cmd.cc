@@ -1,10 +1,11 @@
 // carton push | pull: thin shells over carton/oci/artifact.h.
-#include "oci_cmd.h"
-
 #include <algorithm>
 #include <iostream>
 
 #include "carton/common/progress.h"
+#include "carton/oci/artifact.h"
+#include "commands.h"
+#include "environment_args.h"
 #include "exit_code.h"
 #include "json_out.h"
 
@@ -45,27 +46,25 @@ std::string Summary(const std::vector<oci::OciBlobReport>& blobs, std::uint64_t 
 
 }  // namespace
 
-oci::OciOptions OciOptionsFor(const RegistryArgs& args) {
-  oci::OciOptions o;
-  o.client.registry_config = args.config;
-  o.client.plain_http = args.plain_http;
-  o.jobs = args.jobs;
-  return o;
+namespace {
+
+Result<oci::OciPushReport> PushFrom(const PushArgs& args, const oci::OciOptions& options) {
+  CARTON_ASSIGN_OR_RETURN(const Environment env, CommandEnvironment(args.env, args.quiet));
+  CARTON_ASSIGN_OR_RETURN(auto source, CommandSource(args.carton, env, "push"));
+  return oci::PushCarton(*source, args.reference, options);
 }
 
-loader::AccessOptions AccessFor(const RegistryArgs& args) {
-  loader::AccessOptions o;
-  o.registry_config = args.config;
-  o.plain_http = args.plain_http;
-  o.jobs = args.jobs;
-  return o;
+Result<oci::OciPullReport> PullTo(const PullArgs& args, const oci::OciOptions& options) {
+  CARTON_ASSIGN_OR_RETURN(const Environment env, CommandEnvironment(args.env, args.quiet));
+  return oci::PullCarton(args.reference, args.output, env, options);
 }
+
+}  // namespace
 
 int Push(const PushArgs& args) {
-  oci::OciOptions options = OciOptionsFor(args.registry);
-  if (args.quiet) options.client.fetch.show_progress = false;
+  oci::OciOptions options;
   if (args.format == "modelpack") options.format = oci::OciFormat::kModelPack;
-  auto r = oci::PushCarton(args.carton, args.reference, options);
+  auto r = PushFrom(args, options);
   if (!r.ok()) return Fail("push", r.status());
   const std::string digest = manifest::DigestString(r->manifest_digest);
   if (args.json) {
@@ -90,10 +89,9 @@ int Push(const PushArgs& args) {
 }
 
 int Pull(const PullArgs& args) {
-  oci::OciOptions options = OciOptionsFor(args.registry);
-  if (args.quiet) options.client.fetch.show_progress = false;
+  oci::OciOptions options;
   options.cache_large_blobs = args.cache;
-  auto r = oci::PullCarton(args.reference, args.output, options);
+  auto r = PullTo(args, options);
   if (!r.ok()) return Fail("pull", r.status());
   if (args.json) {
     Json j = JsonDocument();

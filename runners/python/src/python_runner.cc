@@ -126,6 +126,17 @@ bool TakesKeyword(const py::object& fn, const char* name) {
   }
 }
 
+// True when `error` is a ModuleNotFoundError for `package` itself (or its
+// top-level package): the module is not there, as opposed to an import
+// its own code makes failing.
+bool IsMissingModule(const py::error_already_set& error, const std::string& package) {
+  if (!error.matches(PyExc_ModuleNotFoundError)) return false;
+  const py::object name = py::getattr(error.value(), "name", py::none());
+  if (name.is_none()) return false;
+  const std::string missing = py::str(name);
+  return missing == package || package.rfind(missing + ".", 0) == 0;
+}
+
 class PythonRunner : public runner::Runner {
  public:
   ~PythonRunner() override {
@@ -268,8 +279,11 @@ class PythonRunner : public runner::Runner {
     try {
       module = py::module_::import(o.entrypoint_package.c_str());
     } catch (const py::error_already_set& e) {
-      return pybridge::StatusFromPython(
-          e, "importing entrypoint_package \"" + o.entrypoint_package + "\"");
+      const std::string context = "importing entrypoint_package \"" + o.entrypoint_package + "\"";
+      // A package that is not there is the carton's mistake; anything the
+      // package's own code raises while it is imported is the model's.
+      if (IsMissingModule(e, o.entrypoint_package)) return pybridge::StatusFromPython(e, context);
+      return pybridge::ModelErrorFromPython(e, context);
     }
     py::object entry;
     try {
@@ -291,7 +305,7 @@ class PythonRunner : public runner::Runner {
       }
       model_ = entry(**kwargs);
     } catch (const py::error_already_set& e) {
-      return pybridge::StatusFromPython(e, fn + " raised");
+      return pybridge::ModelErrorFromPython(e, fn + " raised");
     }
     auto method = [&](const char* name) -> py::object {
       py::object m = py::getattr(model_, name, py::none());

@@ -186,6 +186,7 @@ class TorchScriptRunner final : public runner::Runner {
   Status LoadChecked(const std::string& model_dir, const runner::LoadContext& ctx) {
     config_ = ctx.config;
     lenient_ = ctx.lenient;
+    quiet_misfits_ = ctx.caller_checks_inputs;
     for (const auto& [key, value] : ctx.opts) {
       if (key == "model_path") continue;
       if (key == "num_threads") {
@@ -248,7 +249,7 @@ class TorchScriptRunner final : public runner::Runner {
     if (Status s = runner::CheckInputs(config_.inputs, inputs); !s.ok()) {
       // --lenient: the declarations do not hold; say so and run anyway.
       if (!lenient_) return s;
-      std::cerr << "warning: " << s.message() << " (run with --lenient)\n";
+      if (!quiet_misfits_) std::cerr << "warning: " << s.message() << " (run with --lenient)\n";
     }
     CARTON_ASSIGN_OR_RETURN(std::vector<c10::IValue> args, Arguments(inputs));
     if (!device_.is_cpu()) {
@@ -495,6 +496,7 @@ class TorchScriptRunner final : public runner::Runner {
 
   CartonConfig config_;
   bool lenient_ = false;                // LoadContext::lenient
+  bool quiet_misfits_ = false;          // LoadContext::caller_checks_inputs
   torch::Device device_ = torch::kCPU;  // where the module and its inputs are
   std::optional<torch::jit::Module> module_;
   std::vector<c10::Argument> args_;

@@ -365,6 +365,14 @@ CARTON_C_EXPORT carton_status carton_load_options_add_runner_opt(carton_load_opt
 CARTON_C_EXPORT carton_status carton_load_options_set_cache_dir(carton_load_options* options,
                                                                 const char* cache_dir);
 
+/* Lenient mode (nonzero; 0, the default, is strict): inputs that do not fit
+ * the carton's declared [[input]]s are a warning on stderr ("carton:
+ * warning: ..."), and the model runs anyway, as `carton infer --lenient`
+ * and carton.load(..., lenient=True) do: for cartons whose declarations do
+ * not hold. Errors: INVALID_ARGUMENT (options is NULL). */
+CARTON_C_EXPORT carton_status carton_load_options_set_lenient(carton_load_options* options,
+                                                              int lenient);
+
 /* A loaded model and its runner process (see THREADS: thread-safe). */
 typedef struct carton_model carton_model;
 

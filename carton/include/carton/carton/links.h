@@ -20,8 +20,8 @@
 #include <string_view>
 #include <vector>
 
-#include "carton/carton/location.h"
 #include "carton/carton/reader.h"
+#include "carton/carton/source.h"
 #include "carton/common/progress.h"
 #include "carton/common/status.h"
 #include "carton/links/links.h"
@@ -57,7 +57,6 @@ struct ShrinkOptions {
   std::uint64_t min_size = std::uint64_t{1} << 20;
   // Pre-compressed copies to write beside each blob (<sha256>.zst, ...).
   std::vector<BlobEncoding> encodings;
-  LinkOptions link;  // for an input given by URL
   // If set, called with the bytes of the carton's files read so far (into
   // the new zip or the blobs directory) and their total.
   ProgressFn progress;
@@ -70,23 +69,22 @@ struct ShrinkReport {
   manifest::Digest manifest_hash{};
 };
 
-// Writes `out_path`: the carton at `in` (path or URL) without its files of
+// Writes `out_path`: the carton `in` (read whole) without its files of
 // at least min_size bytes, each now listed in LINKS (merged with any LINKS
 // the input had); MANIFEST is copied byte for byte. The blobs go to
 // blobs_dir. Input files present in the zip are checked against MANIFEST
 // as they are copied. Errors: kInvalidArgument (options), kCorrupt (bad
 // input: MANIFEST, LINKS, hash mismatch, naming the file), kIoError, and
-// fetch errors for a URL input.
-Result<ShrinkReport> Shrink(const Location& in, const std::string& out_path,
+// the source's errors (a URL's download, a pull).
+Result<ShrinkReport> Shrink(CartonSource& in, const std::string& out_path,
                             const ShrinkOptions& options);
 
 struct FetchLinkedOptions {
   // Method for the files brought into the zip.
   Compression compression = Compression::kStored;
-  LinkOptions link;
   // If set, called with the bytes written into the new carton so far and
-  // their total, once every linked file is fetched (downloads report
-  // through link.fetch).
+  // their total, once every linked file is fetched (downloads draw their
+  // own line as the source's network rules say).
   ProgressFn progress;
 };
 
@@ -96,12 +94,12 @@ struct FetchLinkedReport {
   manifest::Digest manifest_hash{};
 };
 
-// Writes `out_path`: the carton at `in` (path or URL) with every linked file
+// Writes `out_path`: the carton `in` (read whole) with every linked file
 // inside its zip (fetched through the blob cache and verified) and no LINKS;
 // MANIFEST is copied byte for byte, so the manifest hash is unchanged.
 // Errors: kCorrupt (bad input, a file LINKS does not cover), fetch errors
 // naming the file and each URL's failure, kIoError.
-Result<FetchLinkedReport> FetchLinked(const Location& in, const std::string& out_path,
+Result<FetchLinkedReport> FetchLinked(CartonSource& in, const std::string& out_path,
                                       const FetchLinkedOptions& options = {});
 
 }  // namespace carton

@@ -3,10 +3,11 @@
 // (ReadCartonFile), and the difference between two cartons' MANIFESTs
 // (DiffManifests, DiffCartons).
 //
-// Every carton is untrusted input: it is checked as ReadInfo checks it
-// (CartonReader::Check) before anything is reported. A location may be a
-// path or an http(s) URL (read by range requests). Nothing is written but
-// linked files fetched into the blob cache by ReadCartonFile.
+// Every carton is untrusted input: it is checked (CartonReader::Check)
+// before anything is reported. Each reads its source's entries
+// (ReadScope::kEntries: a URL by range requests, an oci:// reference
+// pulled). Nothing is written but linked files fetched into the blob cache
+// by ReadCartonFile.
 #pragma once
 
 #include <cstdint>
@@ -15,9 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "carton/carton/limits.h"
-#include "carton/carton/location.h"
-#include "carton/carton/reader.h"
+#include "carton/carton/source.h"
 #include "carton/common/bytes.h"
 #include "carton/common/status.h"
 #include "carton/manifest/manifest.h"
@@ -40,11 +39,9 @@ struct CartonEntry {
 
 // Every file MANIFEST lists (MANIFEST and LINKS themselves are not), in
 // MANIFEST order. Reads the central directory, MANIFEST, LINKS and symlink
-// targets only. Errors: those of CartonReader::Open and Check(), naming
+// targets only. Errors: those of CartonSource::Reader and Check(), naming
 // the carton.
-Result<std::vector<CartonEntry>> ListEntries(const Location& location,
-                                             const LinkOptions& options = {},
-                                             const CartonLimits& limits = {});
+Result<std::vector<CartonEntry>> ListEntries(CartonSource& source);
 
 // Streams the bytes of file `path` (as MANIFEST names it; a symlink entry
 // gives its target's bytes; a linked file is fetched through the blob
@@ -56,9 +53,8 @@ Result<std::vector<CartonEntry>> ListEntries(const Location& location,
 // MANIFEST", kCorrupt (a hash mismatch naming the file), those of the
 // carton's checks, of decoding and of fetching; and whatever the sink
 // returns.
-Status ReadCartonFile(const Location& location, const std::string& path,
-                      const std::function<Status(ByteView)>& sink, const LinkOptions& options = {},
-                      const CartonLimits& limits = {});
+Status ReadCartonFile(CartonSource& source, const std::string& path,
+                      const std::function<Status(ByteView)>& sink);
 
 // What changed from MANIFEST `a` to MANIFEST `b`, by path and sha256.
 struct CartonDiff {
@@ -81,7 +77,6 @@ CartonDiff DiffManifests(const manifest::Manifest& a, const manifest::Manifest& 
 
 // DiffManifests of the two cartons' MANIFESTs (each carton checked first).
 // Errors: those of ListEntries, naming the carton at fault.
-Result<CartonDiff> DiffCartons(const Location& a, const Location& b,
-                               const LinkOptions& options = {});
+Result<CartonDiff> DiffCartons(CartonSource& a, CartonSource& b);
 
 }  // namespace carton

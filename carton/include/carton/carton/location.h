@@ -1,9 +1,11 @@
 // Location: where a carton is, as a user names it: a path (a .carton file
 // or a carton directory), an http(s):// URL, or an oci:// reference to an
 // OCI registry. It is parsed once, where the text enters (the CLI's
-// arguments, Python's calls), and every operation that reads a carton takes
-// one; an operation that cannot read a kind refuses it by name
-// (Location::Refuse).
+// arguments, Python's calls), and names the carton in every message; the
+// source of its kind (source.h OpenSource) reads it, and an operation that
+// cannot read a kind refuses it by name. Parsing is pure: it never touches
+// the file system (whether a path is a file or a directory is the source's
+// business, decided when it is opened).
 //
 //   oci://HOST[:PORT]/REPO[:TAG][@sha256:DIGEST]   (carton's own artifacts)
 //   http://... https://...                          (range requests, or a download)
@@ -55,17 +57,15 @@ Result<OciReference> ParseOciReference(std::string_view text);
 class Location {
  public:
   enum class Kind : std::uint8_t {
-    kFile,       // a path that is not a directory (it may not exist yet)
-    kDirectory,  // a path to a directory (an unpacked carton, a cache entry)
-    kUrl,        // http:// or https://
-    kOci,        // oci://
+    kPath,  // a .carton file or a directory (it may not exist yet)
+    kUrl,   // http:// or https://
+    kOci,   // oci://
   };
 
   // Parses `text`: "oci://..." (any case) must be a valid reference;
   // "http://" and "https://" URLs must pass the URL rules (net/FORMAT.md
-  // "URLs"); any other "scheme://" is refused; everything else is a path,
-  // a directory when one exists there. Errors: kInvalidArgument naming the
-  // text and the rule.
+  // "URLs"); any other "scheme://" is refused; everything else is a path.
+  // Errors: kInvalidArgument naming the text and the rule.
   static Result<Location> Parse(std::string_view text);
 
   // As Parse, but an error is kept in status() instead of returned.
@@ -82,28 +82,20 @@ class Location {
   // REQUIRES: kind() == kOci and status() is OK.
   const OciReference& oci() const { return *oci_; }
 
-  // This location with its carton's bytes at `path` (an oci:// reference
-  // pulled there, say): readers read `path` and still name the carton by
-  // text(). REQUIRES: status() is OK.
-  Location WithLocalCopy(std::string path) const;
-  // The file a reader opens: the path itself, or the local copy; "" for a
-  // URL and for a reference that has none.
-  const std::string& local_path() const { return local_path_; }
-
-  // "a file", "a directory", "an http(s) URL", "an oci:// reference".
+  // "a path", "an http(s) URL", "an oci:// reference".
   std::string_view kind_name() const;
 
-  // The error an operation that cannot read this kind returns:
-  // kInvalidArgument "<operation> takes <takes>; <text> is <kind_name>".
-  Status Refuse(std::string_view operation, std::string_view takes) const;
+  // The error an operation that cannot read this location returns:
+  // kInvalidArgument "<operation> takes <takes>; <text> is <is>" (`is`
+  // defaults to kind_name(); a directory source says "a directory").
+  Status Refuse(std::string_view operation, std::string_view takes, std::string_view is = {}) const;
 
  private:
   Location() = default;
 
   std::string text_;
-  Kind kind_ = Kind::kFile;
+  Kind kind_ = Kind::kPath;
   std::optional<OciReference> oci_;
-  std::string local_path_;
   Status status_;
 };
 

@@ -87,6 +87,7 @@ struct PackBytes {
 // the folder's own self-tests are.
 struct PackSelfTest {
   std::optional<std::string> name;
+  std::optional<std::string> description;
   TensorData inputs;                       // each named as the input it feeds
   std::optional<TensorData> expected_out;  // each named as the output
 };
@@ -111,7 +112,8 @@ struct PackDescription {
   // bytes). Each must be under tensor_data/ or misc/ and not be a file
   // the path has too.
   std::vector<PackBytes> extra_files;
-  // Self-tests added after those of carton.toml (`carton pack --self-test`).
+  // Self-tests added after those of carton.toml (`carton pack --self-test`,
+  // carton.pack(self_tests=...)).
   std::vector<PackSelfTest> self_tests;
   // Files that live at URLs: the files with these sha256s stay out of the
   // zip, listed in LINKS with these URLs (carton.toml and

@@ -1,9 +1,9 @@
-// CartonReader: the one way every operation reads a .carton (info, hash,
-// verify, unpack, shrink, fetch and the loader).
+// CartonReader: the one way every operation reads a .carton's archive (info,
+// hash, verify, unpack, shrink, fetch, push and the loader), through the
+// source of its location (source.h), which opens it.
 //
-// It opens a carton from a path (mapped), an http(s) URL (HTTP range
-// requests, or downloaded first when every byte will be read), an open
-// mapped file or any RandomAccessSource, and reads what the operations
+// It reads an archive from a mapped file or any RandomAccessSource (a file
+// read with pread, a URL read with range requests) what the operations
 // share, once each: MANIFEST (its bytes, its lines, its hash), LINKS (and
 // which MANIFEST files it covers), and the entry rules of carton/FORMAT.md
 // "Reading a carton". Nothing is read before it is asked for, so a reader
@@ -17,8 +17,8 @@
 // reported all at once (EntryProblems, LinkProblems) for Verify, which
 // lists every problem.
 //
-// Ownership: a CartonReader owns its ZipReader, a downloaded copy of a URL
-// (OpenLocal; removed when the reader is destroyed) and what it has read.
+// Ownership: a CartonReader owns its ZipReader and what it has read; the
+// file or source it reads is shared with it.
 // Move-only. Thread-safety: the Read*() steps and Check() are not
 // thread-safe; once done, the const methods may be called concurrently.
 #pragma once
@@ -31,78 +31,19 @@
 #include <string_view>
 #include <vector>
 
+#include "carton/carton/environment.h"
 #include "carton/carton/limits.h"
-#include "carton/carton/location.h"
 #include "carton/common/mapped_file.h"
+#include "carton/common/progress.h"
 #include "carton/common/random_access.h"
 #include "carton/common/status.h"
-#include "carton/common/temporaries.h"
 #include "carton/format/config.h"
 #include "carton/format/tensor_data.h"
 #include "carton/links/links.h"
 #include "carton/manifest/manifest.h"
-#include "carton/net/fetch.h"
 #include "carton/zip/reader.h"
 
 namespace carton {
-
-// How linked files, and cartons given by URL, are fetched.
-struct LinkOptions {
-  // Retries, timeouts, progress, and allow_file_links: file:// URLs in LINKS
-  // are refused unless set (a carton from elsewhere must not read local
-  // files).
-  net::FetchOptions fetch;
-  // The blob cache root; empty means links::DefaultCacheDir().
-  std::string cache_dir;
-  // Where CartonReader::Open downloads a carton whose server ignores Range
-  // (a directory that exists); empty means the system's temporary
-  // directory.
-  std::string temp_dir;
-};
-
-// Downloads the carton at `url` to `dest_path` as it is (atomically; its
-// contents are checked when it is read), with the retries and limits of
-// options.fetch and progress labelled with the URL. Errors: those of
-// net::DownloadToFile.
-Status DownloadCarton(const std::string& url, const std::string& dest_path,
-                      const LinkOptions& options = {});
-
-// A carton given by URL, downloaded whole into the cache under its
-// manifest hash: <cache_root>/downloads/<hex>.carton (links::CacheLayout),
-// what arrived before an interrupt kept as <hex>.carton.partial and resumed
-// with Range by the next download of the same carton (only with the
-// server's validator: no sha256 of the whole carton is known; its MANIFEST
-// and files are checked when it is read). The one way a carton by URL
-// enters the cache: CartonReader::OpenLocal and the loader both use it.
-// The file is removed with this object, and by SIGINT/SIGTERM. REQUIRES:
-// the caller holds CacheLayout::CartonLockPath(hex) exclusively while this
-// object lives (two downloads of one carton would share the file).
-class CachedCartonDownload {
- public:
-  // Downloads `url` (progress labelled with it). Errors: those of
-  // DownloadCarton; kIoError when the downloads directory cannot be made.
-  static Result<std::unique_ptr<CachedCartonDownload>> Fetch(const std::string& url,
-                                                             const std::string& cache_root,
-                                                             std::string_view hex,
-                                                             const LinkOptions& options);
-  ~CachedCartonDownload();
-  CachedCartonDownload(const CachedCartonDownload&) = delete;
-  CachedCartonDownload& operator=(const CachedCartonDownload&) = delete;
-
-  const std::string& path() const { return path_; }
-
- private:
-  explicit CachedCartonDownload(std::string path);
-  std::string path_;
-  TemporaryPath registration_;
-};
-
-// A carton downloaded whole to a temporary directory (CartonReader::Open
-// of a server that ignores Range, OpenLocal's fallback) is named
-// "<kTemporaryDownloadPrefix><pid>-<n>.carton" by the process <pid> that
-// downloads it, and removed by it, also on SIGINT/SIGTERM; one left by a
-// process that no longer runs can be removed by anyone.
-inline constexpr std::string_view kTemporaryDownloadPrefix = ".carton-download-";
 
 // MANIFEST as read from a carton: its exact bytes (copied verbatim by
 // shrink and fetch, so the manifest hash stays), its lines, and its hash.
@@ -133,43 +74,15 @@ struct LinkedFile {
 std::string StrayLinksHash(const manifest::Digest& digest);
 
 // The cached copy of a linked file: a cache hit (rehashed when `rehash`),
-// or a fetch from its URLs into the blob cache. Errors: those of
-// links::BlobCache::Fetch (callers add the file's path).
-Result<std::string> ResolveLinkedFile(const LinkedFile& file, const LinkOptions& options,
-                                      bool rehash);
+// or a fetch from its URLs into the blob cache of `environment`, with its
+// network rules (progress labelled with the file's path; `progress`, when
+// set, gets it instead). Errors: those of links::BlobCache::Fetch (callers
+// add the file's path).
+Result<std::string> ResolveLinkedFile(const LinkedFile& file, const Environment& environment,
+                                      bool rehash, const ProgressFn& progress = {});
 
 class CartonReader {
  public:
-  // A path is mapped and checked whole (ZipReader::Open); a URL is read
-  // with HTTP range requests (ZipReader::OpenSource over
-  // net::HttpRangeSource), which fetch only the tail, the central
-  // directory and the entries read. A server that ignores Range (it
-  // answers 200) is read from a copy downloaded whole to options.temp_dir
-  // instead (with options.fetch.progress), after a one-line Notice().
-  // `limits.zip` bounds the archive. A directory or an oci:// reference is
-  // refused (Location::Refuse; the loader and carton::oci read those).
-  // Errors: location.status(), those of ZipReader::Open, OpenLocal and
-  // net::HttpRangeSource::Open (a bad range answer stays an error).
-  static Result<CartonReader> Open(const Location& location, const LinkOptions& options = {},
-                                   const CartonLimits& limits = {});
-
-  // As Open, but a URL is first downloaded whole and read mapped: for
-  // operations that read every byte. The download goes to the cache's
-  // links::CacheLayout::CartonDownloadPath, named by the manifest hash read
-  // first with range requests, under CartonLockPath's lock (held until the reader is
-  // destroyed, which removes the file), so that what arrived before an
-  // interrupt is resumed with Range by the next OpenLocal or load of the
-  // same carton. When that is not possible (a server that ignores Range,
-  // no cache directory, a central directory too large for range reads, a
-  // MANIFEST the range reads find bad), it goes to a temporary file in
-  // `temp_dir` instead. A wrong range answer (a bad Content-Range, a
-  // changed ETag), an unreachable server or a corrupt zip is an error, not
-  // a reason to download. Errors from reading the download name the URL,
-  // not the file.
-  static Result<CartonReader> OpenLocal(const Location& location, const std::string& temp_dir,
-                                        const LinkOptions& options = {},
-                                        const CartonLimits& limits = {});
-
   // Reads through `source`, fetching only what is read (messages name
   // source->name()). Errors: those of ZipReader::OpenSource.
   static Result<CartonReader> OpenSource(std::unique_ptr<RandomAccessSource> source,
@@ -195,12 +108,8 @@ class CartonReader {
   // The carton as the caller named it (path or URL): the prefix of
   // messages.
   const std::string& location() const;
-  // The local copy a URL was downloaded to (OpenLocal, or Open of a server
-  // that ignores Range), removed with the reader; "" when none.
-  std::string downloaded_copy() const;
   const ZipReader& zip() const;
   const CartonLimits& limits() const;
-  const LinkOptions& link_options() const;
 
   // Reads and parses MANIFEST (at most limits().max_manifest_size bytes,
   // refused before decoding) and hashes its bytes. Only the first call
@@ -275,22 +184,11 @@ class CartonReader {
                    const std::function<void(std::uint64_t)>& on_bytes = {}) const;
 
  private:
-  struct Download;
-  static std::optional<Result<CartonReader>> OpenCachedDownload(const std::string& location,
-                                                                const LinkOptions& options,
-                                                                const CartonLimits& limits);
-  static Result<CartonReader> OpenTemporaryDownload(const std::string& location,
-                                                    const std::string& temp_dir,
-                                                    const LinkOptions& options,
-                                                    const CartonLimits& limits);
-  CartonReader(std::string location, ZipReader zip, const LinkOptions& options,
-               const CartonLimits& limits);
+  CartonReader(std::string location, ZipReader zip, const CartonLimits& limits);
 
   std::string location_;
   ZipReader zip_;
-  LinkOptions options_;
   CartonLimits limits_;
-  std::unique_ptr<Download> download_;  // OpenLocal of a URL: the downloaded copy
   std::optional<Status> manifest_status_;
   std::shared_ptr<const ManifestFile> manifest_;
   std::optional<Status> links_status_;

@@ -21,9 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "carton/carton/limits.h"
-#include "carton/carton/location.h"
-#include "carton/carton/reader.h"
+#include "carton/carton/source.h"
 #include "carton/common/progress.h"
 #include "carton/common/status.h"
 #include "carton/manifest/sha256.h"
@@ -49,23 +47,20 @@ struct VerifyReport {
 };
 
 struct VerifyOptions {
-  unsigned threads = 0;  // hashing threads; 0 = one per core
   // Fetch linked files through the blob cache and hash them; a cached copy
   // is rehashed. Without this they are only checked to be covered by LINKS.
   bool fetch_links = false;
-  LinkOptions links;
-  // Limits on the archive (zip bombs) and each metadata file. Breaking one
-  // is a problem in the report.
-  CartonLimits limits;
   // If set, called (from the hashing threads) with the bytes of the
   // archive's files hashed so far and their total.
   ProgressFn progress;
 };
 
-// `carton_path` may be an http(s) URL: the carton is downloaded to a
-// temporary file first. Errors: kNotFound, kIoError, and download errors.
-// A corrupt archive, and a linked file that cannot be fetched or has the
-// wrong hash, are problems in the report, not errors.
-Result<VerifyReport> Verify(const Location& carton, const VerifyOptions& options = {});
+// The archive is read whole (ReadScope::kWhole: a URL is downloaded into
+// the cache first, an oci:// reference pulled), hashed on
+// carton.environment().threads threads, and held to the source's limits
+// (breaking one is a problem in the report). Errors: kNotFound, kIoError,
+// and download errors. A corrupt archive, and a linked file that cannot be
+// fetched or has the wrong hash, are problems in the report, not errors.
+Result<VerifyReport> Verify(CartonSource& carton, const VerifyOptions& options = {});
 
 }  // namespace carton

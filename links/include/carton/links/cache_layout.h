@@ -22,7 +22,7 @@
 //   <root>/downloads/<hex>-<n>.carton   a carton being pulled by a load
 //   <root>/downloads/pulled-<pid>-<n>.carton  a carton pulled for a command
 //   <root>/downloads/.carton-download-<pid>-<n>.carton  a URL's carton
-//                                       downloaded whole (reader.h)
+//                                       downloaded whole to a temporary name
 //   <root>/downloads/.<name>.*          temporaries of the above
 //   <root>/oci/mounts/<hex>             repositories known to hold a blob
 //   <root>/python/packages/<sha256>/    wheels unpacked by the Python runner
@@ -35,6 +35,7 @@
 // Thread-safety: a value type holding the root; pure functions.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -43,11 +44,24 @@
 namespace carton::links {
 
 // Name prefixes in the directories above.
-inline constexpr std::string_view kBlobLockPrefix = "sha256-";    // in locks/
-inline constexpr std::string_view kCartonLockPrefix = "carton-";  // in locks/
-inline constexpr std::string_view kEntryTempPrefix = ".tmp-";     // in cartons/
-inline constexpr std::string_view kEntryTrashPrefix = ".trash-";  // in cartons/
-inline constexpr std::string_view kPulledCopyPrefix = "pulled-";  // in downloads/
+inline constexpr std::string_view kBlobLockPrefix = "sha256-";                // in locks/
+inline constexpr std::string_view kCartonLockPrefix = "carton-";              // in locks/
+inline constexpr std::string_view kEntryTempPrefix = ".tmp-";                 // in cartons/
+inline constexpr std::string_view kEntryTrashPrefix = ".trash-";              // in cartons/
+inline constexpr std::string_view kPulledCopyPrefix = "pulled-";              // in downloads/
+inline constexpr std::string_view kDownloadCopyPrefix = ".carton-download-";  // in downloads/
+
+// What a name in downloads/ is (ParseDownloadName), and who owns it.
+struct DownloadName {
+  // A carton by URL being downloaded under its manifest hash, owned by the
+  // holder of CartonLockPath(hex); "" for a name owned by a process.
+  std::string hex;
+  // The process that owns a pulled or temporary copy; 0 when `hex` is set.
+  int pid = 0;
+  // The resumable part of <hex>.carton (its .partial or .partial-validator):
+  // kept for the next download, never a dead temporary.
+  bool resumable = false;
+};
 
 class CacheLayout {
  public:
@@ -69,6 +83,20 @@ class CacheLayout {
   std::string CartonUseLockPath(std::string_view hex) const;
   std::string DownloadsDir() const;
   std::string CartonDownloadPath(std::string_view hex) const;
+  // "<dir>/<prefix><pid>-<n>.carton" (kPulledCopyPrefix or
+  // kDownloadCopyPrefix): a name owned by this process, never given twice
+  // in it, which gc removes once the process is gone.
+  static std::string ProcessDownloadPath(const std::string& dir, std::string_view prefix);
+  std::string ProcessDownloadPath(std::string_view prefix) const {
+    return ProcessDownloadPath(DownloadsDir(), prefix);
+  }
+  // "<downloads>/<hex>-<n>.carton": a copy owned by the holder of
+  // CartonLockPath(hex) (a load's pull), never given twice in this process.
+  std::string HashDownloadPath(std::string_view hex) const;
+  // The owner of a file named `name` in downloads/ (one of the names above,
+  // or a temporary of one: the same name behind one or more dots); nullopt
+  // for a name carton never makes there.
+  static std::optional<DownloadName> ParseDownloadName(std::string_view name);
   std::string OciMountsDir() const;
   std::string OciMountPath(std::string_view hex) const;
   std::string PythonPackagesDir() const;

@@ -1,7 +1,10 @@
-// The loader: turns a .carton (a path or a URL) into files on disk and
+// The loader: turns a carton, wherever it is (a file, a URL, an oci://
+// reference, a directory: carton/carton/source.h), into files on disk and
 // tensors in memory.
 //
-//   auto c = carton::loader::Load("model.carton");
+//   carton::Environment env = carton::loader::DefaultEnvironment().value();
+//   auto source = carton::OpenSource("model.carton", env).value();
+//   auto c = carton::loader::Load(*source);
 //   if (!c.ok()) { /* c.status().message() names the file and the rule */ }
 //   framework.open(c->model_dir() + "/model.pt");
 //   for (const auto& t : c->self_tests()) { /* t.inputs, t.outputs */ }
@@ -31,13 +34,12 @@
 #include <vector>
 
 #include "carton/carton/info.h"
-#include "carton/carton/location.h"
+#include "carton/carton/source.h"
 #include "carton/common/bytes.h"
 #include "carton/common/progress.h"
 #include "carton/common/status.h"
 #include "carton/format/config.h"
 #include "carton/format/tensor.h"
-#include "carton/loader/cartons.h"
 #include "carton/manifest/sha256.h"
 #include "carton/safetensors/file.h"
 
@@ -51,23 +53,13 @@ namespace internal {
 struct LoadedCartonFactory;
 }  // namespace internal
 
+// What a load takes beyond its source's Environment, whose rules it follows
+// (the cache root, the threads that hash and copy on a miss, the network
+// rules linked files and downloads are fetched by).
 struct LoadOptions {
-  // The cache root; empty means links::DefaultCacheDir().
-  std::string cache_dir;
   // On a cache hit, rehash every file of the entry (as `carton cache
   // verify` does) instead of checking only that each file has its size.
   bool verify_cache_hit = false;
-  // Threads for hashing and copying on a miss; 0 = one per core.
-  unsigned threads = 0;
-  // Files named in LINKS may be fetched from file:// URLs (trusted cartons
-  // only).
-  bool allow_file_links = false;
-  // oci:// references (carton/oci/artifact.h): a docker config.json with the
-  // registry's credentials (empty: $CARTON_REGISTRY_AUTH, then
-  // ~/.docker/config.json), and plain HTTP for a registry that is not on a
-  // loopback address.
-  std::string registry_config;
-  bool plain_http = false;
   // If set, called on a miss with the bytes done so far and the total:
   // first the download of a carton given by URL (which then draws no line
   // of its own), then the files hashed, copied, decoded or fetched into
@@ -146,20 +138,21 @@ class LoadedCarton {
   std::shared_ptr<const Impl> impl_;
 };
 
-// Loads a .carton file, a URL, an oci:// reference, or a directory holding
-// an unpacked carton (carton.toml, model/, ...; loaded in place, checked
-// against its MANIFEST only if verify_cache_hit is set). Input is untrusted.
-// An oci:// reference costs one manifest request on a hit (its MANIFEST
-// layer's digest is the manifest hash); a miss pulls the carton
-// (carton/oci/artifact.h) and loads it like a downloaded URL (loader/FORMAT.md
-// "OCI references").
+// Loads the carton `source` reads: a .carton file, a URL, an oci://
+// reference, or a directory holding an unpacked carton (carton.toml,
+// model/, ...; loaded in place, checked against its MANIFEST only if
+// verify_cache_hit is set) or a cache entry. Input is untrusted. A hit
+// reads the manifest hash alone (CartonSource::ManifestHash: an oci://
+// reference costs one manifest request); a miss reads the source whole
+// (a URL downloaded, an artifact pulled) and its MANIFEST must hash to what
+// the lookup read (loader/FORMAT.md "URLs", "OCI references").
 // Errors: kNotFound, kCorrupt (bad archive, a file whose sha256 is not the
 // one in MANIFEST, a damaged cache entry that cannot be rebuilt; naming the
 // file), kUnsupported (also: a server that ignores HTTP Range),
 // kNetworkError (a URL or a linked file), kIoError. A URL is read with range
 // requests (MANIFEST only on a hit) and downloaded on a miss
 // (loader/FORMAT.md "URLs").
-Result<LoadedCarton> Load(const Location& location, const LoadOptions& options = {});
+Result<LoadedCarton> Load(CartonSource& source, const LoadOptions& options = {});
 
 // Loads a model directory that has not been packed: `dir` is the model
 // folder (what would become model/), used in place; the config has only
@@ -169,12 +162,5 @@ Result<LoadedCarton> Load(const Location& location, const LoadOptions& options =
 Result<LoadedCarton> LoadUnpacked(const std::string& dir, const std::string& runner_name,
                                   const std::string& framework_version,
                                   std::uint64_t runner_compat_version = 1);
-
-// Metadata only: reads the central directory, carton.toml, MANIFEST and
-// tensor_data/index.toml (by range requests for a URL; for an oci://
-// reference, those blobs and the config, into the blob cache); no carton
-// is cached.
-// Errors as ReadInfo (info.h).
-Result<CartonInfo> GetModelInfo(const Location& location, const AccessOptions& options = {});
 
 }  // namespace carton::loader

@@ -36,7 +36,13 @@ inline constexpr std::size_t kMaxComponentBytes = 255;
 // as kCorrupt.
 Status ValidateEntryPath(std::string_view path);
 
-// True for the two names a MANIFEST never lists: "MANIFEST" and "LINKS".
+// The two names a carton reserves at its root (carton/FORMAT.md), which a
+// MANIFEST never lists: MANIFEST itself, and LINKS (the URLs of files kept
+// outside the zip).
+inline constexpr std::string_view kManifestPath = "MANIFEST";
+inline constexpr std::string_view kLinksPath = "LINKS";
+
+// True for kManifestPath and kLinksPath.
 bool IsReservedPath(std::string_view path);
 
 // "sha256 <got> but MANIFEST says <expected>": the rule a file breaks when

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "carton/carton/info.h"
+#include "carton/carton/source.h"
 #include "carton/carton/verify.h"
 #include "carton/common/bytes.h"
 #include "carton/common/status.h"
@@ -77,21 +78,16 @@ enum class OciFormat : std::uint8_t {
   kModelPack,  // a CNCF ModelPack (config kModelPackConfigMediaType)
 };
 
+// What an OCI operation takes beyond the Environment, whose rules it
+// follows: the registry's credentials (registry_config), plain_http, the
+// network rules, the cache root (the blob cache, mount records), `jobs`
+// (blobs moved at once; with more than one, no per-blob progress line),
+// `threads` (zstd when rebuilding: the output is the same for any number),
+// and network.allow_file_links (push fetches linked files to push them).
 struct OciOptions {
-  // Registry access: retries, the allowlist, plain HTTP, the credentials
-  // file, the chunk size of uploads. Its cache_root (mount records) is
-  // filled from cache_dir when empty.
+  // The registry client's own settings (credentials instead of the config
+  // file's, the upload chunk size).
   oci::ClientOptions client;
-  // The blob cache root; empty: links::DefaultCacheDir().
-  std::string cache_dir;
-  // Blobs moved at once (>= 1). With more than one, no progress is drawn.
-  unsigned jobs = 4;
-  // Threads for zstd when rebuilding (0: one per core); the output is the
-  // same for any number.
-  unsigned threads = 0;
-  // Push: linked files (LINKS) are fetched to be pushed; file:// URLs only
-  // when this is set.
-  bool allow_file_links = false;
   // Pull: also keep the large stored files' blobs that were not cached in
   // the blob cache. Without it they are written only into the carton as
   // they download (each byte written once); with it they are written to
@@ -121,7 +117,7 @@ struct OciPushReport {
   bool reproducible = false;
 };
 
-// Pushes the carton at `carton_path` (a path or http(s) URL) to `reference`
+// Pushes the carton `carton` (read whole, with its source's Environment) to `reference`
 // (a tag; "latest" when none is given). Every blob is asked for first
 // (HEAD) and sent only when the repository does not have it (mounted from
 // another repository of the registry when one is known to hold it).
@@ -129,7 +125,7 @@ struct OciPushReport {
 // registry's refusal of our credentials is kNetworkError), kCorrupt and
 // kUnsupported (a bad carton, as Verify would say; a manifest over the
 // registries' 4 MiB limit), kNetworkError, kIoError.
-Result<OciPushReport> PushCarton(const Location& carton_path, const Location& reference,
+Result<OciPushReport> PushCarton(CartonSource& carton, const Location& reference,
                                  const OciOptions& options = {});
 
 struct OciPullReport {
@@ -171,7 +167,7 @@ struct OciPullReport {
 // kNetworkError (401/403 with the registry's message,
 // transfers, after retries), kInvalidArgument, kIoError.
 Result<OciPullReport> PullCarton(const Location& reference, const std::string& out_path,
-                                 const OciOptions& options = {});
+                                 const Environment& environment, const OciOptions& options = {});
 
 // Checks a carton artifact's three documents as pull does before it fetches
 // any file blob: `image_manifest` (the OCI manifest) is a carton's, with
@@ -217,20 +213,22 @@ struct OciResolved {
   manifest::Digest manifest_hash{};
   bool imported = false;
 };
-Result<OciResolved> ResolveOciCarton(const Location& reference, const OciOptions& options = {});
+Result<OciResolved> ResolveOciCarton(const Location& reference, const Environment& environment,
+                                     const OciOptions& options = {});
 
 // As ManifestHash (info.h): MANIFEST is fetched (into the blob cache) and
 // checked to be well-formed. A ModelPack another tool wrote is imported
 // into a temporary carton in the cache's downloads directory first (its
 // manifest hash is the imported carton's). Errors: as PullCarton.
-Result<manifest::Digest> OciManifestHash(const Location& reference, const OciOptions& options = {});
+Result<manifest::Digest> OciManifestHash(const Location& reference, const Environment& environment,
+                                         const OciOptions& options = {});
 
 // As ReadInfo (info.h), from the config, carton.toml, MANIFEST, LINKS and
 // tensor_data/index.toml blobs only (fetched into the blob cache): the
 // files' sizes are their layers'. A ModelPack another tool wrote is
 // imported as OciManifestHash imports it, and read with ReadInfo. Errors:
 // as PullCarton, and those of ReadInfo's parsers.
-Result<CartonInfo> ReadOciInfo(const Location& reference, const OciOptions& options = {},
-                               const CartonLimits& limits = {});
+Result<CartonInfo> ReadOciInfo(const Location& reference, const Environment& environment,
+                               const OciOptions& options = {}, const CartonLimits& limits = {});
 
 }  // namespace carton::oci

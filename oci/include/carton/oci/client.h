@@ -33,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "carton/carton/environment.h"
 #include "carton/carton/location.h"
 #include "carton/common/bytes.h"
 #include "carton/common/status.h"
@@ -103,23 +104,12 @@ std::string RegistryError(std::string_view body);
 Result<std::optional<Credentials>> FindCredentials(std::string_view registry,
                                                    const std::string& config_path);
 
+// What a client takes beyond the Environment.
 struct ClientOptions {
-  // Retries (attempts per request, backoff), timeouts (exchange_timeout:
-  // the deadline of every request but blob downloads) and `access` (the
-  // allowlist and per-host headers) for every request.
-  net::FetchOptions fetch;
-  // Use http:// for a registry that is not on a loopback address (loopback
-  // registries always get http://; others https://).
-  bool plain_http = false;
-  // A docker config.json to read credentials from (FindCredentials).
-  std::string registry_config;
   // Used instead of FindCredentials when set.
   std::optional<Credentials> credentials;
   // Blobs larger than this are uploaded in PATCH chunks of this size.
   std::uint64_t chunk_size = std::uint64_t{64} << 20;
-  // Where to remember which repositories hold which blobs, to mount them
-  // from there (cache_root/oci/mounts); empty: no mounts.
-  std::string cache_root;
 };
 
 struct Manifest {
@@ -141,9 +131,18 @@ struct ClientStats {
 
 class Client {
  public:
-  // A client for `registry` ("HOST[:PORT]"). Finds the credentials now;
-  // makes no request. Errors: those of FindCredentials; kInvalidArgument.
+  // A client for `registry` ("HOST[:PORT]") with the Environment's rules:
+  // its network rules (retries, timeouts, the allowlist and per-host
+  // headers) for every request (network.exchange_timeout: the deadline of
+  // every request but blob downloads), plain_http (http:// for a registry
+  // that is not on a loopback address; loopback registries always get
+  // http://, others https://), registry_config (FindCredentials), and the
+  // cache root, where it remembers which repositories hold which blobs to
+  // mount them from there (oci/mounts; none when no cache root can be
+  // named). Finds the credentials now; makes no request. Errors: those of
+  // FindCredentials; kInvalidArgument.
   static Result<std::unique_ptr<Client>> Open(const std::string& registry,
+                                              const Environment& environment,
                                               const ClientOptions& options = {});
   ~Client();
   Client(const Client&) = delete;

@@ -64,6 +64,11 @@ struct LoadContext {
   // (`--lenient`): a runner that checks inputs against [[input]] writes
   // what does not hold to stderr as a warning and runs the model anyway.
   bool lenient = false;
+  // The caller checks each call's inputs against [[input]] and reports
+  // what does not hold (serve mode: runner::Model does): a runner that
+  // checks them too then says nothing of a misfit it runs leniently, so a
+  // warning is shown once.
+  bool caller_checks_inputs = false;
   // The device to run on (carton/loader/device.h): the CPU, or one GPU that
   // CUDA_VISIBLE_DEVICES names alone, so that a framework sees it as
   // cuda:0. `device.requested` is false when the caller did not choose it
