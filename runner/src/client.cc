@@ -242,7 +242,8 @@ Result<RunnerProcess> RunnerProcess::Start(const std::string& runner_path, const
   Status s = internal::StatusOfReply(ready->text);
   if (!s.ok()) {
     impl->broken = true;
-    return Status(s.code(), "runner " + runner_path + ": " + s.message());
+    // (WithContext keeps what a model raised.)
+    return s.WithContext("runner " + runner_path);
   }
   int version = 0;
   try {
