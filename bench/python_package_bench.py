@@ -98,7 +98,8 @@ def main():
         # Each timed write goes to a new file, the old one removed untimed
         # (as bench/safetensors_bench.cc does), so neither side pays for
         # freeing 1 GiB of page cache.
-        save = median_of(runs, lambda: save_file(tensors, written), lambda: rm(written))
+        save = median_of(runs, lambda t=tensors: save_file(t, written),
+                         lambda: rm(written))
         rm(written)
         cp = median_of(runs, lambda: subprocess.run(["cp", path, copy], check=True),
                        lambda: rm(copy))

@@ -6,7 +6,12 @@
 #      ("carton/<module>/x.h") or a private header that sits beside the
 #      including file, so no target reaches into another target's src/
 #      folder; tests, benchmarks and fuzz targets may also include their own
-#      helpers (under tests/, bench/, fuzz/), never a module's private header.
+#      helpers (under tests/, bench/, fuzz/), never a module's private header;
+#   3. no function of the libraries, the tools, the runners or the examples is
+#      longer than 60 lines (scripts/function_lengths.py; tests, benchmarks and
+#      fuzz targets are exempt: a test case reads as one story);
+#   4. the Python code (the package, its tests, benchmarks, scripts and
+#      examples) passes Debian's flake8 with the repository's .flake8.
 # Exit 0 when clean; 1 and each violation otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,5 +53,20 @@ for f in "${files[@]}"; do
     esac
   done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
 done
+
+mapfile -t library < <(printf '%s\n' "${files[@]}" | grep -v '^tests/\|^bench/\|^fuzz/')
+if ! long=$(python3 scripts/function_lengths.py --max-function 60 "${library[@]}"); then
+  printf '%s\n' "$long" | sed 's/^/check-style: /'
+  status=1
+fi
+
+if ! command -v flake8 >/dev/null; then
+  echo "check-style: flake8 not found (apt-get install flake8)" >&2
+  exit 2
+fi
+if ! lint=$(flake8 python tests/python bench scripts examples); then
+  printf '%s\n' "$lint" | sed 's/^/check-style: flake8: /'
+  status=1
+fi
 
 exit "$status"

@@ -25,13 +25,13 @@ packages=(
 for arg in "$@"; do
   case "$arg" in
     # Peers used by the test suite: servers and other zip tools; clang-format
-    # for scripts/check-style.sh; libtorch for
+    # for scripts/check-style.sh (and flake8, its Python lint); libtorch for
     # the TorchScript runner and its tests (the runner is only built when it
     # is found); cargo and the crates of the Rust peer (tests/compat), built
     # offline from Debian's registry; pytest for the Python package's tests,
     # and Debian's torch for their torch paths (skipped without it);
     # docker-registry and apache2-utils (htpasswd) for the OCI tests.
-    --test) packages+=(clang-format nginx-light brotli curl libtorch-dev
+    --test) packages+=(clang-format flake8 nginx-light brotli curl libtorch-dev
                        docker-registry apache2-utils
                        cargo librust-zip-dev librust-toml-dev librust-sha2-dev
                        librust-serde-dev librust-serde-derive-dev librust-semver-dev

@@ -70,7 +70,8 @@ carton.pack(
     model_name="digits",
     short_description="Classifies 8x8 handwritten digits (scikit-learn's digits dataset)",
     license="MIT",
-    inputs=[carton.TensorSpec("images", "float32", ["batch", 64], description="8x8 pixels in [0, 1]")],
+    inputs=[carton.TensorSpec("images", "float32", ["batch", 64],
+                              description="8x8 pixels in [0, 1]")],
     outputs=[carton.TensorSpec("logits", "float32", ["batch", 10])],
     self_tests=[
         carton.SelfTest(name="eight held-out digits", inputs={"images": sample},
@@ -78,4 +79,5 @@ carton.pack(
     ],
 )
 st.save_file({"images": images[test], "labels": labels[test]}, str(out / "heldout.safetensors"))
-print(f"packed {out / 'digits.carton'}; {len(test)} held-out digits in {out / 'heldout.safetensors'}")
+print(f"packed {out / 'digits.carton'}; "
+      f"{len(test)} held-out digits in {out / 'heldout.safetensors'}")

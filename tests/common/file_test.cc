@@ -151,8 +151,7 @@ TEST_CASE("common: AtomicFile Preallocate reserves blocks on disk, only the leng
   char shm[] = "/dev/shm/carton-prealloc-XXXXXX";
   if (::statfs("/dev/shm", &fs_info) != 0 || fs_info.f_type != TMPFS_MAGIC ||
       ::mkdtemp(shm) == nullptr) {
-    WARN("no tmpfs at /dev/shm: its case is not checked");
-    return;
+    CARTON_SKIP("no tmpfs at /dev/shm: its case is not checked");
   }
   {
     auto f = AtomicFile::Create(std::string(shm) + "/t.bin");

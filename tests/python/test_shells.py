@@ -97,7 +97,7 @@ def test_lenient_runs_it_from_every_shell_and_warns_once(tmp_path, carton_bin, w
     cli = run_cli(carton_bin, "infer", model, "--input", str(inputs), "-o", str(out),
                   "--lenient", check=False)
     assert cli.returncode == 0, cli.stderr
-    warnings = [l for l in cli.stderr.splitlines() if "warning" in l]
+    warnings = [line for line in cli.stderr.splitlines() if "warning" in line]
     assert len(warnings) == 1, cli.stderr
     assert 'input "y": missing' in warnings[0]
 
@@ -133,7 +133,8 @@ def test_the_runner_override_works_from_every_shell(tmp_path, carton_bin, words)
     assert run_cli(carton_bin, "infer", model, "--input", str(inputs), "-o", out,
                    "--runner", "noop").returncode == 0
     with carton.load(model, runner_name="noop") as m:
-        assert m.infer({"x": np.ones(2, np.float32), "y": np.ones(2, np.int64)})["y"].tolist() == [1, 1]
+        out = m.infer({"x": np.ones(2, np.float32), "y": np.ones(2, np.int64)})
+        assert out["y"].tolist() == [1, 1]
     assert c_call(words, "infer", model, str(inputs), "--runner", "noop")[0]
 
 

@@ -25,7 +25,8 @@ def load_safetensors(path):
             continue
         begin, end = info["data_offsets"]
         start = 8 + header_size + begin
-        array = np.frombuffer(data[start : 8 + header_size + end], dtype=_NUMPY_DTYPES[info["dtype"]])
+        dtype = _NUMPY_DTYPES[info["dtype"]]
+        array = np.frombuffer(data[start : 8 + header_size + end], dtype=dtype)
         tensors[name] = array.reshape(info["shape"])
     return tensors
 

@@ -96,7 +96,9 @@ def serialize_file(
     _carton.serialize_file(tensor_dict, os.fspath(filename), metadata)
 
 
-def deserialize(bytes: Union[bytes, bytearray, memoryview]) -> List[Tuple[str, Dict[str, Any]]]:  # noqa: A002
+def deserialize(  # noqa: A002
+    bytes: Union[bytes, bytearray, memoryview],
+) -> List[Tuple[str, Dict[str, Any]]]:
     """Validates the bytes of a safetensors file and returns its tensors in data
     order: [(name, {"shape": [int], "dtype": "F32", "data": bytearray})]; the
     data are copies."""

@@ -33,7 +33,8 @@ def _as_picks(values: list, size: Optional[int]) -> List[Any]:
             )
         return [i for i, keep in enumerate(values) if keep]
     if any(isinstance(v, (list, tuple)) for v in values):
-        raise SafetensorError("indexing with a nested list (a 2-dimensional index) is not supported")
+        raise SafetensorError(
+            "indexing with a nested list (a 2-dimensional index) is not supported")
     return list(values)
 
 

@@ -52,7 +52,9 @@ def storage_size(tensor: torch.Tensor) -> int:
             return tensor.nelement() * tensor.element_size()
 
 
-def _filter_shared_not_shared(tensors: List[Set[str]], state_dict: Dict[str, torch.Tensor]) -> List[Set[str]]:
+def _filter_shared_not_shared(
+    tensors: List[Set[str]], state_dict: Dict[str, torch.Tensor]
+) -> List[Set[str]]:
     # Tensors of one storage that do not overlap are not shared.
     filtered = []
     for shared in tensors:
@@ -283,8 +285,8 @@ def load_model(
 
     Returns:
         (missing, unexpected): the model's keys the file lacks and the file's
-        keys the model lacks. backend: as for load_file. With strict (the default), any of them raises
-        RuntimeError listing them.
+        keys the model lacks. backend: as for load_file. With strict (the
+        default), any of them raises RuntimeError listing them.
     """
     state_dict = load_file(filename, device=device, backend=backend)
     model_state_dict = model.state_dict()
