@@ -17,6 +17,7 @@
 #include "oci_cmd.h"
 #include "pack_cmd.h"
 #include "progress_flags.h"
+#include "sign_cmd.h"
 
 namespace carton::cli {
 namespace {
@@ -347,19 +348,24 @@ Json VerifyJson(const std::string& model, const VerifyReport& r) {
   return j;
 }
 
-// verify's lines for one carton: "ok" on stdout (unless --json), warnings
-// and problems on stderr.
-void PrintVerify(const std::string& model, const VerifyReport& r, bool json) {
-  if (!json && r.ok()) {
-    std::cout << model << ": ok (" << r.files_hashed << " files, " << r.bytes_hashed
-              << " bytes hashed";
-    const std::uint64_t unfetched = r.linked_files - r.linked_fetched;
-    if (unfetched > 0) {
-      std::cout << "; " << unfetched << " linked file" << (unfetched == 1 ? "" : "s")
-                << " not fetched (--fetch)";
-    }
-    std::cout << ")\n";
+// What verify's "ok" line says of a good carton: "4 files, 100 bytes
+// hashed" and the linked files not fetched.
+std::string OkDetails(const VerifyReport& r) {
+  std::string out = std::to_string(r.files_hashed) + " files, " + std::to_string(r.bytes_hashed) +
+                    " bytes hashed";
+  const std::uint64_t unfetched = r.linked_files - r.linked_fetched;
+  if (unfetched > 0) {
+    out += "; " + std::to_string(unfetched) + " linked file" + (unfetched == 1 ? "" : "s") +
+           " not fetched (--fetch)";
   }
+  return out;
+}
+
+// verify's lines for one carton: "ok" on stdout (unless --json, or
+// `ok_line` is false: the signature check prints it), warnings and
+// problems on stderr.
+void PrintVerify(const std::string& model, const VerifyReport& r, bool json, bool ok_line) {
+  if (!json && ok_line && r.ok()) std::cout << model << ": ok (" << OkDetails(r) << ")\n";
   for (const auto& w : r.warnings) {
     std::cerr << "carton verify: warning: " << model << ": " << w << '\n';
   }
@@ -384,7 +390,12 @@ void PrintVerify(const std::string& model, const VerifyReport& r, bool json) {
   }
 }
 
-int VerifyOne(const VerifyArgs& a, const std::string& model, Json* results) {
+// `trusted`: the signature is checked too (--key, --ca).
+int VerifyOne(const VerifyArgs& a, const std::string& model, const sign::TrustedSigners* trusted,
+              Json* results) {
+  if (trusted != nullptr && Location(model).kind() == Location::Kind::kDirectory) {
+    return VerifyDirectorySignature(a, model, *trusted, results);
+  }
   VerifyOptions o;
   o.threads = a.threads;
   o.fetch_links = a.fetch;
@@ -402,17 +413,37 @@ int VerifyOne(const VerifyArgs& a, const std::string& model, Json* results) {
     results->push_back({{"model", model}, {"ok", false}, {"error", ErrorJson(r.status())}});
     return ReportError("verify", r.status());
   }
-  results->push_back(VerifyJson(model, *r));
-  PrintVerify(model, *r, a.json);
-  return r->ok() ? kExitOk : kExitBadInput;
+  Json doc = VerifyJson(model, *r);
+  PrintVerify(model, *r, a.json, /*ok_line=*/trusted == nullptr);
+  int rc = r->ok() ? kExitOk : kExitBadInput;
+  if (trusted != nullptr) {
+    const std::string ok = r->ok() ? OkDetails(*r) : "";
+    rc = std::max(rc, CheckSignatureOf(a, model, local->location(), *trusted, ok, &doc));
+  }
+  results->push_back(std::move(doc));
+  return rc;
 }
 
 }  // namespace
 
 int Verify(const VerifyArgs& a) {
+  std::optional<sign::TrustedSigners> trusted;
+  if (a.wants_signature()) {
+    if (!a.signature.empty() && a.cartons.size() > 1) {
+      return Fail("verify", InvalidArgument("--signature names the signature of one MODEL; "
+                                            "give one, or leave it out for each one's own"));
+    }
+    auto t = TrustedFromArgs(a);
+    if (!t.ok()) return Fail("verify", t.status());
+    trusted = std::move(*t);
+  } else if (!a.signature.empty() || !a.identities.empty()) {
+    return Fail("verify", InvalidArgument("--signature and --identity need --key or --ca"));
+  }
   int worst = kExitOk;
   Json results = Json::array();
-  for (const auto& model : a.cartons) worst = std::max(worst, VerifyOne(a, model, &results));
+  for (const auto& model : a.cartons) {
+    worst = std::max(worst, VerifyOne(a, model, trusted ? &*trusted : nullptr, &results));
+  }
   if (a.json) PrintJsonResults(std::move(results));
   return worst;
 }
@@ -428,12 +459,13 @@ int Info(const InfoArgs& a) {
       results.push_back({{"model", model}, {"ok", false}, {"error", ErrorJson(r.status())}});
       continue;
     }
-    if (a.json) {
-      results.push_back(InfoJson(model, *r));
-    } else {
+    Json doc = InfoJson(model, *r);
+    if (!a.json) {
       if (n > 0) std::cout << '\n';
       PrintInfo(model, *r);
     }
+    AddSignatureInfo(model, !a.json, &doc);
+    results.push_back(std::move(doc));
   }
   if (a.json) PrintJsonResults(std::move(results));
   return worst;
