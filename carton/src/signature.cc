@@ -109,6 +109,26 @@ std::optional<SignatureSummary> DescribeSignature(const Location& location,
   return s;
 }
 
+Result<std::optional<std::string>> SignatureToShip(const Location& location) {
+  const std::string path = DefaultSignaturePath(location);
+  std::error_code ec;
+  if (path.empty() || !fs::exists(path, ec)) return std::optional<std::string>();
+  CARTON_ASSIGN_OR_RETURN(CartonReader reader, CartonReader::Open(location));
+  Status read = reader.ReadManifest();
+  if (!read.ok()) return read.WithContext(location.text());
+  CARTON_ASSIGN_OR_RETURN(auto bytes, ReadFile(path));
+  auto bundle = sign::ParseBundle(bytes);
+  if (!bundle.ok()) return bundle.status().WithContext(path);
+  const auto problems =
+      sign::CompareFiles(bundle->statement.resources, SignedFiles(reader.manifest()));
+  if (!problems.empty()) {
+    return sign::SignFailure(sign::Failure::kNotCovered,
+                             path + ": not the signature of " + location.text() + ": " +
+                                 sign::ProblemsStatus(problems).message());
+  }
+  return std::optional<std::string>(std::string(AsChars(bytes)));
+}
+
 Result<sign::TrustVerdict> CheckTrust(const sign::TrustPolicy& policy, const Location& location,
                                       const manifest::Manifest& manifest,
                                       const sign::Bundle* bundle) {

@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <iostream>
+#include <optional>
 
+#include "carton/carton/signature.h"
 #include "carton/common/progress.h"
+#include "carton/oci/signature.h"
 #include "exit_code.h"
 #include "json_out.h"
 
@@ -65,8 +68,19 @@ int Push(const PushArgs& args) {
   oci::OciOptions options = OciOptionsFor(args.registry);
   if (args.quiet) options.client.fetch.show_progress = false;
   if (args.format == "modelpack") options.format = oci::OciFormat::kModelPack;
+  // A signature beside the carton goes with it, as a referrer; one that is
+  // not the carton's stops the push before anything is sent.
+  auto signature = SignatureToShip(args.carton);
+  if (!signature.ok()) return Fail("push", signature.status());
   auto r = oci::PushCarton(args.carton, args.reference, options);
   if (!r.ok()) return Fail("push", r.status());
+  std::optional<oci::OciSignaturePush> signed_by;
+  if (*signature) {
+    auto pushed =
+        oci::PushCartonSignature(args.reference, r->manifest_digest, AsBytes(**signature), options);
+    if (!pushed.ok()) return Fail("push", pushed.status().WithContext("the signature"));
+    signed_by = *pushed;
+  }
   const std::string digest = manifest::DigestString(r->manifest_digest);
   if (args.json) {
     Json j = JsonDocument();
@@ -78,12 +92,22 @@ int Push(const PushArgs& args) {
     j["reproducible"] = r->reproducible;
     j["bytes_uploaded"] = r->bytes_uploaded;
     j["blobs"] = BlobsJson(r->blobs);
+    j["signature"] =
+        signed_by ? Json(manifest::DigestString(signed_by->referrer_digest)) : Json(nullptr);
     PrintJson(j);
     return kExitOk;
   }
   if (!args.quiet) {
     std::cerr << "pushed " << args.carton << " to " << r->reference << ": "
               << Summary(r->blobs, r->bytes_uploaded, "uploaded") << '\n';
+    if (signed_by) {
+      std::cerr << "carton push: its signature as the referrer "
+                << manifest::DigestString(signed_by->referrer_digest)
+                << (signed_by->referrers_api
+                        ? ""
+                        : " (indexed by the tag " + oci::ReferrersTag(r->manifest_digest) + ")")
+                << '\n';
+    }
   }
   std::cout << digest << '\n';
   return kExitOk;
@@ -95,6 +119,10 @@ int Pull(const PullArgs& args) {
   options.cache_large_blobs = args.cache;
   auto r = oci::PullCarton(args.reference, args.output, options);
   if (!r.ok()) return Fail("pull", r.status());
+  // Its signature, when the registry has one, beside it.
+  auto signature =
+      oci::PullSignatureBeside(args.reference, r->manifest_digest, args.output, options);
+  if (!signature.ok()) return Fail("pull", signature.status().WithContext("the signature"));
   if (args.json) {
     Json j = JsonDocument();
     j["model"] = args.output;
@@ -108,10 +136,15 @@ int Pull(const PullArgs& args) {
     if (!r->byte_identical) j["not_identical_reason"] = r->not_identical_reason;
     j["bytes_downloaded"] = r->bytes_downloaded;
     j["blobs"] = BlobsJson(r->blobs);
+    j["signature"] = *signature ? Json(DefaultSignaturePath(args.output)) : Json(nullptr);
     PrintJson(j);
     return kExitOk;
   }
   if (!args.quiet) {
+    if (*signature) {
+      std::cerr << "carton pull: its signature into " << DefaultSignaturePath(args.output)
+                << " (check it with `carton verify --key` or `--ca`)\n";
+    }
     std::cerr << "pulled " << r->reference << " into " << args.output << ": "
               << Summary(r->blobs, r->bytes_downloaded, "downloaded") << '\n';
     if (r->imported) {

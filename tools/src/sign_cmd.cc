@@ -2,6 +2,8 @@
 // over carton/carton/signature.h and sign/.
 #include "sign_cmd.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <iostream>
 
@@ -9,10 +11,13 @@
 #include "carton/carton/signature.h"
 #include "carton/common/atomic_file.h"
 #include "carton/common/progress.h"
+#include "carton/common/temporaries.h"
+#include "carton/oci/signature.h"
 #include "carton/sign/failure.h"
 #include "carton/sign/keys.h"
 #include "carton/sign/signer.h"
 #include "exit_code.h"
+#include "oci_cmd.h"
 #include "progress_flags.h"
 
 namespace carton::cli {
@@ -164,18 +169,63 @@ int ReportSignature(const std::string& model, const Result<SignatureCheck>& r, b
 
 }  // namespace
 
+namespace {
+
+// A temporary file, removed with this object (and by SIGINT/SIGTERM).
+struct ScratchFile {
+  std::string path =
+      (fs::temp_directory_path() / ("carton-verify-" + std::to_string(getpid()) + ".sig")).string();
+  TemporaryPath registration{path, TemporaryKind::kFile};
+  ~ScratchFile() {
+    std::error_code ec;
+    fs::remove(path, ec);
+  }
+};
+
+// An oci:// reference's signature: its manifest's newest referrer that
+// lists the pulled copy's files, written to `out`. kCorrupt (kUnsigned)
+// when the registry has none.
+Result<std::string> FetchReferrer(const VerifyArgs& a, const Location& where,
+                                  const ScratchFile& out) {
+  const oci::OciOptions options = OciOptionsFor(a.registry);
+  CARTON_ASSIGN_OR_RETURN(oci::OciResolved resolved, oci::ResolveOciCarton(where, options));
+  CARTON_ASSIGN_OR_RETURN(CartonReader reader, CartonReader::Open(where));
+  CARTON_RETURN_IF_ERROR(reader.ReadManifest());
+  CARTON_ASSIGN_OR_RETURN(auto pulled,
+                          oci::PullCartonSignature(where, resolved.manifest_digest,
+                                                   SignedFiles(reader.manifest()), options));
+  if (!pulled) {
+    return sign::SignFailure(sign::Failure::kUnsigned,
+                             "not signed: the registry has no signature of this carton's "
+                             "manifest " +
+                                 manifest::DigestString(resolved.manifest_digest));
+  }
+  CARTON_RETURN_IF_ERROR(WriteFileAtomically(out.path, AsBytes(pulled->bundle)));
+  return out.path;
+}
+
+}  // namespace
+
 int CheckSignatureOf(const VerifyArgs& a, const std::string& model, const Location& where,
                      const sign::TrustedSigners& trusted, const std::string& ok_details,
                      Json* doc) {
   SignatureCheckOptions o;
   o.signature_path = a.signature;
   o.threads = a.threads;
-  if (o.signature_path.empty() && where.kind() != Location::Kind::kFile) {
+  auto fail = [&](const Status& s) {
     (*doc)["ok"] = false;
-    const Status s = InvalidArgument("the signature of " + std::string(where.kind_name()) +
-                                     " is not beside it: name it (--signature)");
     (*doc)["signature"] = {{"ok", false}, {"error", FailureJson(s)}};
     return ReportError("verify", s.WithContext(model));
+  };
+  std::optional<ScratchFile> scratch;
+  if (o.signature_path.empty() && where.kind() == Location::Kind::kOci) {
+    scratch.emplace();
+    auto fetched = FetchReferrer(a, where, *scratch);
+    if (!fetched.ok()) return fail(fetched.status());
+    o.signature_path = *fetched;
+  } else if (o.signature_path.empty() && where.kind() != Location::Kind::kFile) {
+    return fail(InvalidArgument("the signature of " + std::string(where.kind_name()) +
+                                " is not beside it: name it (--signature)"));
   }
   return ReportSignature(model, VerifySignature(where, trusted, o), a.json, ok_details, doc);
 }

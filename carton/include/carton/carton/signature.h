@@ -132,6 +132,13 @@ Result<sign::Bundle> ReadSignature(const std::string& path);
 // ReadSignature for a signature that is there.
 Result<std::optional<sign::Bundle>> FindSignature(const Location& location);
 
+// The bytes of the signature beside the carton file at `location`
+// (DefaultSignaturePath), checked to parse and to list exactly its
+// MANIFEST's files: what push sends to a registry with the carton.
+// nullopt when there is none. Errors: kCorrupt naming the signature file
+// (it does not parse, or lists other files), and those of reading.
+Result<std::optional<std::string>> SignatureToShip(const Location& location);
+
 // What `carton info` shows: a signature beside the carton, who it claims
 // signed (not checked against any trusted key: VerifySignature does that)
 // and whether it lists exactly `manifest`'s files.
