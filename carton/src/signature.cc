@@ -29,10 +29,15 @@ std::string DefaultSignaturePath(const Location& location) {
   return "";
 }
 
-std::vector<sign::Resource> SignedFiles(const manifest::Manifest& manifest) {
+std::vector<sign::Resource> internal::ManifestFiles(const manifest::Manifest& manifest) {
   std::vector<sign::Resource> files;
   files.reserve(manifest.size());
   for (const auto& e : manifest.entries()) files.push_back({e.path, e.sha256});
+  return files;
+}
+
+std::vector<sign::Resource> SignedFiles(const manifest::Manifest& manifest) {
+  std::vector<sign::Resource> files = internal::ManifestFiles(manifest);
   sign::SortByComponents(&files);
   return files;
 }
@@ -103,7 +108,8 @@ std::optional<SignatureSummary> DescribeSignature(const Location& location,
   }
   s.method = bundle->method;
   s.claimed_signer = internal::ClaimedSigner(*bundle);
-  const auto problems = sign::CompareFiles(bundle->statement.resources, SignedFiles(manifest));
+  const auto problems =
+      sign::CompareFiles(bundle->statement.resources, internal::ManifestFiles(manifest));
   s.covers_manifest = problems.empty();
   if (!problems.empty()) s.problem = sign::ProblemsStatus(problems).message();
   return s;
@@ -120,7 +126,7 @@ Result<std::optional<std::string>> SignatureToShip(const Location& location) {
   auto bundle = sign::ParseBundle(bytes);
   if (!bundle.ok()) return bundle.status().WithContext(path);
   const auto problems =
-      sign::CompareFiles(bundle->statement.resources, SignedFiles(reader.manifest()));
+      sign::CompareFiles(bundle->statement.resources, internal::ManifestFiles(reader.manifest()));
   if (!problems.empty()) {
     return sign::SignFailure(sign::Failure::kNotCovered,
                              path + ": not the signature of " + location.text() + ": " +
@@ -132,7 +138,7 @@ Result<std::optional<std::string>> SignatureToShip(const Location& location) {
 Result<sign::TrustVerdict> CheckTrust(const sign::TrustPolicy& policy, const Location& location,
                                       const manifest::Manifest& manifest,
                                       const sign::Bundle* bundle) {
-  return policy.Check(TrustTargetFor(location), bundle, SignedFiles(manifest));
+  return policy.Check(TrustTargetFor(location), bundle, internal::ManifestFiles(manifest));
 }
 
 }  // namespace carton

@@ -70,8 +70,8 @@ Status CheckManifest(const Location& location, const sign::Bundle& bundle) {
   CARTON_ASSIGN_OR_RETURN(CartonReader reader, CartonReader::Open(location));
   Status read = reader.ReadManifest();
   if (!read.ok()) return read.WithContext(location.text());
-  return sign::ProblemsStatus(
-             sign::CompareFiles(bundle.statement.resources, SignedFiles(reader.manifest())))
+  return sign::ProblemsStatus(sign::CompareFiles(bundle.statement.resources,
+                                                 internal::ManifestFiles(reader.manifest())))
       .WithContext(location.text());
 }
 

@@ -13,6 +13,10 @@
 
 namespace carton::internal {
 
+// MANIFEST's entries as resources, in MANIFEST's order: what a signed list
+// is compared with (the comparison needs no order; SignedFiles sorts).
+std::vector<sign::Resource> ManifestFiles(const manifest::Manifest& manifest);
+
 // Who a bundle says signed it, unchecked: "key <hint>" (the hint of its
 // rawBytes key when it has no hint), or the leaf certificate's subject.
 std::string ClaimedSigner(const sign::Bundle& bundle);

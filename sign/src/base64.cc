@@ -8,20 +8,18 @@ namespace {
 
 constexpr char kStandard[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-// The value of `c` in either alphabet, or -1. A text must not mix them:
-// `alphabet` records which one it uses ('+' or '-' seen).
-int Value(char c, char* alphabet) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  const bool url = c == '-' || c == '_';
-  const bool standard = c == '+' || c == '/';
-  if (!url && !standard) return -1;
-  const char kind = url ? 'u' : 's';
-  if (*alphabet != 0 && *alphabet != kind) return -1;
-  *alphabet = kind;
-  return (c == '+' || c == '-') ? 62 : 63;
-}
+// The value of each byte in either alphabet (-1: none); '+' and '/' are
+// standard, '-' and '_' URL-safe, and a text must not mix the two.
+struct Alphabet {
+  std::array<std::int8_t, 256> value{};
+  Alphabet() {
+    value.fill(-1);
+    for (int i = 0; i < 64; ++i)
+      value[static_cast<unsigned char>(kStandard[i])] = static_cast<std::int8_t>(i);
+    value['-'] = 62;
+    value['_'] = 63;
+  }
+};
 
 }  // namespace
 
@@ -58,11 +56,14 @@ std::optional<std::vector<std::byte>> Base64Decode(std::string_view text) {
   if (body.size() % 4 == 1) return std::nullopt;
   std::vector<std::byte> out;
   out.reserve(body.size() / 4 * 3 + 2);
-  char alphabet = 0;
+  static const Alphabet kAlphabet;
+  const bool standard = body.find_first_of("+/") != std::string_view::npos;
+  const bool url = body.find_first_of("-_") != std::string_view::npos;
+  if (standard && url) return std::nullopt;
   std::uint32_t acc = 0;
   int bits = 0;
   for (char c : body) {
-    const int v = Value(c, &alphabet);
+    const int v = kAlphabet.value[static_cast<unsigned char>(c)];
     if (v < 0) return std::nullopt;
     acc = (acc << 6) | static_cast<std::uint32_t>(v);
     bits += 6;

@@ -1,13 +1,14 @@
 // Writing OMS bundles and statements (sign/FORMAT.md "The bundle").
 #include "carton/sign/bundle.h"
 
+#include <nlohmann/json.hpp>
+
 #include "base64.h"
-#include "json.h"
 
 namespace carton::sign {
 namespace {
 
-using internal::Json;
+using Json = nlohmann::json;
 
 std::string Dump(const Json& j, int indent) {
   // Names were checked to be UTF-8 when they were read; replace keeps a

@@ -14,36 +14,58 @@ namespace {
 // Problems ProblemsStatus spells out; the rest are counted.
 constexpr std::size_t kProblemsShown = 5;
 
-// The path's components, for ordering.
-std::vector<std::string_view> Components(std::string_view path) {
-  std::vector<std::string_view> parts;
+// Calls `f` with each "/"-separated component of `path` until it returns
+// false; false when it did.
+template <typename F>
+bool EachComponent(std::string_view path, F&& f) {
   std::size_t start = 0;
   while (true) {
     const std::size_t slash = path.find('/', start);
-    parts.push_back(path.substr(start, slash - start));
-    if (slash == std::string_view::npos) return parts;
+    if (!f(path.substr(start, slash == std::string_view::npos ? slash : slash - start))) {
+      return false;
+    }
+    if (slash == std::string_view::npos) return true;
     start = slash + 1;
   }
 }
 
+// Path components compared in order, a shorter one first: the same as
+// comparing the bytes with "/" below every other byte (names hold no NUL).
+bool ComponentLess(std::string_view a, std::string_view b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    if (a[i] == b[i]) continue;
+    const auto key = [](char c) { return c == '/' ? 0 : static_cast<unsigned char>(c); };
+    return key(a[i]) < key(b[i]);
+  }
+  return a.size() < b.size();
+}
+
 }  // namespace
 
-Status ValidateResourceName(std::string_view name, std::string_view what) {
-  auto bad = [&](std::string_view rule) {
-    return SignFailure(Failure::kBadBundle,
-                       std::string(what) + ": " + QuoteForMessage(name) + " " + std::string(rule));
-  };
-  if (name.empty()) return bad("is empty");
-  if (name.size() > kMaxNameBytes)
-    return bad("is longer than " + std::to_string(kMaxNameBytes) + " bytes");
-  if (!IsValidUtf8(name)) return bad("is not valid UTF-8");
-  if (name.find('\0') != std::string_view::npos) return bad("holds a NUL byte");
-  if (name.front() == '/') return bad("is an absolute path");
-  for (std::string_view part : Components(name)) {
-    if (part.empty()) return bad("has an empty component");
-    if (part == "." || part == "..") return bad("has a \"" + std::string(part) + "\" component");
+std::string ResourceNameProblem(std::string_view name) {
+  if (name.empty()) return "is empty";
+  if (name.size() > kMaxNameBytes) {
+    return "is longer than " + std::to_string(kMaxNameBytes) + " bytes";
   }
-  return Status::Ok();
+  if (!IsValidUtf8(name)) return "is not valid UTF-8";
+  if (name.find('\0') != std::string_view::npos) return "holds a NUL byte";
+  if (name.front() == '/') return "is an absolute path";
+  std::string_view broken;
+  const bool clean = EachComponent(name, [&](std::string_view part) {
+    broken = part;
+    return !part.empty() && part != "." && part != "..";
+  });
+  if (clean) return "";
+  if (broken.empty()) return "has an empty component";
+  return "has a \"" + std::string(broken) + "\" component";
+}
+
+Status ValidateResourceName(std::string_view name, std::string_view what) {
+  const std::string rule = ResourceNameProblem(name);
+  if (rule.empty()) return Status::Ok();
+  return SignFailure(Failure::kBadBundle,
+                     std::string(what) + ": " + QuoteForMessage(name) + " " + rule);
 }
 
 bool IsIgnored(std::string_view path, std::span<const std::string> ignore_paths) {
@@ -53,11 +75,8 @@ bool IsIgnored(std::string_view path, std::span<const std::string> ignore_paths)
 }
 
 void SortByComponents(std::vector<Resource>* resources) {
-  std::sort(resources->begin(), resources->end(), [](const Resource& a, const Resource& b) {
-    const auto pa = Components(a.name);
-    const auto pb = Components(b.name);
-    return std::lexicographical_compare(pa.begin(), pa.end(), pb.begin(), pb.end());
-  });
+  std::sort(resources->begin(), resources->end(),
+            [](const Resource& a, const Resource& b) { return ComponentLess(a.name, b.name); });
 }
 
 std::vector<FileProblem> CompareFiles(std::span<const Resource> listed,
@@ -70,13 +89,13 @@ std::vector<FileProblem> CompareFiles(std::span<const Resource> listed,
   signed_names.reserve(listed.size());
   for (const Resource& r : listed) {
     signed_names.emplace(r.name, true);
-    const std::string shown = ShowText(r.name);
     auto it = there.find(r.name);
     if (it == there.end()) {
-      problems.push_back({Failure::kMissingFile, r.name, shown + ": signed, but not there"});
+      problems.push_back(
+          {Failure::kMissingFile, r.name, ShowText(r.name) + ": signed, but not there"});
     } else if (it->second->digest != r.digest) {
       problems.push_back({Failure::kTamperedFile, r.name,
-                          shown + ": sha256 " + manifest::ToHex(it->second->digest) +
+                          ShowText(r.name) + ": sha256 " + manifest::ToHex(it->second->digest) +
                               " but the signature says " + manifest::ToHex(r.digest)});
     }
   }

@@ -1,10 +1,11 @@
-// Strict JSON for untrusted bundles. The only place in sign/ that calls
-// nlohmann/json's parser; its exceptions stop here. A SAX handler builds
-// the tree, so that nesting and duplicate keys are refused as they are
-// read, in linear time.
+// Strict JSON for untrusted bundles. The only place in sign/ that calls a
+// JSON parser on them: simdjson's, whose errors stop here; a syntax error
+// is worded by nlohmann/json's lexer (run only then, through a SAX handler
+// that builds nothing), which gives the line and column.
 #include "json.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "carton/common/quote.h"
 #include "carton/sign/failure.h"
@@ -12,123 +13,104 @@
 namespace carton::sign::internal {
 namespace {
 
-class StrictBuilder {
- public:
-  explicit StrictBuilder(int max_depth) : max_depth_(max_depth) {}
+using Json = nlohmann::json;
 
-  bool null() { return Put(nullptr); }
-  bool boolean(bool v) { return Put(v); }
-  bool number_integer(Json::number_integer_t v) { return Put(v); }
-  bool number_unsigned(Json::number_unsigned_t v) { return Put(v); }
-  bool number_float(Json::number_float_t v, const Json::string_t&) { return Put(v); }
-  bool string(Json::string_t& v) { return Put(std::move(v)); }
-  bool binary(Json::binary_t&) { return Fail("binary values are not JSON"); }
-  bool start_object(std::size_t) { return Open(Json::object()); }
-  bool start_array(std::size_t) { return Open(Json::array()); }
-  bool end_object() { return Close(); }
-  bool end_array() { return Close(); }
-  bool key(Json::string_t& k) {
-    if (stack_.back()->contains(k)) return Fail("duplicate key " + QuoteForMessage(k));
-    key_ = std::move(k);
-    return true;
-  }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
-    return Fail(e.what());
-  }
-
-  Json& root() { return root_; }
-  const std::string& error() const { return error_; }
-
- private:
-  bool Fail(std::string message) {
-    if (error_.empty()) error_ = std::move(message);
+// Keeps only the first syntax error nlohmann/json's lexer reports.
+struct SyntaxError : nlohmann::json_sax<Json> {
+  std::string message;
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    message = e.what();
     return false;
   }
-  Json* Place(Json v) {
-    if (stack_.empty()) {
-      root_ = std::move(v);
-      return &root_;
-    }
-    Json& top = *stack_.back();
-    if (top.is_array()) {
-      top.push_back(std::move(v));
-      return &top.back();
-    }
-    Json& slot = top[key_];
-    slot = std::move(v);
-    return &slot;
-  }
-  bool Put(Json v) {
-    Place(std::move(v));
-    return true;
-  }
-  bool Open(Json v) {
-    if (static_cast<int>(stack_.size()) > max_depth_) {
-      return Fail("nested deeper than " + std::to_string(max_depth_) + " levels");
-    }
-    stack_.push_back(Place(std::move(v)));
-    return true;
-  }
-  bool Close() {
-    stack_.pop_back();
-    return true;
-  }
-
-  int max_depth_;
-  Json root_;
-  std::vector<Json*> stack_;
-  std::string key_;
-  std::string error_;
 };
+
+std::string Diagnose(std::string_view text, simdjson::error_code err) {
+  SyntaxError sax;
+  try {
+    Json::sax_parse(text.begin(), text.end(), &sax);
+  } catch (const Json::exception& e) {
+    sax.message = e.what();
+  }
+  return sax.message.empty() ? simdjson::error_message(err) : sax.message;
+}
 
 }  // namespace
 
-Result<Json> ParseStrictJson(std::string_view text, int max_depth, std::string_view what) {
-  StrictBuilder builder(max_depth);
-  bool ok = false;
-  try {
-    ok = Json::sax_parse(text.begin(), text.end(), &builder);
-  } catch (const Json::exception& e) {
-    return BadField(what, std::string("not JSON: ") + e.what());
-  }
-  if (!ok) {
-    const std::string& e = builder.error();
-    const bool syntax = e.rfind("[json.exception.", 0) == 0;
-    return BadField(what, (syntax ? "not JSON: " : "") + (e.empty() ? "not JSON" : e));
-  }
-  return std::move(builder.root());
+std::vector<Value> Value::Items() const {
+  std::vector<Value> out;
+  if (!is_array()) return out;
+  simdjson::dom::array a = element_.get_array().value_unsafe();
+  out.reserve(a.size());
+  for (simdjson::dom::element e : a) out.emplace_back(e);
+  return out;
 }
 
-Result<Fields> Fields::Of(const Json& value, std::string path) {
-  if (!value.is_object()) return BadField(path.empty() ? "bundle" : path, "must be an object");
-  return Fields(&value, std::move(path));
+Result<Value> ParseStrictJson(std::string_view text, int max_depth, std::string_view what,
+                              simdjson::dom::parser* parser) {
+  // simdjson counts the top-level value as depth 1.
+  if (parser->allocate(std::max<std::size_t>(text.size(), 64), max_depth + 1) !=
+      simdjson::SUCCESS) {
+    return Internal(std::string(what) + ": cannot allocate the JSON parser");
+  }
+  simdjson::dom::element root;
+  const auto err = parser->parse(text.data(), text.size(), /*realloc_if_needed=*/true).get(root);
+  if (err == simdjson::DEPTH_ERROR) {
+    return BadField(what, "nested deeper than " + std::to_string(max_depth) + " levels");
+  }
+  if (err) return BadField(what, "not JSON: " + Diagnose(text, err));
+  return Value(root);
+}
+
+Result<Fields> Fields::Of(const Value& value, std::string path) {
+  const std::string_view where = path.empty() ? std::string_view("bundle") : std::string_view(path);
+  if (!value.is_object()) return BadField(where, "must be an object");
+  simdjson::dom::object object = value.element().get_object().value_unsafe();
+  std::vector<std::string_view> keys;
+  for (auto field : object) keys.push_back(field.key);
+  std::sort(keys.begin(), keys.end());
+  const auto twice = std::adjacent_find(keys.begin(), keys.end());
+  if (twice != keys.end()) return BadField(where, "duplicate key " + QuoteForMessage(*twice));
+  return Fields(object, std::move(path));
 }
 
 std::string Fields::PathOf(std::string_view key) const {
   return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
 }
 
-const Json* Fields::Find(std::string_view key) const {
-  auto it = object_->find(key);
-  return it == object_->end() ? nullptr : &*it;
+Value Fields::Find(std::string_view key) const {
+  simdjson::dom::element e;
+  if (object_.at_key(key).get(e) != simdjson::SUCCESS) return Value();
+  return Value(e);
 }
 
-Result<const Json*> Fields::Require(std::string_view key) const {
-  const Json* v = Find(key);
-  if (v == nullptr) return BadField(PathOf(key), "missing");
+Result<Value> Fields::Require(std::string_view key) const {
+  Value v = Find(key);
+  if (!v) return BadField(PathOf(key), "missing");
   return v;
 }
 
-Result<std::string> Fields::RequireString(std::string_view key) const {
-  CARTON_ASSIGN_OR_RETURN(const Json* v, Require(key));
-  if (!v->is_string()) return BadField(PathOf(key), "must be a string");
-  return v->get<std::string>();
+Result<std::string_view> Fields::RequireString(std::string_view key) const {
+  CARTON_ASSIGN_OR_RETURN(Value v, Require(key));
+  if (!v.is_string()) return BadField(PathOf(key), "must be a string");
+  return v.str();
 }
 
 Status Fields::OnlyKnown(std::initializer_list<std::string_view> known) const {
-  for (const auto& [name, value] : object_->items()) {
-    if (std::find(known.begin(), known.end(), name) == known.end()) {
-      return BadField(PathOf(QuoteForMessage(name)), "unknown field");
+  for (auto field : object_) {
+    if (std::find(known.begin(), known.end(), field.key) == known.end()) {
+      return BadField(PathOf(QuoteForMessage(field.key)), "unknown field");
     }
   }
   return Status::Ok();

@@ -1,13 +1,16 @@
 // Private to sign/src: untrusted JSON for the bundle and its payload
-// (bundle_parse.cc), read strictly: nesting limited (deep input would make
-// any tree recursive), duplicate keys refused (a second reader that keeps
-// the other one must not see another statement), and a reader of one
-// object's fields that names each field by its path in messages.
-// nlohmann/json's exceptions stop in json.cc.
+// (bundle_parse.cc, statement_parse.cc), read strictly and fast: simdjson
+// parses (nesting limited, UTF-8 checked), duplicate keys are refused in
+// every object read (a second reader that keeps the other one must not
+// see another statement), and a reader of one object's fields names each
+// field by its path in messages. simdjson's errors and nlohmann/json's
+// exceptions (its lexer words a syntax error with its byte offset) stop in
+// json.cc.
 #pragma once
 
+#include <simdjson.h>
+
 #include <initializer_list>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,36 +19,62 @@
 
 namespace carton::sign::internal {
 
-using Json = nlohmann::json;
+// A JSON value of a parsed document (valid while its parser lives and
+// parses nothing else), or a missing one (false).
+class Value {
+ public:
+  Value() = default;
+  explicit Value(simdjson::dom::element e) : element_(e), present_(true) {}
 
-// Parses `text`: invalid JSON, a duplicate key or nesting deeper than
-// `max_depth` (the top-level value is depth 0) is kCorrupt
-// (Failure::kBadBundle) "<what>: ...", with the byte offset where
-// nlohmann/json gives one.
-Result<Json> ParseStrictJson(std::string_view text, int max_depth, std::string_view what);
+  explicit operator bool() const { return present_; }
+  bool is_string() const { return present_ && element_.is_string(); }
+  bool is_array() const { return present_ && element_.is_array(); }
+  bool is_object() const { return present_ && element_.is_object(); }
+  bool is_bool() const { return present_ && element_.is_bool(); }
+  bool is_null() const { return present_ && element_.is_null(); }
+  // REQUIRES: is_string(), is_bool().
+  std::string_view str() const { return element_.get_string().value_unsafe(); }
+  bool boolean() const { return element_.get_bool().value_unsafe(); }
+  // An array's items; empty for anything else.
+  std::vector<Value> Items() const;
+  const simdjson::dom::element& element() const { return element_; }
+
+ private:
+  simdjson::dom::element element_;
+  bool present_ = false;
+};
+
+// Parses `text` with `parser` (whose document the returned value is):
+// invalid JSON (or UTF-8) and nesting deeper than `max_depth` (the
+// top-level value is depth 0) are kCorrupt (Failure::kBadBundle) "<what>:
+// ...", with the byte offset where one can be given.
+Result<Value> ParseStrictJson(std::string_view text, int max_depth, std::string_view what,
+                              simdjson::dom::parser* parser);
 
 // The fields of one JSON object, read by name; `path` names the object in
 // messages ("dsseEnvelope.signatures[0]"; "" for the top level).
 class Fields {
  public:
-  // kCorrupt "<path>: must be an object" unless `value` is one.
-  static Result<Fields> Of(const Json& value, std::string path);
+  // kCorrupt "<path>: must be an object" unless `value` is one;
+  // "<path>: duplicate key "k"" when a key repeats.
+  static Result<Fields> Of(const Value& value, std::string path);
 
   // "<path>.<key>" (or "<key>" at the top level).
   std::string PathOf(std::string_view key) const;
-  // The field, or nullptr when absent.
-  const Json* Find(std::string_view key) const;
+  // The field, or a missing value.
+  Value Find(std::string_view key) const;
   // kCorrupt "<path>.<key>: missing" when absent.
-  Result<const Json*> Require(std::string_view key) const;
+  Result<Value> Require(std::string_view key) const;
   // A required string field. kCorrupt "...: must be a string".
-  Result<std::string> RequireString(std::string_view key) const;
+  Result<std::string_view> RequireString(std::string_view key) const;
   // Every field must be one of `known`: kCorrupt "<path>.<name>: unknown
   // field" for the first that is not.
   Status OnlyKnown(std::initializer_list<std::string_view> known) const;
 
  private:
-  Fields(const Json* object, std::string path) : object_(object), path_(std::move(path)) {}
-  const Json* object_;
+  Fields(simdjson::dom::object object, std::string path)
+      : object_(object), path_(std::move(path)) {}
+  simdjson::dom::object object_;
   std::string path_;
 };
 

@@ -73,7 +73,9 @@ std::vector<Case> Cases() {
   return {
       {"empty", "", kC, kBad, "bundle: not JSON"},
       {"huge", std::string(sign::kMaxBundleBytes + 1, ' '), kC, kBad, "more than the limit of"},
-      {"deeply nested", std::string(100000, '['), kC, kBad, "nested deeper than 16 levels"},
+      {"deeply nested", std::string(100000, '[') + std::string(100000, ']'), kC, kBad,
+       "nested deeper than 16 levels"},
+      {"deeply nested, unclosed", std::string(100000, '['), kC, kBad, "bundle: not JSON"},
       {"nested in a field", WithBundle([](Json& b) {
          Json deep = Json::array();
          for (int i = 0; i < 40; ++i) deep = Json::array({deep});

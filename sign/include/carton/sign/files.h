@@ -34,6 +34,10 @@ inline constexpr std::array<std::string_view, 4> kDefaultIgnorePaths = {".git", 
 // kCorrupt (Failure::kBadBundle) "<what>: ..." naming the rule and the
 // name.
 Status ValidateResourceName(std::string_view name, std::string_view what);
+// The rule `name` breaks ("is empty", "has a \"..\" component"), or ""
+// when it is a valid resource name: ValidateResourceName without building
+// a message.
+std::string ResourceNameProblem(std::string_view name);
 
 // True when `path` is one of `ignore_paths` or lies below one of them (by
 // whole components: "a" ignores "a/b", not "ab").
