@@ -37,6 +37,7 @@
 #include "check.h"
 #include "import.h"
 #include "layout.h"
+#include "referrers.h"
 #include "session.h"
 
 namespace carton::oci {
@@ -818,6 +819,10 @@ Result<OciPullReport> PullCarton(const Location& reference, const std::string& o
   if (ec) {
     cleanup();
     return IoError(out_path + ": cannot rename the rebuilt carton into place: " + ec.message());
+  }
+  if (options.fetch_signature) {
+    CARTON_ASSIGN_OR_RETURN(report.signature_path,
+                            internal::PlaceSignature(s, p.manifest_digest, p.manifest, out_path));
   }
   return report;
 }

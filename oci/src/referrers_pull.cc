@@ -106,11 +106,8 @@ Result<std::string> ReadReferrer(const OciSession& s, const Candidate& c,
 
 }  // namespace
 
-Result<std::optional<OciSignaturePull>> PullCartonSignature(const Location& reference,
-                                                            const manifest::Digest& subject,
-                                                            std::span<const sign::Resource> files,
-                                                            const OciOptions& options) {
-  CARTON_ASSIGN_OR_RETURN(OciSession s, internal::OpenOciSession(reference, options));
+Result<std::optional<OciSignaturePull>> internal::FindSignature(
+    const OciSession& s, const manifest::Digest& subject, std::span<const sign::Resource> files) {
   OciSignaturePull out;
   CARTON_ASSIGN_OR_RETURN(Json index, ReferrersIndex(s, subject, &out.referrers_api));
   const std::vector<Candidate> candidates = Candidates(index);
@@ -141,27 +138,40 @@ Result<std::optional<OciSignaturePull>> PullCartonSignature(const Location& refe
   return std::optional<OciSignaturePull>();
 }
 
-Result<std::optional<OciSignaturePull>> PullSignatureBeside(const Location& reference,
-                                                            const manifest::Digest& subject,
-                                                            const std::string& carton_path,
-                                                            const OciOptions& options) {
-  const Location carton(carton_path);
-  CARTON_ASSIGN_OR_RETURN(CartonReader reader, CartonReader::Open(carton));
-  CARTON_RETURN_IF_ERROR(reader.ReadManifest());
-  CARTON_ASSIGN_OR_RETURN(
-      auto pulled,
-      PullCartonSignature(reference, subject, SignedFiles(reader.manifest()), options));
-  const std::string path = DefaultSignaturePath(carton);
-  if (!pulled) {
-    std::error_code ec;
-    std::filesystem::remove(path, ec);
-    if (ec)
-      return IoError(path +
-                     ": cannot remove the signature of the carton it replaced: " + ec.message());
-    return pulled;
+Result<std::string> internal::PlaceSignature(const OciSession& s, const manifest::Digest& subject,
+                                             const manifest::Manifest& manifest,
+                                             const std::string& carton_path) {
+  const std::string path = DefaultSignaturePath(Location(carton_path));
+  // What lies there belongs to the carton just replaced.
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+  if (ec)
+    return IoError(path +
+                   ": cannot remove the signature of the carton it replaced: " + ec.message());
+  auto found = FindSignature(s, subject, SignedFiles(manifest));
+  if (!found.ok()) {
+    Notice(s.where + ": could not look for its signature: " + found.status().message());
+    return std::string();
   }
-  CARTON_RETURN_IF_ERROR(WriteFileAtomically(path, AsBytes(pulled->bundle)));
-  return pulled;
+  if (!*found) return std::string();
+  CARTON_RETURN_IF_ERROR(WriteFileAtomically(path, AsBytes((*found)->bundle)));
+  return path;
+}
+
+Result<std::optional<OciSignaturePull>> PullCartonSignature(const Location& reference,
+                                                            const manifest::Digest& subject,
+                                                            std::span<const sign::Resource> files,
+                                                            const OciOptions& options) {
+  CARTON_ASSIGN_OR_RETURN(OciSession s, internal::OpenOciSession(reference, options));
+  return internal::FindSignature(s, subject, files);
+}
+
+Result<std::string> PullSignatureBeside(const Location& reference, const manifest::Digest& subject,
+                                        const std::string& carton_path, const OciOptions& options) {
+  CARTON_ASSIGN_OR_RETURN(CartonReader reader, CartonReader::Open(Location(carton_path)));
+  CARTON_RETURN_IF_ERROR(reader.ReadManifest());
+  CARTON_ASSIGN_OR_RETURN(OciSession s, internal::OpenOciSession(reference, options));
+  return internal::PlaceSignature(s, subject, reader.manifest(), carton_path);
 }
 
 }  // namespace carton::oci

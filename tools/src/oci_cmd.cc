@@ -117,12 +117,10 @@ int Pull(const PullArgs& args) {
   oci::OciOptions options = OciOptionsFor(args.registry);
   if (args.quiet) options.client.fetch.show_progress = false;
   options.cache_large_blobs = args.cache;
+  // Its signature, when the registry has one, beside it.
+  options.fetch_signature = true;
   auto r = oci::PullCarton(args.reference, args.output, options);
   if (!r.ok()) return Fail("pull", r.status());
-  // Its signature, when the registry has one, beside it.
-  auto signature =
-      oci::PullSignatureBeside(args.reference, r->manifest_digest, args.output, options);
-  if (!signature.ok()) return Fail("pull", signature.status().WithContext("the signature"));
   if (args.json) {
     Json j = JsonDocument();
     j["model"] = args.output;
@@ -136,13 +134,13 @@ int Pull(const PullArgs& args) {
     if (!r->byte_identical) j["not_identical_reason"] = r->not_identical_reason;
     j["bytes_downloaded"] = r->bytes_downloaded;
     j["blobs"] = BlobsJson(r->blobs);
-    j["signature"] = *signature ? Json(DefaultSignaturePath(args.output)) : Json(nullptr);
+    j["signature"] = r->signature_path.empty() ? Json(nullptr) : Json(r->signature_path);
     PrintJson(j);
     return kExitOk;
   }
   if (!args.quiet) {
-    if (*signature) {
-      std::cerr << "carton pull: its signature into " << DefaultSignaturePath(args.output)
+    if (!r->signature_path.empty()) {
+      std::cerr << "carton pull: its signature into " << r->signature_path
                 << " (check it with `carton verify --key` or `--ca`)\n";
     }
     std::cerr << "pulled " << r->reference << " into " << args.output << ": "

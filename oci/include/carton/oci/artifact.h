@@ -100,6 +100,10 @@ struct OciOptions {
   // Push: the artifact's form. The file blobs are the same in both, so
   // pushing a carton in one form after the other uploads no file again.
   OciFormat format = OciFormat::kCarton;
+  // Pull: also fetch the carton's signature (an OCI referrer, signature.h)
+  // and write it beside the carton (OciPullReport::signature_path), through
+  // the same connection and token as the pull.
+  bool fetch_signature = false;
 };
 
 // What happened to one blob.
@@ -148,6 +152,10 @@ struct OciPullReport {
   // out different, e.g. with another zstd version). The carton is still
   // written: every file checked, the same manifest hash.
   std::string not_identical_reason;
+  // With OciOptions::fetch_signature: the signature written beside the
+  // carton (signature.h PullSignatureBeside), "" when the registry has
+  // none.
+  std::string signature_path;
 };
 
 // Pulls `reference` and writes the carton to `out_path`. Linked files

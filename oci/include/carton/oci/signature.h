@@ -82,12 +82,14 @@ Result<std::optional<OciSignaturePull>> PullCartonSignature(const Location& refe
 // After PullCarton wrote `carton_path` from `reference` (whose manifest
 // is `subject`): its signature (PullCartonSignature, for the files of the
 // carton's MANIFEST) written beside it, at carton::DefaultSignaturePath,
-// atomically. When the registry has none, a signature left there from
-// before is removed (it would belong to another carton). Errors: those of
-// PullCartonSignature, of reading the carton's MANIFEST, kIoError.
-Result<std::optional<OciSignaturePull>> PullSignatureBeside(const Location& reference,
-                                                            const manifest::Digest& subject,
-                                                            const std::string& carton_path,
-                                                            const OciOptions& options = {});
+// atomically; returns that path, or "" when the registry has none. A
+// signature left there from before is removed first (it belonged to the
+// carton replaced). A lookup that fails is a Notice, not an error: the
+// carton was pulled, unsigned as far as this pull knows. PullCarton does
+// the same with its own connection when OciOptions::fetch_signature is
+// set. Errors: those of reading the carton's MANIFEST, kIoError.
+Result<std::string> PullSignatureBeside(const Location& reference, const manifest::Digest& subject,
+                                        const std::string& carton_path,
+                                        const OciOptions& options = {});
 
 }  // namespace carton::oci
