@@ -14,16 +14,18 @@ if(CARTON_SANITIZE)
   target_link_options(carton_package INTERFACE -fsanitize=address,undefined)
 endif()
 
-set(CARTON_INSTALLED_LIBRARIES carton_common carton_gpu carton_safetensors carton_manifest carton_net
-    carton_links carton_zip carton_format carton_core carton_oci carton_loader carton_runner)
-foreach(module common gpu safetensors manifest net links zip format oci loader runner)
+set(CARTON_INSTALLED_LIBRARIES carton_common carton_gpu carton_safetensors carton_manifest carton_sign
+    carton_net carton_links carton_zip carton_format carton_core carton_oci carton_loader
+    carton_runner)
+foreach(module common gpu safetensors manifest sign net links zip format oci loader runner)
   set_target_properties(carton_${module} PROPERTIES EXPORT_NAME ${module})
 endforeach()
 set_target_properties(carton_core PROPERTIES EXPORT_NAME core)
 
 install(TARGETS ${CARTON_INSTALLED_LIBRARIES} carton_package EXPORT cartonTargets
         ARCHIVE DESTINATION lib LIBRARY DESTINATION lib INCLUDES DESTINATION include)
-foreach(dir common gpu safetensors manifest net links carton/zip carton/format carton oci loader runner)
+foreach(dir common gpu safetensors manifest sign net links carton/zip carton/format carton oci loader
+            runner)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/include/ DESTINATION include)
 endforeach()
 install(EXPORT cartonTargets NAMESPACE carton:: DESTINATION lib/cmake/carton)

@@ -27,6 +27,8 @@
 #include "carton/oci/client.h"
 #include "carton/safetensors/file.h"
 #include "carton/safetensors/slice.h"
+#include "carton/sign/bundle.h"
+#include "carton/sign/verify.h"
 #include "carton/zip/reader.h"
 
 namespace carton::fuzz {
@@ -426,8 +428,33 @@ void FuzzSlice(Input data) {
   FUZZ_CHECK(plan->byte_size <= buffer.size());
 }
 
+void FuzzBundle(Input data) {
+  auto bundle = sign::ParseBundle(Bytes(data));
+  if (!bundle.ok()) {
+    FUZZ_CHECK(bundle.status().code() == StatusCode::kCorrupt ||
+               bundle.status().code() == StatusCode::kUnsupported);
+    return;
+  }
+  const sign::Statement& s = bundle->statement;
+  FUZZ_CHECK(sign::RootDigest(s.resources) == s.root_digest);
+  auto again = sign::ParseBundle(AsBytes(sign::BundleJson(*bundle)));
+  FUZZ_CHECK(again.ok());
+  FUZZ_CHECK(again->payload == bundle->payload && again->signature == bundle->signature);
+  FUZZ_CHECK(again->statement.resources == s.resources);
+  FUZZ_CHECK(again->certificates == bundle->certificates);
+  auto alone = sign::ParseStatement(bundle->payload);
+  FUZZ_CHECK(alone.ok() && alone->resources == s.resources &&
+             alone->ignore_paths == s.ignore_paths);
+  static const auto* stranger = [] {
+    auto key = sign::PrivateKey::Generate(sign::Curve::kP256);
+    FUZZ_CHECK(key.ok());
+    return new sign::TrustedSigners{{key->public_key()}, {}, {}, std::nullopt};
+  }();
+  FUZZ_CHECK(!sign::VerifyBundle(*bundle, *stranger).ok());
+}
+
 std::span<const Target> AllTargets() {
-  static constexpr std::array<Target, 12> kTargets = {{
+  static constexpr std::array<Target, 13> kTargets = {{
       {"safetensors", FuzzSafetensors},
       {"config", FuzzConfig},
       {"tensor_index", FuzzTensorIndex},
@@ -440,6 +467,7 @@ std::span<const Target> AllTargets() {
       {"registry_text", FuzzRegistryText},
       {"oci_artifact", FuzzOciArtifact},
       {"modelpack_layer", FuzzModelPackLayer},
+      {"bundle", FuzzBundle},
   }};
   return kTargets;
 }

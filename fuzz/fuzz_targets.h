@@ -58,6 +58,12 @@ void FuzzOciArtifact(Input data);
 // A ModelPack tar layer through oci::ReadModelPackTarLayer: the first byte
 // picks tar, tar+gzip or tar+zstd, the rest is the layer.
 void FuzzModelPackLayer(Input data);
+// An OMS signature bundle (sign::ParseBundle): a bundle that parses
+// writes out (BundleJson) and parses back to the same statement, payload
+// and signature, its payload alone parses to the same statement, and
+// VerifyBundle against a key nobody signed with says no without a crash
+// (certificates in the bundle are parsed on the way).
+void FuzzBundle(Input data);
 // The slice parser: ParseSlice, SliceToString round trip, and PlanSlice /
 // ReadSlice against a tensor whose dtype and shape come from the first bytes.
 void FuzzSlice(Input data);

@@ -20,6 +20,7 @@
 #include "carton/manifest/sha256.h"
 #include "carton/oci/artifact.h"
 #include "carton/safetensors/writer.h"
+#include "carton/sign/signer.h"
 #include "carton/zip/writer.h"
 
 namespace fs = std::filesystem;
@@ -344,6 +345,26 @@ void ModelPackLayerSeeds(const fs::path& dir) {
   seed("seed-dotdot", '\0', "", Tar({{"../x", "x"}}), false);
 }
 
+// bundle: one signed here (the key method) and the OMS vectors that parse
+// (key and certificate method); each must still parse.
+void BundleSeeds(const fs::path& dir) {
+  auto key = sign::PrivateKey::Generate(sign::Curve::kP256);
+  Check(key.status());
+  const auto statement = sign::MakeStatement("tiny",
+                                             {{"carton.toml", manifest::Sha256Of(AsBytes(kConfig))},
+                                              {"model/a b.bin", manifest::Sha256Of(AsBytes("x"))}},
+                                             {".git", "MANIFEST", "LINKS", "model.sig"});
+  auto bundle = sign::SignStatement(statement, sign::SigningIdentity{*key, {}});
+  Check(bundle.status());
+  Write(dir, "seed-key", sign::BundleJson(*bundle));
+  for (const char* name : {"key.bundle.json", "certificate.bundle.json"}) {
+    auto bytes = ReadFile(std::string(CARTON_OMS_VALID_VECTORS) + "/" + name);
+    Check(bytes.status());
+    Check(sign::ParseBundle(*bytes).status().WithContext(name));
+    Write(dir, std::string("seed-") + name, *bytes);
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: carton_fuzz_seeds DIR\n");
@@ -415,5 +436,6 @@ int main(int argc, char** argv) {
   OciSeeds(root / "oci_artifact");
   ModelPackSeed(root / "oci_artifact");
   ModelPackLayerSeeds(root / "modelpack_layer");
+  BundleSeeds(root / "bundle");
   return 0;
 }

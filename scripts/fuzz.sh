@@ -5,7 +5,7 @@
 #   bash scripts/fuzz.sh list
 #   bash scripts/fuzz.sh smoke   # builds every target, runs each on its seeds once (CI)
 # Targets: safetensors config tensor_index manifest links zip zip_source carton slice
-# registry_text oci_artifact modelpack_layer.
+# registry_text oci_artifact modelpack_layer bundle.
 # The corpus grows in build-fuzz/corpus/TARGET (seeded from carton's own
 # writers by carton_fuzz_seeds, and from the inputs kept in tests/hostile/);
 # crashing inputs land in
@@ -13,7 +13,7 @@
 # One job, one worker: the whole run stays on one core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets="safetensors config tensor_index manifest links zip zip_source carton slice registry_text oci_artifact modelpack_layer"
+targets="safetensors config tensor_index manifest links zip zip_source carton slice registry_text oci_artifact modelpack_layer bundle"
 if [ "${1:-}" = "list" ]; then echo "$targets"; exit 0; fi
 smoke=0
 if [ "${1:-}" = "smoke" ]; then

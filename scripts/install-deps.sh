@@ -30,8 +30,11 @@ for arg in "$@"; do
     # is found); cargo and the crates of the Rust peer (tests/compat), built
     # offline from Debian's registry; pytest for the Python package's tests,
     # and Debian's torch for their torch paths (skipped without it);
-    # docker-registry and apache2-utils (htpasswd) for the OCI tests.
-    --test) packages+=(clang-format flake8 nginx-light brotli curl libtorch-dev
+    # docker-registry and apache2-utils (htpasswd) for the OCI tests;
+    # python3-jsonschema to check signatures against the OMS JSON schemas
+    # (tests/sign; the second verifier there, @sigstore/verify, needs a
+    # node >= 20.17 and npm on PATH, which Debian 12 lacks: skipped without).
+    --test) packages+=(clang-format flake8 nginx-light brotli curl libtorch-dev python3-jsonschema
                        docker-registry apache2-utils
                        cargo librust-zip-dev librust-toml-dev librust-sha2-dev
                        librust-serde-dev librust-serde-derive-dev librust-semver-dev

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 
+#include "carton/carton/signature.h"
 #include "carton/common/random_access.h"
 #include "sources.h"
 
@@ -18,19 +19,21 @@ class FileSource final : public CartonSource {
       : CartonSource(location, environment, options),
         path_(path.empty() ? location.text() : std::move(path)) {}
 
-  Result<manifest::Digest> ManifestHash() override {
-    if (reader_) return CartonSource::ManifestHash();
+  Result<std::shared_ptr<const ManifestFile>> Manifest() override {
+    if (reader_) return CartonSource::Manifest();
     CARTON_RETURN_IF_ERROR(Map());
     if (manifest_ == nullptr) {
       auto quick = CartonReader::OpenSource(FileSourceOf(file_), options().limits);
       // (Its messages would name the file: a quick read only decides a hit.)
       if (quick.ok() && quick->ReadManifest().ok()) manifest_ = quick->shared_manifest();
     }
-    if (manifest_ != nullptr) return manifest_->hash;
+    if (manifest_ != nullptr) return manifest_;
     // An archive the quick read cannot take is read whole, which names the
     // problem if there is one.
-    return CartonSource::ManifestHash();
+    return CartonSource::Manifest();
   }
+
+  std::string SignaturePath() const override { return path_ + std::string(kSignatureSuffix); }
 
   Result<CartonReader*> Reader(ReadScope) override {
     if (reader_) return &*reader_;

@@ -4,8 +4,12 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <utility>
 
+#include "carton/carton/signature.h"
+#include "carton/common/atomic_file.h"
+#include "carton/sign/bundle.h"
 #include "carton/zip/compression.h"
 #include "sources.h"
 
@@ -35,9 +39,36 @@ net::FetchOptions CartonSource::DownloadFetchOptions() const {
 }
 
 Result<manifest::Digest> CartonSource::ManifestHash() {
+  CARTON_ASSIGN_OR_RETURN(auto manifest, Manifest());
+  return manifest->hash;
+}
+
+Result<std::shared_ptr<const ManifestFile>> CartonSource::Manifest() {
   CARTON_ASSIGN_OR_RETURN(CartonReader * reader, Reader(ReadScope::kEntries));
   CARTON_RETURN_IF_ERROR(reader->ReadManifest().WithContext(location_.text()));
-  return reader->manifest_file().hash;
+  return reader->shared_manifest();
+}
+
+Result<std::optional<KeptSignature>> CartonSource::Signature() {
+  const std::string path = SignaturePath();
+  struct stat st {};
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) return std::optional<KeptSignature>();
+  if (!S_ISREG(st.st_mode)) return IoError(path + ": not a regular file");
+  if (static_cast<std::uint64_t>(st.st_size) > sign::kMaxBundleBytes) {
+    return Corrupt(path + ": " + std::to_string(st.st_size) + " bytes, more than the limit of " +
+                   std::to_string(sign::kMaxBundleBytes) + " for a signature");
+  }
+  CARTON_ASSIGN_OR_RETURN(auto bytes, ReadFile(path));
+  return std::optional<KeptSignature>(KeptSignature{path, std::string(AsChars(bytes))});
+}
+
+sign::TrustTarget CartonSource::TrustTarget() const {
+  sign::TrustTarget t;
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::absolute(location_.text(), ec);
+  t.path = (ec ? std::filesystem::path(location_.text()) : abs).lexically_normal().string();
+  while (t.path.size() > 1 && t.path.back() == '/') t.path.pop_back();
+  return t;
 }
 
 Result<CartonInfo> CartonSource::Info() {
@@ -102,6 +133,9 @@ class DirectorySource final : public CartonSource {
   Result<CartonInfo> Info() override { return Refuse("a directory"); }
   Result<CartonReader*> Reader(ReadScope) override { return Refuse("a directory"); }
   const std::string& directory() const override { return dir_; }
+  std::string SignaturePath() const override {
+    return (std::filesystem::path(dir_) / kDirectorySignatureName).string();
+  }
 
  private:
   std::string dir_;

@@ -13,6 +13,7 @@
 #include "carton/manifest/manifest.h"
 #include "carton/manifest/sha256.h"
 #include "carton/zip/reader.h"
+#include "signature_files.h"
 
 namespace carton {
 namespace {
@@ -249,6 +250,8 @@ Result<std::string> Unpack(CartonSource& carton, const std::string& dir_arg,
     Status s = UnpackLinkedFile(f, carton.environment(), temp.path(), total, done, on_bytes);
     if (!s.ok()) return s.WithContext(carton_path);
   }
+  // The signature kept with the carton stays with it, as DIR/model.sig.
+  CARTON_RETURN_IF_ERROR(internal::PlaceSignature(carton, reader.manifest(), temp.path()));
   // An empty target directory is replaced; rename() does that atomically.
   fs::rename(temp.path(), target, ec);
   if (ec) return IoError(dir + ": cannot move the unpacked files into place: " + ec.message());

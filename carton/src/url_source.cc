@@ -41,6 +41,13 @@ class UrlSource final : public CartonSource {
     return download_ != nullptr ? download_->file() : nullptr;
   }
 
+  sign::TrustTarget TrustTarget() const override {
+    sign::TrustTarget t;
+    t.kind = sign::TrustTarget::Kind::kUrl;
+    t.url = location().text();
+    return t;
+  }
+
  private:
   // kUnsupported: the server ignores Range (it answered 200; the range
   // source stopped reading at once).

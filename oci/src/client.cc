@@ -166,6 +166,24 @@ std::string_view BlobPushName(BlobPush how) {
   return "?";
 }
 
+namespace {
+
+// A 200 answer's body as a manifest (or index). Errors: kCorrupt when it
+// was cut at kMaxImageManifestSize.
+Result<Manifest> ManifestOf(HttpResponse r, const std::string& what) {
+  if (r.body_truncated) {
+    return Corrupt(what + ": larger than the limit of " + std::to_string(kMaxImageManifestSize) +
+                   " bytes");
+  }
+  Manifest m;
+  m.media_type = r.Header("content-type");
+  m.digest = manifest::Sha256Of(AsBytes(r.body));
+  m.bytes = std::move(r.body);
+  return m;
+}
+
+}  // namespace
+
 struct Client::Impl {
   enum class Auth { kUnknown, kNone, kBasic, kBearer };
   struct CachedToken {
@@ -683,19 +701,28 @@ Result<Manifest> Client::GetManifest(const std::string& repo, const std::string&
   call.max_body = kMaxImageManifestSize;
   CARTON_ASSIGN_OR_RETURN(HttpResponse r, impl_->Send(call, PullScope(repo), what));
   if (r.status != 200) return impl_->Failure(r, what);
-  if (r.body_truncated) {
-    return Corrupt(what + ": larger than the limit of " + std::to_string(kMaxImageManifestSize) +
-                   " bytes");
-  }
-  Manifest m;
-  m.media_type = r.Header("content-type");
-  m.digest = manifest::Sha256Of(AsBytes(r.body));
+  CARTON_ASSIGN_OR_RETURN(Manifest m, ManifestOf(std::move(r), what));
   if (target.rfind("sha256:", 0) == 0 && manifest::DigestString(m.digest) != target) {
     return Corrupt(what + ": the registry sent a manifest whose sha256 is " +
                    manifest::ToHex(m.digest));
   }
-  m.bytes = std::move(r.body);
   return m;
+}
+
+Result<std::optional<Manifest>> Client::GetReferrers(const std::string& repo,
+                                                     const manifest::Digest& subject) const {
+  const std::string what = impl_->Where(repo) + ": referrers of " + manifest::DigestString(subject);
+  HttpRequest call;
+  call.url = impl_->base + "/v2/" + repo + "/referrers/" + manifest::DigestString(subject);
+  call.headers.push_back("Accept: application/vnd.oci.image.index.v1+json");
+  call.max_body = kMaxImageManifestSize;
+  CARTON_ASSIGN_OR_RETURN(HttpResponse r, impl_->Send(call, PullScope(repo), what));
+  if (r.status == 404 || r.status == 400 || r.status == 405 || r.status == 501) {
+    return std::optional<Manifest>();
+  }
+  if (r.status != 200) return impl_->Failure(r, what);
+  CARTON_ASSIGN_OR_RETURN(Manifest m, ManifestOf(std::move(r), what));
+  return std::optional<Manifest>(std::move(m));
 }
 
 Result<manifest::Digest> Client::PutManifest(const std::string& repo, const std::string& target,

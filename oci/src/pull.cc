@@ -37,6 +37,7 @@
 #include "check.h"
 #include "import.h"
 #include "layout.h"
+#include "referrers.h"
 #include "session.h"
 
 namespace carton::oci {
@@ -708,6 +709,23 @@ Result<manifest::Digest> OciManifestHash(const Location& reference, const Enviro
   return p.artifact.manifest_hash;
 }
 
+Result<OciManifestText> ReadOciManifest(const Location& reference, const Environment& environment,
+                                        const OciOptions& options) {
+  CARTON_ASSIGN_OR_RETURN(Pulled p, OpenArtifact(reference, environment, options));
+  OciManifestText out;
+  out.manifest_digest = p.manifest_digest;
+  if (p.artifact.foreign) {
+    out.imported = true;
+    return out;
+  }
+  const internal::OciLayer* ml = p.artifact.Find(std::string(manifest::kManifestPath));
+  CARTON_ASSIGN_OR_RETURN(out.text, ReadSmallBlob(p, ml->digest, ml->size, carton::kMaxManifestSize,
+                                                  std::string(manifest::kManifestPath)));
+  auto m = manifest::Manifest::Parse(AsBytes(out.text));
+  if (!m.ok()) return m.status().WithContext(p.session.where);
+  return out;
+}
+
 Result<CartonInfo> ReadOciInfo(const Location& reference, const Environment& environment,
                                const OciOptions& options, const CartonLimits& limits) {
   CARTON_ASSIGN_OR_RETURN(Pulled p, OpenArtifact(reference, environment, options));
@@ -767,6 +785,28 @@ Result<CartonInfo> ReadOciInfo(const Location& reference, const Environment& env
   return info;
 }
 
+namespace {
+
+// The rebuilt carton `temp` renamed into place (removed on failure), and
+// its signature beside it when asked for.
+Status Publish(Pulled& p, const std::string& temp, const std::string& out_path,
+               const OciOptions& options, OciPullReport* report) {
+  std::error_code ec;
+  fs::rename(temp, out_path, ec);
+  if (ec) {
+    fs::remove(temp, ec);
+    return IoError(out_path + ": cannot rename the rebuilt carton into place: " + ec.message());
+  }
+  if (options.fetch_signature) {
+    CARTON_ASSIGN_OR_RETURN(
+        report->signature_path,
+        internal::PlaceSignature(p.session, p.manifest_digest, p.manifest, out_path));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<OciPullReport> PullCarton(const Location& reference, const std::string& out_path,
                                  const Environment& environment, const OciOptions& options) {
   CARTON_RETURN_IF_ERROR(CheckOutputPath(out_path, "the .carton"));
@@ -818,12 +858,7 @@ Result<OciPullReport> PullCarton(const Location& reference, const std::string& o
     cleanup();
     return st;
   }
-  std::error_code ec;
-  fs::rename(temp, out_path, ec);
-  if (ec) {
-    cleanup();
-    return IoError(out_path + ": cannot rename the rebuilt carton into place: " + ec.message());
-  }
+  CARTON_RETURN_IF_ERROR(Publish(p, temp, out_path, options, &report));
   return report;
 }
 

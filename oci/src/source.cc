@@ -5,10 +5,12 @@
 #include <memory>
 #include <optional>
 
+#include "carton/carton/signature.h"
 #include "carton/carton/source.h"
 #include "carton/common/temporaries.h"
 #include "carton/links/cache_layout.h"
 #include "carton/oci/artifact.h"
+#include "carton/oci/signature.h"
 
 namespace carton::oci {
 namespace {
@@ -24,12 +26,56 @@ class OciSource final : public CartonSource {
   Result<manifest::Digest> ManifestHash() override {
     if (pulled_ != nullptr) return pulled_->ManifestHash();
     CARTON_ASSIGN_OR_RETURN(OciResolved r, ResolveOciCarton(location(), environment()));
+    manifest_digest_ = r.manifest_digest;
     if (!r.imported) {
       resolved_ = r.manifest_hash;
       return r.manifest_hash;
     }
     CARTON_RETURN_IF_ERROR(Pull(ReadScope::kWhole));
     return pulled_->ManifestHash();
+  }
+
+  Result<std::shared_ptr<const ManifestFile>> Manifest() override {
+    if (pulled_ != nullptr) return pulled_->Manifest();
+    if (manifest_ != nullptr) return manifest_;
+    CARTON_ASSIGN_OR_RETURN(OciManifestText m, ReadOciManifest(location(), environment()));
+    manifest_digest_ = m.manifest_digest;
+    if (m.imported) {
+      CARTON_RETURN_IF_ERROR(Pull(ReadScope::kWhole));
+      return pulled_->Manifest();
+    }
+    auto parsed = manifest::Manifest::Parse(AsBytes(m.text));
+    if (!parsed.ok()) return parsed.status().WithContext(location().text());
+    const manifest::Digest hash = manifest::Sha256Of(AsBytes(m.text));
+    manifest_ = std::make_shared<const ManifestFile>(
+        ManifestFile{std::move(m.text), std::move(parsed).value(), hash});
+    return manifest_;
+  }
+
+  // The newest referrer of the carton's OCI manifest that is an OMS bundle
+  // listing exactly its MANIFEST's files (oci/signature.h).
+  Result<std::optional<KeptSignature>> Signature() override {
+    CARTON_ASSIGN_OR_RETURN(auto manifest, Manifest());
+    if (!manifest_digest_) {
+      CARTON_ASSIGN_OR_RETURN(OciResolved r, ResolveOciCarton(location(), environment()));
+      manifest_digest_ = r.manifest_digest;
+    }
+    const std::vector<sign::Resource> files = SignedFiles(manifest->manifest);
+    CARTON_ASSIGN_OR_RETURN(
+        auto found, PullCartonSignature(location(), *manifest_digest_, files, environment()));
+    if (!found) return std::optional<KeptSignature>();
+    return std::optional<KeptSignature>(
+        KeptSignature{location().text() + " (its signature " +
+                          manifest::DigestString(found->referrer_digest) + ")",
+                      std::move(found->bundle)});
+  }
+
+  sign::TrustTarget TrustTarget() const override {
+    sign::TrustTarget t;
+    t.kind = sign::TrustTarget::Kind::kOci;
+    t.registry = location().oci().registry;
+    t.repository = location().oci().repository;
+    return t;
   }
 
   Result<CartonInfo> Info() override {
@@ -81,7 +127,9 @@ class OciSource final : public CartonSource {
     return Status::Ok();
   }
 
-  std::optional<manifest::Digest> resolved_;  // the manifest hash the registry names
+  std::optional<manifest::Digest> resolved_;         // the manifest hash the registry names
+  std::optional<manifest::Digest> manifest_digest_;  // the OCI manifest's
+  std::shared_ptr<const ManifestFile> manifest_;     // its MANIFEST blob
   std::string path_;
   TemporaryPath registration_;
   std::unique_ptr<CartonSource> pulled_;  // the pulled copy, as a file

@@ -25,6 +25,7 @@
 #include "carton/loader/loader.h"
 #include "carton/manifest/manifest.h"
 #include "carton/safetensors/file.h"
+#include "carton/sign/bundle.h"
 #include "carton/zip/reader.h"
 #include "fuzz_targets.h"
 #include "source_testing.h"
@@ -87,6 +88,7 @@ bool Refused(const std::string& target, const std::string& bytes, const std::str
     }
     return false;
   }
+  if (target == "bundle") return !sign::ParseBundle(view).ok();
   if (target == "carton") {
     auto report = Verify(*testing::SourceFor(path));
     return !report.ok() || !report->ok();

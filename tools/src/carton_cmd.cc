@@ -18,6 +18,7 @@
 #include "json_out.h"
 #include "pack_cmd.h"
 #include "progress_flags.h"
+#include "sign_cmd.h"
 
 namespace carton::cli {
 namespace {
@@ -348,19 +349,24 @@ Json VerifyJson(const std::string& model, const VerifyReport& r) {
   return j;
 }
 
-// verify's lines for one carton: "ok" on stdout (unless --json), warnings
-// and problems on stderr.
-void PrintVerify(const std::string& model, const VerifyReport& r, bool json) {
-  if (!json && r.ok()) {
-    std::cout << model << ": ok (" << r.files_hashed << " files, " << r.bytes_hashed
-              << " bytes hashed";
-    const std::uint64_t unfetched = r.linked_files - r.linked_fetched;
-    if (unfetched > 0) {
-      std::cout << "; " << unfetched << " linked file" << (unfetched == 1 ? "" : "s")
-                << " not fetched (--fetch)";
-    }
-    std::cout << ")\n";
+// What verify's "ok" line says of a good carton: "4 files, 100 bytes
+// hashed" and the linked files not fetched.
+std::string OkDetails(const VerifyReport& r) {
+  std::string out = std::to_string(r.files_hashed) + " files, " + std::to_string(r.bytes_hashed) +
+                    " bytes hashed";
+  const std::uint64_t unfetched = r.linked_files - r.linked_fetched;
+  if (unfetched > 0) {
+    out += "; " + std::to_string(unfetched) + " linked file" + (unfetched == 1 ? "" : "s") +
+           " not fetched (--fetch)";
   }
+  return out;
+}
+
+// verify's lines for one carton: "ok" on stdout (unless --json, or
+// `ok_line` is false: the signature check prints it), warnings and
+// problems on stderr.
+void PrintVerify(const std::string& model, const VerifyReport& r, bool json, bool ok_line) {
+  if (!json && ok_line && r.ok()) std::cout << model << ": ok (" << OkDetails(r) << ")\n";
   for (const auto& w : r.warnings) {
     std::cerr << "carton verify: warning: " << model << ": " << w << '\n';
   }
@@ -385,28 +391,37 @@ void PrintVerify(const std::string& model, const VerifyReport& r, bool json) {
   }
 }
 
-// The report of one MODEL; an error when it could not be verified.
-Result<VerifyReport> VerifyReportOf(const std::string& model, const Environment& env,
-                                    const VerifyOptions& options) {
-  CARTON_ASSIGN_OR_RETURN(auto source, CommandSource(model, env, "verify"));
-  return carton::Verify(*source, options);
-}
-
+// `trusted`: the signature is checked too (--key, --ca), through the same
+// source (a URL downloaded or an artifact pulled once).
 int VerifyOne(const VerifyArgs& a, const Environment& env, const std::string& model,
-              Json* results) {
+              const sign::TrustedSigners* trusted, Json* results) {
+  auto source = CommandSource(model, env, "verify");
+  if (!source.ok()) {
+    results->push_back({{"model", model}, {"ok", false}, {"error", ErrorJson(source.status())}});
+    return ReportError("verify", source.status());
+  }
+  if (trusted != nullptr && !(*source)->directory().empty()) {
+    return VerifyDirectorySignature(a, **source, *trusted, results);
+  }
   VerifyOptions o;
   o.fetch_links = a.fetch;
   ProgressLine progress("verifying " + model, !a.quiet);
   if (progress.enabled()) o.progress = progress.Callback();
-  Result<VerifyReport> r = VerifyReportOf(model, env, o);
+  Result<VerifyReport> r = carton::Verify(**source, o);
   progress.Finish();
   if (!r.ok()) {
     results->push_back({{"model", model}, {"ok", false}, {"error", ErrorJson(r.status())}});
     return ReportError("verify", r.status());
   }
-  results->push_back(VerifyJson(model, *r));
-  PrintVerify(model, *r, a.json);
-  return r->ok() ? kExitOk : kExitBadInput;
+  Json doc = VerifyJson(model, *r);
+  PrintVerify(model, *r, a.json, /*ok_line=*/trusted == nullptr);
+  int rc = r->ok() ? kExitOk : kExitBadInput;
+  if (trusted != nullptr) {
+    const std::string ok = r->ok() ? OkDetails(*r) : "";
+    rc = std::max(rc, CheckSignatureOf(a, **source, *trusted, ok, &doc));
+  }
+  results->push_back(std::move(doc));
+  return rc;
 }
 
 }  // namespace
@@ -414,18 +429,35 @@ int VerifyOne(const VerifyArgs& a, const Environment& env, const std::string& mo
 int Verify(const VerifyArgs& a) {
   auto env = CommandEnvironment(a.env, a.quiet);
   if (!env.ok()) return Fail("verify", env.status());
+  std::optional<sign::TrustedSigners> trusted;
+  if (a.wants_signature()) {
+    if (!a.signature.empty() && a.cartons.size() > 1) {
+      return Fail("verify", InvalidArgument("--signature names the signature of one MODEL; "
+                                            "give one, or leave it out for each one's own"));
+    }
+    auto t = TrustedFromArgs(a);
+    if (!t.ok()) return Fail("verify", t.status());
+    trusted = std::move(*t);
+  } else if (!a.signature.empty() || !a.identities.empty()) {
+    return Fail("verify", InvalidArgument("--signature and --identity need --key or --ca"));
+  }
   int worst = kExitOk;
   Json results = Json::array();
-  for (const auto& model : a.cartons) worst = std::max(worst, VerifyOne(a, *env, model, &results));
+  for (const auto& model : a.cartons) {
+    worst = std::max(worst, VerifyOne(a, *env, model, trusted ? &*trusted : nullptr, &results));
+  }
   if (a.json) PrintJsonResults(std::move(results));
   return worst;
 }
 
 namespace {
 
-Result<CartonInfo> InfoOf(const std::string& model, const Environment& env) {
-  CARTON_ASSIGN_OR_RETURN(auto source, CommandSource(model, env, "info"));
-  return source->Info();
+// The source of `model` and its info: the signature it keeps is shown with
+// it, read through the same source.
+Result<CartonInfo> InfoOf(const std::string& model, const Environment& env,
+                          std::unique_ptr<CartonSource>* source) {
+  CARTON_ASSIGN_OR_RETURN(*source, CommandSource(model, env, "info"));
+  return (*source)->Info();
 }
 
 Result<manifest::Digest> HashOf(const std::string& model, const Environment& env) {
@@ -448,18 +480,20 @@ int Info(const InfoArgs& a) {
   Json results = Json::array();
   for (std::size_t n = 0; n < a.cartons.size(); ++n) {
     const std::string& model = a.cartons[n];
-    auto r = InfoOf(model, *env);
+    std::unique_ptr<CartonSource> source;
+    auto r = InfoOf(model, *env, &source);
     if (!r.ok()) {
       worst = std::max(worst, ReportError("info", r.status()));
       results.push_back({{"model", model}, {"ok", false}, {"error", ErrorJson(r.status())}});
       continue;
     }
-    if (a.json) {
-      results.push_back(InfoJson(model, *r));
-    } else {
+    Json doc = InfoJson(model, *r);
+    if (!a.json) {
       if (n > 0) std::cout << '\n';
       PrintInfo(model, *r);
     }
+    AddSignatureInfo(*source, r->manifest_hash, !a.json, &doc);
+    results.push_back(std::move(doc));
   }
   if (a.json) PrintJsonResults(std::move(results));
   return worst;

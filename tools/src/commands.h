@@ -96,6 +96,15 @@ struct VerifyArgs {
   bool fetch = false;
   bool quiet = false;
   EnvironmentArgs env;
+  // The signature check (sign_cmd.cc), when keys or CA roots are given:
+  // the signature (default: beside the carton, DIR/model.sig, or an
+  // oci:// reference's referrer), the trusted public keys and CA roots,
+  // and identities one of which the leaf certificate must name.
+  std::string signature;
+  std::vector<std::string> keys;
+  std::vector<std::string> cas;
+  std::vector<std::string> identities;
+  bool wants_signature() const { return !keys.empty() || !cas.empty(); }
 };
 int Verify(const VerifyArgs& args);
 
@@ -189,6 +198,28 @@ struct FetchArgs {
   EnvironmentArgs env;
 };
 int Fetch(const FetchArgs& args);
+// sign_cmd.cc: keys and signatures (carton/FORMAT.md "Signatures").
+struct KeygenArgs {
+  std::string output;         // -o: the private key
+  std::string public_output;  // --public: default <output without .pem/.key>.pub
+  std::string curve = "p256";
+  bool encrypt = false;  // with the passphrase of CARTON_KEY_PASSPHRASE or the terminal
+  bool json = false;
+};
+int Keygen(const KeygenArgs& args);
+
+struct SignArgs {
+  std::string carton;
+  std::string key;
+  std::string cert;
+  std::string chain;
+  std::string output;  // -o: default MODEL.carton.sig, or DIR/model.sig
+  bool json = false;
+  bool quiet = false;
+  EnvironmentArgs env;  // -j: the check's threads; registries for oci://
+};
+int Sign(const SignArgs& args);
+
 struct TensorsArgs {
   std::string file;  // the .safetensors file
   std::string dir;   // the tensor_data folder

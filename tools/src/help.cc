@@ -16,6 +16,7 @@ enum EnvGroup : unsigned {
   kEnvRunner = 8,    // starts runners
   kEnvTemp = 16,     // downloads a carton whose server ignores Range to the temporary directory
   kEnvGpu = 32,      // asks the CUDA driver for GPUs
+  kEnvKey = 64,      // reads a private key, which may be encrypted
 };
 
 // What each command's --help ends with. `path` is the command as typed
@@ -46,9 +47,26 @@ const std::vector<CommandDoc> kDocs = {
      "never (a carton.toml already there, or a bad flag, is exit 2)"},
     {"verify",
      {"carton verify my-model.carton", "carton verify --json -j 4 a.carton b.carton",
-      "carton verify --fetch https://example.com/m.carton"},
+      "carton verify --fetch https://example.com/m.carton",
+      "carton verify my-model.carton --key release.pub   # and its my-model.carton.sig",
+      "carton verify oci://registry.example.com/models/my-model:1.0 --ca roots.pem "
+      "--identity release@example.com",
+      "carton verify hf-snapshot/ --signature model.sig --key team.pub   # any folder"},
      kEnvHttp | kEnvCache | kEnvRegistry | kEnvTemp,
-     "a carton breaks a rule (each problem is listed on stderr)"},
+     "a carton breaks a rule (each problem is listed on stderr), or its signature does not "
+     "hold: not signed, a wrong key, a broken or expired chain, a changed, missing or unlisted "
+     "file"},
+    {"keygen",
+     {"carton keygen -o release.pem   # release.pem (0600) and release.pub",
+      "CARTON_KEY_PASSPHRASE=... carton keygen -o release.pem --encrypt --curve p384"},
+     kEnvKey,
+     "never (an existing key file is not replaced: exit 2)"},
+    {"sign",
+     {"carton sign my-model.carton --key release.pem   # writes my-model.carton.sig",
+      "carton sign my-model.carton --key leaf.key --cert leaf.pem --chain intermediates.pem",
+      "carton sign unpacked-dir/ --key release.pem   # writes unpacked-dir/model.sig"},
+     kEnvHttp | kEnvCache | kEnvTemp | kEnvKey,
+     "the carton does not verify, so it is not signed"},
     {"info",
      {"carton info my-model.carton", "carton info --json https://example.com/m.carton"},
      kEnvHttp | kEnvCache | kEnvRegistry | kEnvTemp,
@@ -188,6 +206,8 @@ std::string EnvText(unsigned env) {
       {kEnvRunner, "CARTON_RUNNER_PATH", "directories searched for runners first (':'-separated)"},
       {kEnvGpu, "CARTON_LIBCUDA", "the CUDA driver library to open (default libcuda.so.1)"},
       {kEnvGpu, "CUDA_VISIBLE_DEVICES", "the GPUs the driver shows (and their indices)"},
+      {kEnvKey, "CARTON_KEY_PASSPHRASE",
+       "the passphrase of an encrypted private key (else asked on the terminal)"},
       {kEnvTemp, "TMPDIR",
        "where a carton by URL is downloaded whole when its server ignores Range (default /tmp)"},
   };

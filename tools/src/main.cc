@@ -352,10 +352,67 @@ void AddVerify(CLI::App* app, RunState* state) {
              "core, 4 blobs)");
   AddRegistryOptions(v, &verify->env, /*jobs=*/false);
   v->add_flag("-q,--quiet", verify->quiet, "Draw no progress line");
+  v->add_option("--key", verify->keys,
+                "A trusted public key (PEM): check the signature too; repeatable")
+      ->allow_extra_args(false);
+  v->add_option("--ca", verify->cas,
+                "Trusted CA roots (PEM): check a certificate signature's chain; repeatable")
+      ->allow_extra_args(false);
+  v->add_option("--identity", verify->identities,
+                "With --ca: the leaf certificate must name this (an email, URI or DNS name, or "
+                "its subject); repeatable, any one suffices")
+      ->allow_extra_args(false);
+  v->add_option("--signature", verify->signature,
+                "The signature (default: MODEL.carton.sig beside it, DIR/model.sig, or an "
+                "oci:// reference's referrer)");
+  v->get_option("MODEL")->description(
+      "A .carton file, an http(s) URL or an oci:// reference (several: each is checked); "
+      "with --key or --ca also any directory of files (its signature DIR/model.sig)");
   OnRun(state, v, [verify] {
     SetRegistryJobs(&verify->env);
     return Verify(*verify);
   });
+}
+
+void AddKeygen(CLI::App* app, RunState* state) {
+  auto keygen = Bind<KeygenArgs>();
+  auto* c = app->add_subcommand(
+      "keygen",
+      "Make an ECDSA key pair for signing: the private key (mode 0600) and its public key");
+  c->add_option("-o,--output", keygen->output, "The private key file to write (never replaced)")
+      ->required();
+  c->add_option("--public", keygen->public_output,
+                "The public key file (default: the output with .pem or .key made .pub)");
+  c->add_option("--curve", keygen->curve, "p256, p384 or p521")->capture_default_str();
+  c->add_flag("--encrypt", keygen->encrypt,
+              "Encrypt the private key with a passphrase (CARTON_KEY_PASSPHRASE, else asked "
+              "twice on the terminal)");
+  c->add_flag("--json", keygen->json, "Print JSON: the files written and the key's hint");
+  AcceptQuiet(c);
+  OnRun(state, c, [keygen] { return Keygen(*keygen); });
+}
+
+void AddSign(CLI::App* app, RunState* state) {
+  auto sign = Bind<SignArgs>();
+  auto* c = app->add_subcommand(
+      "sign",
+      "Sign a carton (an OpenSSF Model Signing bundle of MANIFEST's files) with a key, or a "
+      "certificate and its chain");
+  c->add_option("MODEL", sign->carton,
+                "A .carton file or an http(s) URL, or an unpacked carton directory")
+      ->required();
+  c->add_option("--key", sign->key, "The private key (PEM; readable by its owner only)")
+      ->required();
+  c->add_option("--cert", sign->cert,
+                "The signing certificate (PEM) of the key: the certificate method");
+  c->add_option("--chain", sign->chain, "With --cert: the intermediate certificates (PEM)");
+  c->add_option("-o,--output", sign->output,
+                "The signature to write (default MODEL.carton.sig, or DIR/model.sig)");
+  AddThreads(c, &sign->env.threads, "Threads for the check before signing (0: one per core)");
+  AddRegistryOptions(c, &sign->env, /*jobs=*/false);
+  c->add_flag("--json", sign->json, "Print JSON: the signature written and the signer");
+  AddQuiet(c, &sign->quiet, "No summary on stderr");
+  OnRun(state, c, [sign] { return Sign(*sign); });
 }
 
 void AddInfo(CLI::App* app, RunState* state) {
@@ -684,9 +741,10 @@ void AddHelp(CLI::App* app, RunState*) {
 
 using AddCommand = void (*)(CLI::App* app, RunState* state);
 constexpr AddCommand kCommands[] = {
-    AddSafetensors, AddPack,     AddInit,  AddVerify,  AddInfo,    AddUnpack,  AddHash,    AddLs,
-    AddCat,         AddDiff,     AddPush,  AddPull,    AddShrink,  AddFetch,   AddTensors, AddLoad,
-    AddCache,       AddSelfTest, AddInfer, AddRunners, AddDevices, AddVersion, AddHelp,
+    AddSafetensors, AddPack,    AddInit,    AddVerify, AddSign,  AddKeygen,   AddInfo,
+    AddUnpack,      AddHash,    AddLs,      AddCat,    AddDiff,  AddPush,     AddPull,
+    AddShrink,      AddFetch,   AddTensors, AddLoad,   AddCache, AddSelfTest, AddInfer,
+    AddRunners,     AddDevices, AddVersion, AddHelp,
 };
 
 // " (did you mean '--runner'?)" for each word of `args` that looks like a

@@ -1,9 +1,12 @@
 // carton push | pull: thin shells over carton/oci/artifact.h.
 #include <algorithm>
 #include <iostream>
+#include <optional>
 
+#include "carton/carton/signature.h"
 #include "carton/common/progress.h"
 #include "carton/oci/artifact.h"
+#include "carton/oci/signature.h"
 #include "commands.h"
 #include "environment_args.h"
 #include "exit_code.h"
@@ -48,10 +51,26 @@ std::string Summary(const std::vector<oci::OciBlobReport>& blobs, std::uint64_t 
 
 namespace {
 
-Result<oci::OciPushReport> PushFrom(const PushArgs& args, const oci::OciOptions& options) {
+// The carton pushed, and the signature it keeps pushed as its referrer:
+// one that is not the carton's stops the push before anything is sent.
+struct Pushed {
+  oci::OciPushReport report;
+  std::optional<oci::OciSignaturePush> signature;
+};
+
+Result<Pushed> PushFrom(const PushArgs& args, const oci::OciOptions& options) {
   CARTON_ASSIGN_OR_RETURN(const Environment env, CommandEnvironment(args.env, args.quiet));
   CARTON_ASSIGN_OR_RETURN(auto source, CommandSource(args.carton, env, "push"));
-  return oci::PushCarton(*source, args.reference, options);
+  CARTON_ASSIGN_OR_RETURN(std::optional<std::string> signature, SignatureToShip(*source));
+  Pushed out;
+  CARTON_ASSIGN_OR_RETURN(out.report, oci::PushCarton(*source, args.reference, options));
+  if (signature) {
+    auto pushed = oci::PushCartonSignature(args.reference, out.report.manifest_digest,
+                                           AsBytes(*signature), env, options);
+    if (!pushed.ok()) return pushed.status().WithContext("the signature");
+    out.signature = *pushed;
+  }
+  return out;
 }
 
 Result<oci::OciPullReport> PullTo(const PullArgs& args, const oci::OciOptions& options) {
@@ -64,8 +83,10 @@ Result<oci::OciPullReport> PullTo(const PullArgs& args, const oci::OciOptions& o
 int Push(const PushArgs& args) {
   oci::OciOptions options;
   if (args.format == "modelpack") options.format = oci::OciFormat::kModelPack;
-  auto r = PushFrom(args, options);
-  if (!r.ok()) return Fail("push", r.status());
+  auto pushed = PushFrom(args, options);
+  if (!pushed.ok()) return Fail("push", pushed.status());
+  const oci::OciPushReport* r = &pushed->report;
+  const std::optional<oci::OciSignaturePush>& signed_by = pushed->signature;
   const std::string digest = manifest::DigestString(r->manifest_digest);
   if (args.json) {
     Json j = JsonDocument();
@@ -77,12 +98,22 @@ int Push(const PushArgs& args) {
     j["reproducible"] = r->reproducible;
     j["bytes_uploaded"] = r->bytes_uploaded;
     j["blobs"] = BlobsJson(r->blobs);
+    j["signature"] =
+        signed_by ? Json(manifest::DigestString(signed_by->referrer_digest)) : Json(nullptr);
     PrintJson(j);
     return kExitOk;
   }
   if (!args.quiet) {
     std::cerr << "pushed " << args.carton << " to " << r->reference << ": "
               << Summary(r->blobs, r->bytes_uploaded, "uploaded") << '\n';
+    if (signed_by) {
+      std::cerr << "carton push: its signature as the referrer "
+                << manifest::DigestString(signed_by->referrer_digest)
+                << (signed_by->referrers_api
+                        ? ""
+                        : " (indexed by the tag " + oci::ReferrersTag(r->manifest_digest) + ")")
+                << '\n';
+    }
   }
   std::cout << digest << '\n';
   return kExitOk;
@@ -91,6 +122,8 @@ int Push(const PushArgs& args) {
 int Pull(const PullArgs& args) {
   oci::OciOptions options;
   options.cache_large_blobs = args.cache;
+  // Its signature, when the registry has one, beside it.
+  options.fetch_signature = true;
   auto r = PullTo(args, options);
   if (!r.ok()) return Fail("pull", r.status());
   if (args.json) {
@@ -106,10 +139,15 @@ int Pull(const PullArgs& args) {
     if (!r->byte_identical) j["not_identical_reason"] = r->not_identical_reason;
     j["bytes_downloaded"] = r->bytes_downloaded;
     j["blobs"] = BlobsJson(r->blobs);
+    j["signature"] = r->signature_path.empty() ? Json(nullptr) : Json(r->signature_path);
     PrintJson(j);
     return kExitOk;
   }
   if (!args.quiet) {
+    if (!r->signature_path.empty()) {
+      std::cerr << "carton pull: its signature into " << r->signature_path
+                << " (check it with `carton verify --key` or `--ca`)\n";
+    }
     std::cerr << "pulled " << r->reference << " into " << args.output << ": "
               << Summary(r->blobs, r->bytes_downloaded, "downloaded") << '\n';
     if (r->imported) {

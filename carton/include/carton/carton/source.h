@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -39,6 +40,7 @@
 #include "carton/common/progress.h"
 #include "carton/common/status.h"
 #include "carton/manifest/sha256.h"
+#include "carton/sign/policy.h"
 
 namespace carton {
 
@@ -56,6 +58,14 @@ enum class ReadScope : std::uint8_t {
   // download then takes no lock of its own, as it otherwise does to keep two
   // downloads of one carton apart.
   kWholeUnderCartonLock,
+};
+
+// A signature kept with a carton, as stored (carton/signature.h): its
+// bytes, untrusted until parsed and verified, and where they were found
+// (a file's path, or an OCI referrer's reference) for messages.
+struct KeptSignature {
+  std::string where;
+  std::string bytes;
 };
 
 // The per-operation settings of a source.
@@ -89,6 +99,28 @@ class CartonSource {
   // those of Reader(kEntries) and CartonReader::ReadManifest (naming the
   // carton); a directory is refused by name.
   virtual Result<manifest::Digest> ManifestHash();
+
+  // MANIFEST (its bytes, lines and hash), as cheaply as the kind allows:
+  // as ManifestHash reads it, or an OCI artifact's MANIFEST blob. Only the
+  // first call reads. Errors: as ManifestHash.
+  virtual Result<std::shared_ptr<const ManifestFile>> Manifest();
+
+  // Where a signature of this carton is kept as a file (carton/FORMAT.md
+  // "Signatures"): "<file>.sig" beside a .carton file, "<dir>/model.sig"
+  // in a directory; "" for a URL, and for an oci:// reference (a registry
+  // keeps its signature as a referrer of the carton's manifest).
+  virtual std::string SignaturePath() const { return ""; }
+
+  // The signature kept with the carton: the file at SignaturePath(), or
+  // the newest OCI referrer that lists exactly this carton's MANIFEST
+  // files; nullopt when there is none. Errors: reading it (kIoError), a
+  // registry's failure (kNetworkError), those of Manifest() for a
+  // referrer.
+  virtual Result<std::optional<KeptSignature>> Signature();
+
+  // The carton as a trust policy's scopes match it (sign/policy.h): an
+  // absolute, lexically normal path; the URL; the registry and repository.
+  virtual sign::TrustTarget TrustTarget() const;
 
   // carton.toml, MANIFEST, the files and the tensor index (info.h
   // CartonInfo), reading only those (by range requests for a URL, an OCI

@@ -96,6 +96,10 @@ struct OciOptions {
   // Push: the artifact's form. The file blobs are the same in both, so
   // pushing a carton in one form after the other uploads no file again.
   OciFormat format = OciFormat::kCarton;
+  // Pull: also fetch the carton's signature (an OCI referrer, signature.h)
+  // and write it beside the carton (OciPullReport::signature_path), through
+  // the same connection and token as the pull.
+  bool fetch_signature = false;
 };
 
 // What happened to one blob.
@@ -144,6 +148,10 @@ struct OciPullReport {
   // out different, e.g. with another zstd version). The carton is still
   // written: every file checked, the same manifest hash.
   std::string not_identical_reason;
+  // With OciOptions::fetch_signature: the signature written beside the
+  // carton (signature.h PullSignatureBeside), "" when the registry has
+  // none.
+  std::string signature_path;
 };
 
 // Pulls `reference` and writes the carton to `out_path`. Linked files
@@ -222,6 +230,19 @@ Result<OciResolved> ResolveOciCarton(const Location& reference, const Environmen
 // manifest hash is the imported carton's). Errors: as PullCarton.
 Result<manifest::Digest> OciManifestHash(const Location& reference, const Environment& environment,
                                          const OciOptions& options = {});
+
+// The carton's MANIFEST as its artifact holds it: the OCI manifest's
+// digest, and the MANIFEST blob's bytes (fetched into the blob cache,
+// checked to parse), from one manifest request. `imported` (and no bytes)
+// for a ModelPack carton did not write, which has no MANIFEST until it is
+// imported (PullCarton). Errors: as PullCarton.
+struct OciManifestText {
+  manifest::Digest manifest_digest{};
+  std::string text;
+  bool imported = false;
+};
+Result<OciManifestText> ReadOciManifest(const Location& reference, const Environment& environment,
+                                        const OciOptions& options = {});
 
 // As ReadInfo (info.h), from the config, carton.toml, MANIFEST, LINKS and
 // tensor_data/index.toml blobs only (fetched into the blob cache): the

@@ -168,6 +168,13 @@ class Client {
   Result<manifest::Digest> PutManifest(const std::string& repository, const std::string& target,
                                        std::string_view media_type, ByteView bytes) const;
 
+  // GETs the referrers of manifest `subject` (the OCI distribution API
+  // 1.1: GET /v2/<repository>/referrers/<digest>): an OCI image index, or
+  // nullopt when the registry has no referrers API (404, 400, 405 or 501:
+  // use the tag schema "sha256-<hex>" instead). Errors: as GetManifest.
+  Result<std::optional<Manifest>> GetReferrers(const std::string& repository,
+                                               const manifest::Digest& subject) const;
+
   // HEADs the blob: its size when the repository has it, nullopt when not.
   Result<std::optional<std::uint64_t>> StatBlob(const std::string& repository,
                                                 const manifest::Digest& digest) const;
